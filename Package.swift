@@ -1,0 +1,53 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "MediaCache",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
+    products: [
+        .library(name: "MediaStore", targets: ["MediaStore"]),
+        .executable(name: "mediacache-demo", targets: ["mediacache-demo"]),
+        .executable(name: "mediacache-bench", targets: ["mediacache-bench"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
+        ),
+        .systemLibrary(
+            name: "CZstd",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]
+        ),
+        .systemLibrary(
+            name: "CXXHash",
+            pkgConfig: "libxxhash",
+            providers: [.apt(["libxxhash-dev"]), .brew(["xxhash"])]
+        ),
+        .target(
+            name: "MediaStore",
+            dependencies: ["CLMDB", "CZstd", "CXXHash"]
+        ),
+        .executableTarget(
+            name: "mediacache-demo",
+            dependencies: ["MediaStore"],
+            path: "Sources/MediaCacheDemo"
+        ),
+        .executableTarget(
+            name: "mediacache-bench",
+            dependencies: ["MediaStore", "CLMDB"],
+            path: "Sources/MediaCacheBench"
+        ),
+        .executableTarget(
+            name: "crash-writer",
+            dependencies: ["MediaStore"],
+            path: "Tests/CrashWriter"
+        ),
+        .testTarget(
+            name: "MediaStoreTests",
+            dependencies: ["MediaStore"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

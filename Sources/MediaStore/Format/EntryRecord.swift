@@ -1,0 +1,150 @@
+import Foundation
+
+/// The value stored in `keys` (and `staging`) for one entry.
+///
+/// Binary layout, version 1: version, flags, then fields in the order of
+/// ``encode()``. Decoding never traps on malformed bytes.
+struct EntryRecord: Equatable {
+    static let version: UInt8 = 1
+
+    struct Flags: OptionSet {
+        let rawValue: UInt8
+        static let complete = Flags(rawValue: 1)
+        static let pinned = Flags(rawValue: 2)
+        static let inline = Flags(rawValue: 4)
+        static let lengthKnown = Flags(rawValue: 8)
+        static let compressedMedia = Flags(rawValue: 16)
+    }
+
+    var key: String
+    var flags: Flags
+    /// Identifies the entry's rows in `extents`.
+    var entryID: UInt64
+    var length: Int?
+    var chunkSize: Int
+    var presentChunks: Int
+    var cachedBytes: Int
+    var digest: ContentDigest?
+    var created: Double
+    var lastAccess: Double
+    var accessTick: UInt64
+    /// Seconds since 1970; `nil` for never.
+    var expiry: Double?
+    var cost: Int
+    var metadata: EntryMetadata
+    /// The owner process of a staging record.
+    var ownerPID: Int32
+    var inlineBytes: [UInt8]
+
+    var isComplete: Bool {
+        get { flags.contains(.complete) }
+        set { if newValue { flags.insert(.complete) } else { flags.remove(.complete) } }
+    }
+
+    var isPinned: Bool {
+        get { flags.contains(.pinned) }
+        set { if newValue { flags.insert(.pinned) } else { flags.remove(.pinned) } }
+    }
+
+    var isInline: Bool { flags.contains(.inline) }
+
+    /// Chunks the entry has when complete; `nil` while the length is unknown.
+    var totalChunks: Int? {
+        guard let length else { return nil }
+        return (length + chunkSize - 1) / chunkSize
+    }
+
+    func encode() -> [UInt8] {
+        var writer = ByteWriter(capacity: 96 + key.utf8.count + inlineBytes.count)
+        writer.write(Self.version)
+        var flags = self.flags
+        if length != nil { flags.insert(.lengthKnown) } else { flags.remove(.lengthKnown) }
+        writer.write(flags.rawValue)
+        writer.write(key)
+        writer.writeVarint(entryID)
+        writer.writeVarint(UInt64(length ?? 0))
+        writer.writeVarint(UInt64(chunkSize))
+        writer.writeVarint(UInt64(presentChunks))
+        writer.writeVarint(UInt64(cachedBytes))
+        if let digest {
+            writer.write(UInt8(1))
+            writer.write(raw: digest.canonicalBytes)
+        } else {
+            writer.write(UInt8(0))
+        }
+        writer.write(created)
+        writer.write(lastAccess)
+        writer.writeVarint(accessTick)
+        writer.write(expiry ?? .infinity)
+        writer.writeVarint(UInt64(cost))
+        writer.write(optional: metadata.mimeType)
+        writer.write(optional: metadata.etag)
+        writer.write(optional: metadata.lastModified)
+        writer.writeVarint(UInt64(metadata.userInfo.count))
+        for (name, value) in metadata.userInfo.sorted(by: { $0.key < $1.key }) {
+            writer.write(name)
+            writer.write(value)
+        }
+        writer.write(littleEndian: ownerPID)
+        writer.write(bytes: inlineBytes)
+        return writer.bytes
+    }
+
+    /// Decodes a record; `nil` when the bytes are not a valid record.
+    static func decode(_ buffer: UnsafeRawBufferPointer) -> EntryRecord? {
+        var reader = ByteReader(buffer)
+        do {
+            guard try reader.readByte() == version else { return nil }
+            let flags = Flags(rawValue: try reader.readByte())
+            let key = try reader.readString()
+            let entryID = try reader.readVarint()
+            let length = try reader.readVarint()
+            let chunkSize = try reader.readVarint()
+            let present = try reader.readVarint()
+            let cached = try reader.readVarint()
+            var digest: ContentDigest?
+            if try reader.readByte() == 1 {
+                digest = ContentDigest(canonical: try reader.readRaw(count: 16))
+            }
+            let created = try reader.readDouble()
+            let lastAccess = try reader.readDouble()
+            let tick = try reader.readVarint()
+            let expiry = try reader.readDouble()
+            let cost = try reader.readVarint()
+            var metadata = EntryMetadata()
+            metadata.mimeType = try reader.readOptionalString()
+            metadata.etag = try reader.readOptionalString()
+            metadata.lastModified = try reader.readOptionalString()
+            let userCount = try reader.readVarint()
+            guard userCount <= UInt64(reader.remaining) else { return nil }
+            for _ in 0..<userCount {
+                let name = try reader.readString()
+                metadata.userInfo[name] = try reader.readString()
+            }
+            let owner = try reader.read(littleEndian: Int32.self)
+            let inline = [UInt8](try reader.readBytes())
+            let limit = UInt64(Int.max / 2)
+            guard chunkSize > 0, chunkSize <= UInt64(UInt32.max), length <= limit, present <= limit,
+                cached <= limit, cost <= limit
+            else { return nil }
+            return EntryRecord(
+                key: key, flags: flags, entryID: entryID,
+                length: flags.contains(.lengthKnown) ? Int(length) : nil,
+                chunkSize: Int(chunkSize), presentChunks: Int(present), cachedBytes: Int(cached),
+                digest: digest, created: created, lastAccess: lastAccess, accessTick: tick,
+                expiry: expiry.isFinite ? expiry : nil, cost: Int(cost), metadata: metadata,
+                ownerPID: owner, inlineBytes: inline)
+        } catch {
+            return nil
+        }
+    }
+
+    func info() -> EntryInfo {
+        EntryInfo(
+            key: key, length: length, cachedBytes: cachedBytes, isComplete: isComplete,
+            contentDigest: isComplete ? digest : nil, metadata: metadata,
+            created: Date(timeIntervalSince1970: created), lastAccess: Date(timeIntervalSince1970: lastAccess),
+            expiry: expiry.map { Date(timeIntervalSince1970: $0) }, cost: cost, isPinned: isPinned,
+            chunkSize: chunkSize, chunkCount: isInline ? 0 : presentChunks)
+    }
+}

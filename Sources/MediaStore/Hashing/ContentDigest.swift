@@ -1,0 +1,59 @@
+import CXXHash
+import Foundation
+
+/// An XXH3-128 digest in canonical (big-endian) byte order: its
+/// ``hexString`` is what `xxh128sum` prints for the same bytes.
+public struct ContentDigest: Hashable, Sendable, CustomStringConvertible {
+    /// The high 64 bits.
+    public let high: UInt64
+    /// The low 64 bits.
+    public let low: UInt64
+
+    public init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
+    /// The digest of `bytes`, optionally seeded.
+    public init(of bytes: some ContiguousBytes, seed: UInt64 = 0) {
+        let hash = bytes.withUnsafeBytes { buffer in
+            XXH3_128bits_withSeed(buffer.baseAddress, buffer.count, seed)
+        }
+        self.init(high: hash.high64, low: hash.low64)
+    }
+
+    /// Reads 16 canonical bytes.
+    init?(canonical bytes: some Collection<UInt8>) {
+        guard bytes.count >= 16 else { return nil }
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        for (index, byte) in bytes.prefix(16).enumerated() {
+            if index < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
+        }
+        self.init(high: high, low: low)
+    }
+
+    /// The 16 canonical bytes.
+    var canonicalBytes: [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for index in 0..<8 {
+            bytes[index] = UInt8(truncatingIfNeeded: high >> (56 - 8 * UInt64(index)))
+            bytes[8 + index] = UInt8(truncatingIfNeeded: low >> (56 - 8 * UInt64(index)))
+        }
+        return bytes
+    }
+
+    /// 32 lowercase hex digits, as `xxh128sum` prints.
+    public var hexString: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(32)
+        for byte in canonicalBytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public var description: String { hexString }
+}

@@ -1,0 +1,129 @@
+import CLMDB
+import Foundation
+
+/// Owns one `MDB_env`: opening, map growth and reader-slot hygiene.
+///
+/// Every transaction holds ``mapLock`` shared while it is alive, so that
+/// ``growMap(minimum:)`` (which needs no active transaction in this
+/// process, per `mdb_env_set_mapsize`) can take it exclusively.
+final class LMDBEnvironment: @unchecked Sendable {
+    let handle: OpaquePointer
+    let isReadOnly: Bool
+    let mapLock = ReadWriteLock()
+    private let stateLock = NSLock()
+    private var _mapSize: Int
+
+    /// Opens the environment in `directory` (which must exist).
+    ///
+    /// - parameter mapSize: the map size to set, or `nil` to adopt the one
+    ///   recorded in the file (what a second process such as a CLI does).
+    init(directory: String, mapSize: Int?, maxDatabases: Int, readOnly: Bool) throws(LMDBError) {
+        var env: OpaquePointer?
+        try LMDBError.check(mdb_env_create(&env))
+        guard let env else { throw LMDBError(code: ENOMEM) }
+        do {
+            if let mapSize {
+                try LMDBError.check(mdb_env_set_mapsize(env, mapSize))
+            }
+            try LMDBError.check(mdb_env_set_maxdbs(env, MDB_dbi(maxDatabases)))
+            try LMDBError.check(mdb_env_set_maxreaders(env, 254))
+            // NOTLS: reader slots belong to transactions, not threads, so
+            // Swift concurrency and thread pools cannot leak slots.
+            // NOMETASYNC: an OS crash may undo the last commit, never corrupt.
+            // No WRITEMAP: on a full disk it turns errors into SIGBUS.
+            var flags = UInt32(MDB_NOTLS | MDB_NOMETASYNC | MDB_NOSUBDIR)
+            if readOnly { flags |= UInt32(MDB_RDONLY) }
+            let path = directory + "/data.mdb"
+            try LMDBError.check(mdb_env_open(env, path, flags, 0o644))
+        } catch {
+            mdb_env_close(env)
+            throw error
+        }
+        self.handle = env
+        self.isReadOnly = readOnly
+        var info = MDB_envinfo()
+        mdb_env_info(env, &info)
+        self._mapSize = info.me_mapsize
+        // Reclaim the reader slots of processes that died mid-read.
+        var dead: Int32 = 0
+        mdb_reader_check(env, &dead)
+    }
+
+    deinit {
+        mdb_env_close(handle)
+    }
+
+    /// The current map size in bytes.
+    var mapSize: Int {
+        stateLock.withLock { _mapSize }
+    }
+
+    /// The largest key LMDB accepts (511 bytes by default).
+    var maxKeySize: Int { Int(mdb_env_get_maxkeysize(handle)) }
+
+    /// Grows the map to at least `minimum` bytes. Waits until no
+    /// transaction of this process is active.
+    func growMap(minimum: Int) throws(LMDBError) {
+        mapLock.lockExclusive()
+        defer { mapLock.unlockExclusive() }
+        let current = mapSize
+        guard current < minimum else { return }
+        try LMDBError.check(mdb_env_set_mapsize(handle, minimum))
+        refreshMapSize()
+    }
+
+    /// Adopts a map size grown by another process (`MDB_MAP_RESIZED`).
+    func adoptMapSize() throws(LMDBError) {
+        mapLock.lockExclusive()
+        defer { mapLock.unlockExclusive() }
+        try LMDBError.check(mdb_env_set_mapsize(handle, 0))
+        refreshMapSize()
+    }
+
+    private func refreshMapSize() {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        stateLock.withLock { _mapSize = info.me_mapsize }
+    }
+
+    /// Bytes of the map in use: (last page number + 1) × page size.
+    func usedBytes() -> Int {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        var stat = MDB_stat()
+        mdb_env_stat(handle, &stat)
+        return (info.me_last_pgno + 1) * Int(stat.ms_psize)
+    }
+
+    /// The page size of the environment.
+    var pageSize: Int {
+        var stat = MDB_stat()
+        mdb_env_stat(handle, &stat)
+        return Int(stat.ms_psize)
+    }
+
+    /// Reader slots in use (live and stale).
+    func readerCount() -> Int {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        return Int(info.me_numreaders)
+    }
+
+    /// Clears the reader slots of dead processes; returns how many.
+    @discardableResult
+    func clearStaleReaders() -> Int {
+        var dead: Int32 = 0
+        mdb_reader_check(handle, &dead)
+        return Int(dead)
+    }
+
+    /// Flushes buffers to disk.
+    func sync() throws(LMDBError) {
+        try LMDBError.check(mdb_env_sync(handle, 1))
+    }
+
+    /// Writes a compacted copy of the environment to `path` (a file).
+    func copyCompacted(to path: String) throws(LMDBError) {
+        try LMDBError.check(mdb_env_copy2(handle, path, UInt32(MDB_CP_COMPACT)))
+    }
+}

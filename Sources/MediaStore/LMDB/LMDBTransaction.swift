@@ -1,0 +1,157 @@
+import CLMDB
+import Foundation
+
+/// Owns one `MDB_txn`. Aborted on deinit unless committed.
+///
+/// A transaction is used by one thread at a time and never outlives the
+/// call that made it: the store opens one per operation (or per chunk when
+/// streaming), so no reader pins old pages for long.
+final class LMDBTransaction {
+    private(set) var handle: OpaquePointer?
+    let environment: LMDBEnvironment
+    let isReadOnly: Bool
+
+    /// Begins a transaction. Holds the environment's map lock shared until
+    /// the transaction ends.
+    init(environment: LMDBEnvironment, readOnly: Bool) throws(LMDBError) {
+        self.environment = environment
+        self.isReadOnly = readOnly
+        var attempt = 0
+        while true {
+            environment.mapLock.lockShared()
+            var txn: OpaquePointer?
+            let flags = readOnly ? UInt32(MDB_RDONLY) : 0
+            let rc = mdb_txn_begin(environment.handle, nil, flags, &txn)
+            if rc == MDB_SUCCESS, let txn {
+                handle = txn
+                return
+            }
+            environment.mapLock.unlockShared()
+            if rc == MDB_MAP_RESIZED && attempt < 3 {
+                attempt += 1
+                try environment.adoptMapSize()
+                continue
+            }
+            if rc == MDB_READERS_FULL && attempt < 3 {
+                attempt += 1
+                environment.clearStaleReaders()
+                continue
+            }
+            throw LMDBError(code: rc)
+        }
+    }
+
+    deinit {
+        abort()
+    }
+
+    /// Commits the transaction.
+    func commit() throws(LMDBError) {
+        guard let txn = handle else { return }
+        handle = nil
+        let rc = mdb_txn_commit(txn)
+        environment.mapLock.unlockShared()
+        try LMDBError.check(rc)
+    }
+
+    /// Abandons the transaction; safe to call twice.
+    func abort() {
+        guard let txn = handle else { return }
+        handle = nil
+        mdb_txn_abort(txn)
+        environment.mapLock.unlockShared()
+    }
+
+    /// Opens (or, in a write transaction, creates) a named database.
+    func openDatabase(_ name: String, create: Bool) throws(LMDBError) -> LMDBDatabase {
+        var dbi = MDB_dbi()
+        let flags = create ? UInt32(MDB_CREATE) : 0
+        try LMDBError.check(mdb_dbi_open(handle, name, flags, &dbi))
+        return LMDBDatabase(handle: dbi)
+    }
+
+    /// Calls `body` with the value stored under `key`, or `nil`. The
+    /// buffer is valid only inside `body`.
+    func withValue<R>(
+        _ database: LMDBDatabase, key: some ContiguousBytes,
+        _ body: (UnsafeRawBufferPointer?) throws -> R
+    ) throws -> R {
+        try key.withUnsafeBytes { keyBytes in
+            var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+            var v = MDB_val()
+            let rc = mdb_get(handle, database.handle, &k, &v)
+            if rc == MDB_NOTFOUND { return try body(nil) }
+            try LMDBError.check(rc)
+            return try body(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+        }
+    }
+
+    /// The value stored under `key`, copied, or `nil`.
+    func value(_ database: LMDBDatabase, key: some ContiguousBytes) throws -> [UInt8]? {
+        try withValue(database, key: key) { buffer in buffer.map { [UInt8]($0) } }
+    }
+
+    /// Stores `value` under `key`.
+    func put(_ database: LMDBDatabase, key: some ContiguousBytes, value: some ContiguousBytes) throws(LMDBError) {
+        let rc = key.withUnsafeBytes { keyBytes in
+            value.withUnsafeBytes { valueBytes in
+                var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+                var v = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+                return mdb_put(handle, database.handle, &k, &v, 0)
+            }
+        }
+        try LMDBError.check(rc)
+    }
+
+    /// Reserves `count` bytes under `key` and lets `fill` write them in
+    /// place (`MDB_RESERVE`), saving one copy of large values.
+    func putReserved(
+        _ database: LMDBDatabase, key: some ContiguousBytes, count: Int,
+        fill: (UnsafeMutableRawBufferPointer) -> Void
+    ) throws(LMDBError) {
+        let rc = key.withUnsafeBytes { keyBytes in
+            var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+            var v = MDB_val(mv_size: count, mv_data: nil)
+            let rc = mdb_put(handle, database.handle, &k, &v, UInt32(MDB_RESERVE))
+            if rc == MDB_SUCCESS {
+                fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: count))
+            }
+            return rc
+        }
+        try LMDBError.check(rc)
+    }
+
+    /// Deletes `key`; returns whether it existed.
+    @discardableResult
+    func delete(_ database: LMDBDatabase, key: some ContiguousBytes) throws(LMDBError) -> Bool {
+        let rc = key.withUnsafeBytes { keyBytes in
+            var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+            return mdb_del(handle, database.handle, &k, nil)
+        }
+        if rc == MDB_NOTFOUND { return false }
+        try LMDBError.check(rc)
+        return true
+    }
+
+    /// Removes every record of `database`.
+    func clear(_ database: LMDBDatabase) throws(LMDBError) {
+        try LMDBError.check(mdb_drop(handle, database.handle, 0))
+    }
+
+    /// Number of records in `database`.
+    func count(_ database: LMDBDatabase) throws(LMDBError) -> Int {
+        var stat = MDB_stat()
+        try LMDBError.check(mdb_stat(handle, database.handle, &stat))
+        return Int(stat.ms_entries)
+    }
+
+    /// Opens a cursor on `database`, valid until this transaction ends.
+    func cursor(_ database: LMDBDatabase) throws(LMDBError) -> LMDBCursor {
+        try LMDBCursor(transaction: self, database: database)
+    }
+}
+
+/// A named database handle inside an environment.
+struct LMDBDatabase: Sendable {
+    let handle: MDB_dbi
+}

@@ -1,0 +1,235 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Streams one value into the store in pieces of any size.
+///
+/// Memory stays bounded: full chunks are committed in batches of about
+/// 8 MiB to a hidden staging entry. ``finish()`` publishes the entry
+/// atomically, replacing any previous value; until then readers see the
+/// previous value (or nothing). A writer dropped without ``finish()``
+/// is cancelled, and one abandoned by a crash is cleaned up when the
+/// store is next opened.
+///
+/// ```swift
+/// let writer = try store.makeWriter(forKey: url)
+/// for try await piece in download { try writer.append(piece) }
+/// let info = try writer.finish()
+/// ```
+///
+/// A writer is used from one thread (or task) at a time.
+public final class EntryWriter {
+    /// The key the value is written under.
+    public let key: String
+    private let store: MediaStore
+    private let options: WriteOptions
+    private let expectedLength: Int?
+    private let hasher = StreamingHasher()
+    private var buffer: [UInt8] = []
+    private var queued: [[UInt8]] = []
+    private var queuedBytes = 0
+    private var stagingID: UInt64?
+    private var chunksWritten = 0
+    private var compress: Bool?
+    private var closed = false
+    /// Bytes appended so far.
+    public private(set) var bytesWritten = 0
+
+    init(store: MediaStore, key: String, options: WriteOptions, expectedLength: Int?) {
+        self.store = store
+        self.key = key
+        self.options = options
+        self.expectedLength = expectedLength
+        buffer.reserveCapacity(store.configuration.chunkSize)
+        store.markInUse(key)
+    }
+
+    deinit {
+        if !closed { cancel() }
+    }
+
+    /// Appends bytes.
+    ///
+    /// - throws: ``StoreError/entryTooLarge(key:size:limit:)`` once the
+    ///   value outgrows the store's size limit (the writer is then
+    ///   cancelled), ``StoreError/writerClosed`` after finish or cancel.
+    public func append(_ bytes: some ContiguousBytes) throws(StoreError) {
+        guard !closed else { throw .writerClosed }
+        let failure = bytes.withUnsafeBytes { input -> StoreError? in
+            do throws(StoreError) {
+                try append(buffer: input)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    private func append(buffer input: UnsafeRawBufferPointer) throws(StoreError) {
+        guard input.count > 0 else { return }
+        bytesWritten += input.count
+        do {
+            try store.checkFits(key: key, size: bytesWritten)
+        } catch {
+            cancel()
+            throw error
+        }
+        if compress == nil { compress = !MediaSniffer.isCompressedMedia(input.prefix(16)) }
+        hasher.update(input)
+        let chunkSize = store.configuration.chunkSize
+        var offset = 0
+        while offset < input.count {
+            let take = min(chunkSize - buffer.count, input.count - offset)
+            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[offset..<offset + take]))
+            offset += take
+            if buffer.count == chunkSize {
+                queued.append(buffer)
+                queuedBytes += buffer.count
+                buffer.removeAll(keepingCapacity: true)
+                if queuedBytes >= MediaStore.writeBatchBytes { try flush() }
+            }
+        }
+    }
+
+    /// Commits the queued chunks to the staging entry.
+    private func flush() throws(StoreError) {
+        guard !queued.isEmpty else { return }
+        let chunks = queued
+        let firstIndex = chunksWritten
+        do {
+            try store.run {
+                try store.write { transaction in
+                    var record: EntryRecord
+                    if let stagingID {
+                        guard let existing = try transaction.stagingRecord(stagingID) else { throw StoreError.writerClosed }
+                        record = existing
+                    } else {
+                        record = transaction.newRecord(key: key, options: options, length: nil)
+                        record.ownerPID = getpid()
+                    }
+                    for (offset, chunk) in chunks.enumerated() {
+                        let slot = try chunk.withUnsafeBytes { try transaction.storeChunk($0, compress: compress ?? true) }
+                        try transaction.putExtent(entryID: record.entryID, index: firstIndex + offset, chunk: slot, length: chunk.count)
+                        record.presentChunks += 1
+                        record.cachedBytes += chunk.count
+                    }
+                    try transaction.saveStaging(record)
+                    stagingIDCandidate = record.entryID
+                }
+            }
+        } catch {
+            cancel()
+            throw error
+        }
+        stagingID = stagingIDCandidate
+        chunksWritten += chunks.count
+        queued.removeAll()
+        queuedBytes = 0
+    }
+
+    private var stagingIDCandidate: UInt64?
+
+    /// Writes what is left and publishes the entry under ``key``.
+    ///
+    /// - throws: ``StoreError/lengthMismatch(key:expected:actual:)`` when
+    ///   an expected length was given and not met.
+    @discardableResult
+    public func finish() throws(StoreError) -> EntryInfo {
+        guard !closed else { throw .writerClosed }
+        if let expectedLength, expectedLength != bytesWritten {
+            cancel()
+            throw .lengthMismatch(key: key, expected: expectedLength, actual: bytesWritten)
+        }
+        if stagingID == nil && queued.isEmpty && buffer.count <= store.configuration.inlineLimit {
+            let bytes = buffer
+            closed = true
+            store.unmarkInUse(key)
+            return try store.put(bytes, forKey: key, options: options)
+        }
+        if !buffer.isEmpty {
+            queued.append(buffer)
+            queuedBytes += buffer.count
+            buffer = []
+        }
+        try flush()
+        let digest = hasher.finalize()
+        let total = bytesWritten
+        let info: EntryInfo
+        do {
+            info = try store.run {
+                try store.write { transaction in
+                    guard let stagingID, var record = try transaction.stagingRecord(stagingID) else {
+                        throw StoreError.writerClosed
+                    }
+                    try transaction.deleteStaging(stagingID)
+                    record.length = total
+                    record.digest = digest
+                    record.isComplete = true
+                    record.ownerPID = 0
+                    record.created = transaction.now
+                    let expiry = options.expiry.resolve(
+                        now: Date(timeIntervalSince1970: transaction.now),
+                        defaultLifetime: store.configuration.defaultLifetime)
+                    try transaction.insert(record, expiry: expiry?.timeIntervalSince1970)
+                    return record.info()
+                }
+            }
+        } catch {
+            cancel()
+            throw error
+        }
+        closed = true
+        store.unmarkInUse(key)
+        return info
+    }
+
+    /// Abandons the write and releases what was staged. Safe to call twice.
+    public func cancel() {
+        guard !closed else { return }
+        closed = true
+        store.unmarkInUse(key)
+        queued = []
+        buffer = []
+        guard let stagingID else { return }
+        _ = try? store.run {
+            try store.write { transaction in
+                guard try transaction.stagingRecord(stagingID) != nil else { return }
+                try transaction.releaseExtents(entryID: stagingID)
+                try transaction.deleteStaging(stagingID)
+            }
+        }
+    }
+}
+
+extension MediaStore {
+    /// A writer that streams a value in under `key`.
+    ///
+    /// - parameter expectedLength: when known, checked by ``EntryWriter/finish()``
+    ///   and against the size limit up front.
+    public func makeWriter(
+        forKey key: String, options: WriteOptions = WriteOptions(), expectedLength: Int? = nil
+    ) throws(StoreError) -> EntryWriter {
+        guard !isReadOnly else { throw .readOnly }
+        if let expectedLength { try checkFits(key: key, size: expectedLength) }
+        return EntryWriter(store: self, key: key, options: options, expectedLength: expectedLength)
+    }
+}
+
+extension StoreTransaction {
+    func stagingRecord(_ id: UInt64) throws -> EntryRecord? {
+        try txn.withValue(db.staging, key: StoreKeys.entryID(id)) { $0.flatMap(EntryRecord.decode) }
+    }
+
+    func saveStaging(_ record: EntryRecord) throws {
+        try txn.put(db.staging, key: StoreKeys.entryID(record.entryID), value: record.encode())
+    }
+
+    func deleteStaging(_ id: UInt64) throws {
+        try txn.delete(db.staging, key: StoreKeys.entryID(id))
+    }
+}

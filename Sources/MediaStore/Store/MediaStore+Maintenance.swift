@@ -1,0 +1,184 @@
+import Foundation
+
+extension MediaStore {
+    /// The store's totals, read in one short transaction.
+    public func statistics() throws(StoreError) -> StoreStatistics {
+        try run {
+            try read { transaction in
+                let counters = transaction.counters
+                return StoreStatistics(
+                    entryCount: counters.entryCount, completeCount: counters.completeCount,
+                    logicalBytes: counters.logicalBytes, storedBytes: counters.storedBytes,
+                    uniqueChunkBytes: counters.uniqueChunkBytes, chunkCount: counters.chunkCount,
+                    fileBytes: environment.usedBytes(), mapSize: environment.mapSize,
+                    readers: environment.readerCount(), sizeLimit: configuration.sizeLimit,
+                    evictions: counters.evictions)
+            }
+        }
+    }
+
+    /// Every entry (complete or partial, expired or not), read in bounded
+    /// transactions of at most 1,000 records, so a large store is listed
+    /// without pinning old pages. Order is the index order, not by key.
+    public func entries() throws(StoreError) -> [EntryInfo] {
+        var result: [EntryInfo] = []
+        var after: [UInt8]? = nil
+        while true {
+            let batch = try run { try read { try $0.records(after: after, limit: 1000) } }
+            result.append(contentsOf: batch.map { $0.record.info() })
+            guard let last = batch.last, batch.count == 1000 else { return result }
+            after = last.slot
+        }
+    }
+
+    /// Removes every expired entry that is neither pinned nor in use;
+    /// returns how many. Its cost grows with what expired, not with the store.
+    @discardableResult
+    public func removeExpired() throws(StoreError) -> Int {
+        try run { try write { try $0.removeExpired() } }
+    }
+
+    /// Evicts least-recently-used entries (not pinned, not in use) until
+    /// the stored bytes are at most `bytes`; returns how many.
+    @discardableResult
+    public func evict(toBytes bytes: Int) throws(StoreError) -> Int {
+        try run { try write { try $0.evict(toBytes: max(0, bytes), count: Int.max) } }
+    }
+}
+
+/// What ``MediaStore/verify()`` found.
+public struct VerificationReport: Sendable, Equatable {
+    /// Entries checked.
+    public var entries = 0
+    /// Chunk references read and verified.
+    public var chunksRead = 0
+    /// One line per problem, naming the key or chunk.
+    public var problems: [String] = []
+    /// Keys whose content is corrupt.
+    public var corruptKeys: [String] = []
+
+    /// Whether nothing was wrong.
+    public var isClean: Bool { problems.isEmpty }
+}
+
+extension MediaStore {
+    /// Re-reads everything: every chunk against its checksum, every
+    /// complete entry against its content digest, and every reference
+    /// count and counter against a recount. Changes nothing.
+    public func verify() throws(StoreError) -> VerificationReport {
+        try run {
+            try read { transaction in
+                var report = VerificationReport()
+                var references: [[UInt8]: Int] = [:]
+                var recount = StoreCounters()
+                let records = try transaction.allRecords()
+                for (slot, record) in records {
+                    report.entries += 1
+                    recount.entryCount += 1
+                    recount.logicalBytes += record.cachedBytes
+                    if record.isComplete { recount.completeCount += 1 }
+                    if transaction.store.keyDigest(record.key).canonicalBytes != Array(slot.prefix(16)) {
+                        report.problems.append("\(record.key): stored under the wrong slot")
+                    }
+                    if record.isInline {
+                        recount.storedBytes += record.inlineBytes.count
+                        if record.isComplete && ContentDigest(of: record.inlineBytes) != record.digest {
+                            report.problems.append("\(record.key): inline bytes do not match the content digest")
+                            report.corruptKeys.append(record.key)
+                        }
+                        continue
+                    }
+                    try verifyChunks(of: record, in: transaction, references: &references, report: &report)
+                }
+                let staging = try transaction.stagingEntryIDs()
+                for id in staging {
+                    for (index, _) in try transaction.extents(entryID: id) {
+                        if let extent = try transaction.extent(entryID: id, index: index) {
+                            references[extent.chunk, default: 0] += 1
+                        }
+                    }
+                }
+                try verifyChunkTable(transaction, references: references, recount: &recount, report: &report)
+                let counters = transaction.counters
+                for (name, stored, actual) in [
+                    ("entries", counters.entryCount, recount.entryCount),
+                    ("complete entries", counters.completeCount, recount.completeCount),
+                    ("logical bytes", counters.logicalBytes, recount.logicalBytes),
+                    ("stored bytes", counters.storedBytes, recount.storedBytes),
+                    ("chunks", counters.chunkCount, recount.chunkCount),
+                ] where stored != actual {
+                    report.problems.append("counter \(name) is \(stored), recount says \(actual)")
+                }
+                return report
+            }
+        }
+    }
+
+    private func verifyChunks(
+        of record: EntryRecord, in transaction: StoreTransaction, references: inout [[UInt8]: Int],
+        report: inout VerificationReport
+    ) throws {
+        let hasher = StreamingHasher()
+        var bytes = 0
+        var corrupt = false
+        let extents = try transaction.extents(entryID: record.entryID)
+        if extents.count != record.presentChunks {
+            report.problems.append("\(record.key): \(extents.count) chunks stored, record says \(record.presentChunks)")
+        }
+        for (index, length) in extents {
+            guard let extent = try transaction.extent(entryID: record.entryID, index: index) else { continue }
+            references[extent.chunk, default: 0] += 1
+            report.chunksRead += 1
+            do {
+                let raw = try transaction.readChunk(extent.chunk)
+                if raw.count != length { throw StoreTransaction.ChunkFault.checksum }
+                hasher.update(raw)
+                bytes += raw.count
+            } catch {
+                report.problems.append("\(record.key): chunk \(index): \(error)")
+                corrupt = true
+            }
+        }
+        if record.isComplete && !corrupt {
+            if bytes != record.length || hasher.finalize() != record.digest {
+                report.problems.append("\(record.key): content does not match its digest")
+                corrupt = true
+            }
+        }
+        if corrupt { report.corruptKeys.append(record.key) }
+    }
+
+    private func verifyChunkTable(
+        _ transaction: StoreTransaction, references: [[UInt8]: Int], recount: inout StoreCounters,
+        report: inout VerificationReport
+    ) throws {
+        let cursor = try transaction.txn.cursor(transaction.db.chunks)
+        var item = try cursor.first()
+        while let current = item {
+            recount.chunkCount += 1
+            recount.storedBytes += current.value.count
+            let stored = try transaction.referenceCount(current.key)
+            let expected = references[current.key] ?? 0
+            if stored != expected {
+                report.problems.append("chunk \(current.key.prefix(16).map { String(format: "%02x", $0) }.joined()): reference count \(stored), \(expected) references")
+            }
+            item = try cursor.next()
+        }
+        for (chunk, _) in references where try transaction.txn.value(transaction.db.chunks, key: chunk) == nil {
+            report.problems.append("a referenced chunk is missing")
+        }
+    }
+}
+
+extension StoreTransaction {
+    func stagingEntryIDs() throws -> [UInt64] {
+        let cursor = try txn.cursor(db.staging)
+        var ids: [UInt64] = []
+        var item = try cursor.first()
+        while let current = item {
+            if current.key.count == 8 { ids.append(StoreKeys.bigEndianUInt64(current.key)) }
+            item = try cursor.next()
+        }
+        return ids
+    }
+}

@@ -1,0 +1,234 @@
+import Foundation
+
+extension MediaStore {
+    /// Makes sure a (possibly partial) entry exists for `key`, to be
+    /// filled range by range with ``write(_:at:forKey:)``.
+    ///
+    /// An existing entry is kept when its length agrees with `length`
+    /// (an unknown length agrees with any); otherwise it is replaced.
+    ///
+    /// - parameter length: the total length, or `nil` when not yet known.
+    @discardableResult
+    public func prepareEntry(
+        forKey key: String, length: Int?, options: WriteOptions = WriteOptions()
+    ) throws(StoreError) -> EntryInfo {
+        if let length {
+            guard length >= 0 else { throw .invalidRange(key: key, range: 0..<0, length: length) }
+            try checkFits(key: key, size: length)
+        }
+        return try run {
+            try write { transaction in
+                if let (_, record) = try transaction.findEntry(key), !record.isInline,
+                    length == nil || record.length == nil || record.length == length,
+                    !record.isExpired(at: transaction.now)
+                {
+                    if record.length == nil, let length, record.cachedBytes <= length {
+                        return try transaction.setLength(length, forKey: key).info()
+                    }
+                    return record.info()
+                }
+                var record = transaction.newRecord(key: key, options: options, length: length)
+                if length == 0 {
+                    record.isComplete = true
+                    record.digest = ContentDigest(of: [UInt8]())
+                }
+                let expiry = options.expiry.resolve(
+                    now: Date(timeIntervalSince1970: transaction.now), defaultLifetime: configuration.defaultLifetime)
+                try transaction.insert(record, expiry: expiry?.timeIntervalSince1970)
+                return record.info()
+            }
+        }
+    }
+
+    /// Writes `bytes` at `offset` into the entry for `key` (made by
+    /// ``prepareEntry(forKey:length:options:)``).
+    ///
+    /// `offset` must be a multiple of the chunk size, and the write must
+    /// end on a chunk boundary or at the end of the entry. On an entry of
+    /// unknown length, a write ending off a boundary fixes the length.
+    /// Chunks already present are kept. When the last hole is filled the
+    /// entry becomes complete and its content digest is computed.
+    @discardableResult
+    public func write(_ bytes: some ContiguousBytes, at offset: Int, forKey key: String) throws(StoreError) -> EntryInfo {
+        try run {
+            try write { transaction in
+                guard let (slot, found) = try transaction.findEntry(key), !found.isInline else {
+                    throw StoreError.notFound(key: key)
+                }
+                var record = found
+                return try bytes.withUnsafeBytes { buffer in
+                    try transaction.fill(&record, slot: slot, bytes: buffer, at: offset)
+                    return record.info()
+                }
+            }
+        }
+    }
+
+    /// The byte ranges of `key` that are cached, in order and merged;
+    /// empty when there is no entry.
+    public func cachedRanges(forKey key: String) throws(StoreError) -> [Range<Int>] {
+        try run {
+            try read { transaction in
+                guard let (_, record) = try transaction.findEntry(key) else { return [] }
+                if record.isInline { return record.inlineBytes.isEmpty ? [] : [0..<record.inlineBytes.count] }
+                var ranges: [Range<Int>] = []
+                for (index, length) in try transaction.extents(entryID: record.entryID) {
+                    let start = index * record.chunkSize
+                    if let last = ranges.last, last.upperBound == start {
+                        ranges[ranges.count - 1] = last.lowerBound..<(start + length)
+                    } else {
+                        ranges.append(start..<(start + length))
+                    }
+                }
+                return ranges
+            }
+        }
+    }
+
+    /// Reads `range` of the entry for `key`, complete or partial. Touches
+    /// only the chunks the range needs, in one short transaction.
+    ///
+    /// - parameter includeExpired: read an expired entry too (for
+    ///   revalidation); otherwise an expired entry is a miss.
+    /// - throws: ``StoreError/notFound(key:)``, ``StoreError/invalidRange(key:range:length:)``,
+    ///   ``StoreError/rangeNotCached(key:missing:)``, ``StoreError/corrupted(key:reason:)``.
+    public func read(forKey key: String, range: Range<Int>, includeExpired: Bool = false) throws(StoreError) -> Data {
+        let result: (slot: [UInt8], data: Data)
+        do {
+            result = try run {
+                try read { transaction in
+                    guard let (slot, record) = try transaction.findEntry(key),
+                        includeExpired || !record.isExpired(at: transaction.now)
+                    else { throw StoreError.notFound(key: key) }
+                    let known = record.length ?? (record.isInline ? record.inlineBytes.count : nil)
+                    guard range.lowerBound >= 0, known.map({ range.upperBound <= $0 }) ?? true else {
+                        throw StoreError.invalidRange(key: key, range: range, length: known)
+                    }
+                    return (slot, try transaction.readRange(record, range))
+                }
+            }
+        } catch {
+            throw dropIfCorrupt(key: key, error)
+        }
+        try recordAccess(slot: result.slot)
+        return result.data
+    }
+
+    /// Streams `range` of an entry to `body` one chunk at a time, each
+    /// chunk in its own short read transaction, so that no reader pins
+    /// pages for the whole stream. The entry is protected from eviction
+    /// meanwhile.
+    public func read(
+        forKey key: String, range: Range<Int>, includeExpired: Bool = false,
+        chunkHandler body: (Data) throws -> Void
+    ) throws {
+        guard let info = try info(forKey: key), includeExpired || !info.isExpired() else {
+            throw StoreError.notFound(key: key)
+        }
+        markInUse(key)
+        defer { unmarkInUse(key) }
+        let chunkSize = info.chunkSize
+        var position = range.lowerBound
+        while position < range.upperBound {
+            let end = min(range.upperBound, (position / chunkSize + 1) * chunkSize)
+            try body(try read(forKey: key, range: position..<end, includeExpired: true))
+            position = end
+        }
+    }
+
+    /// Marks `key` as in use until the lease is released (or dropped):
+    /// eviction and expiry sweeps skip it. For a player filling an entry
+    /// over time.
+    public func lease(forKey key: String) -> EntryLease {
+        EntryLease(store: self, key: key)
+    }
+}
+
+extension StoreTransaction {
+    /// Stores the chunks of `bytes` at `offset` into `record` and saves it.
+    func fill(_ record: inout EntryRecord, slot: [UInt8], bytes: UnsafeRawBufferPointer, at offset: Int) throws {
+        let key = record.key
+        let chunkSize = record.chunkSize
+        let end = offset + bytes.count
+        guard offset >= 0, offset % chunkSize == 0 else {
+            throw StoreError.misalignedWrite(key: key, offset: offset, count: bytes.count, chunkSize: chunkSize)
+        }
+        if let length = record.length {
+            guard end <= length else { throw StoreError.lengthMismatch(key: key, expected: length, actual: end) }
+            guard end % chunkSize == 0 || end == length else {
+                throw StoreError.misalignedWrite(key: key, offset: offset, count: bytes.count, chunkSize: chunkSize)
+            }
+        } else if end % chunkSize != 0 {
+            // A short final piece: the length is now known.
+            if let lastIndex = try extents(entryID: record.entryID).last?.index, lastIndex * chunkSize >= end {
+                throw StoreError.lengthMismatch(key: key, expected: (lastIndex + 1) * chunkSize, actual: end)
+            }
+            record.length = end
+        }
+        guard !bytes.isEmpty else { return try finishFill(&record, slot: slot) }
+        let compress = !MediaSniffer.isCompressedMedia(offset == 0 ? Array(bytes.prefix(16)) : [])
+            && !record.flags.contains(.compressedMedia)
+        if offset == 0 && !compress { record.flags.insert(.compressedMedia) }
+        var position = 0
+        while position < bytes.count {
+            let index = (offset + position) / chunkSize
+            let stop = min(position + chunkSize, bytes.count)
+            if try extent(entryID: record.entryID, index: index) == nil {
+                let chunk = UnsafeRawBufferPointer(rebasing: bytes[position..<stop])
+                let chunkSlot = try storeChunk(chunk, compress: compress)
+                try putExtent(entryID: record.entryID, index: index, chunk: chunkSlot, length: chunk.count)
+                record.presentChunks += 1
+                record.cachedBytes += chunk.count
+                updateCounters { $0.logicalBytes += chunk.count }
+            }
+            position = stop
+        }
+        try finishFill(&record, slot: slot)
+    }
+
+    /// Completes the entry when no hole is left, touches and saves it.
+    private func finishFill(_ record: inout EntryRecord, slot: [UInt8]) throws {
+        if !record.isComplete, let total = record.totalChunks, record.presentChunks == total {
+            let hasher = StreamingHasher()
+            for index in 0..<total {
+                guard let extent = try extent(entryID: record.entryID, index: index) else { return }
+                do {
+                    hasher.update(try readChunk(extent.chunk))
+                } catch let fault as ChunkFault {
+                    throw StoreError.corrupted(key: record.key, reason: fault.description)
+                }
+            }
+            record.digest = hasher.finalize()
+            record.isComplete = true
+            updateCounters { $0.completeCount += 1 }
+        }
+        try touch(&record, slot: slot, at: now)
+        try save(record, atSlot: slot)
+    }
+
+    /// Sets the length of an entry whose length was unknown.
+    func setLength(_ length: Int, forKey key: String) throws -> EntryRecord {
+        guard let (slot, found) = try findEntry(key) else { throw StoreError.notFound(key: key) }
+        var record = found
+        record.length = length
+        try finishFill(&record, slot: slot)
+        return record
+    }
+}
+
+/// Keeps an entry from being evicted or swept while alive.
+public final class EntryLease: Sendable {
+    /// The leased key.
+    public let key: String
+    private let store: MediaStore
+
+    init(store: MediaStore, key: String) {
+        self.store = store
+        self.key = key
+        store.markInUse(key)
+    }
+
+    deinit {
+        store.unmarkInUse(key)
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+
+extension MediaStore {
+    /// Stores `value` whole under `key`, replacing any entry there.
+    ///
+    /// Values up to ``StoreConfiguration/inlineLimit`` live in the index
+    /// record; larger ones are cut into chunks, shared with any identical
+    /// chunk already stored. Values above 8 MiB are streamed in through an
+    /// ``EntryWriter`` so that no transaction grows unbounded.
+    ///
+    /// - throws: ``StoreError/entryTooLarge(key:size:limit:)`` when the
+    ///   value exceeds the whole size limit; ``StoreError/diskFull``.
+    @discardableResult
+    public func put(_ value: some ContiguousBytes, forKey key: String, options: WriteOptions = WriteOptions()) throws(StoreError) -> EntryInfo {
+        let count = value.withUnsafeBytes { $0.count }
+        try checkFits(key: key, size: count)
+        if count > Self.writeBatchBytes {
+            let writer = try makeWriter(forKey: key, options: options, expectedLength: count)
+            try writer.append(value)
+            return try writer.finish()
+        }
+        let digest = ContentDigest(of: value)
+        return try run {
+            try write { transaction in
+                var record = transaction.newRecord(key: key, options: options, length: count)
+                record.digest = digest
+                record.isComplete = true
+                record.cachedBytes = count
+                try value.withUnsafeBytes { buffer in
+                    if count <= configuration.inlineLimit {
+                        record.flags.insert(.inline)
+                        record.inlineBytes = [UInt8](buffer)
+                    } else {
+                        let compress = !MediaSniffer.isCompressedMedia(buffer.prefix(16))
+                        var index = 0
+                        var offset = 0
+                        while offset < count {
+                            let end = min(offset + configuration.chunkSize, count)
+                            let chunk = UnsafeRawBufferPointer(rebasing: buffer[offset..<end])
+                            let slot = try transaction.storeChunk(chunk, compress: compress)
+                            try transaction.putExtent(entryID: record.entryID, index: index, chunk: slot, length: chunk.count)
+                            index += 1
+                            offset = end
+                        }
+                        record.presentChunks = index
+                    }
+                }
+                let expiry = options.expiry.resolve(
+                    now: Date(timeIntervalSince1970: transaction.now), defaultLifetime: configuration.defaultLifetime)
+                try transaction.insert(record, expiry: expiry?.timeIntervalSince1970)
+                return record.info()
+            }
+        }
+    }
+
+    func checkFits(key: String, size: Int) throws(StoreError) {
+        if configuration.sizeLimit > 0 && size > configuration.sizeLimit {
+            throw .entryTooLarge(key: key, size: size, limit: configuration.sizeLimit)
+        }
+    }
+
+    /// The whole value of a complete, unexpired entry, or `nil` on a miss
+    /// (absent, expired or still partial).
+    ///
+    /// - throws: ``StoreError/corrupted(key:reason:)`` when a chunk fails
+    ///   its checksum; the entry is then dropped, so the next call misses.
+    public func data(forKey key: String) throws(StoreError) -> Data? {
+        let found: (slot: [UInt8], data: Data)?
+        do {
+            found = try run {
+                try read { transaction -> (slot: [UInt8], data: Data)? in
+                    guard let (slot, record) = try transaction.findEntry(key), record.isComplete,
+                        !record.isExpired(at: transaction.now)
+                    else { return nil }
+                    if record.isInline { return (slot, Data(record.inlineBytes)) }
+                    return (slot, try transaction.readRange(record, 0..<(record.length ?? 0)))
+                }
+            }
+        } catch {
+            throw dropIfCorrupt(key: key, error)
+        }
+        guard let found else { return nil }
+        try recordAccess(slot: found.slot)
+        return found.data
+    }
+
+    /// Everything known about the entry for `key`, complete or partial,
+    /// expired or not; `nil` when there is none. Does not count as an access.
+    public func info(forKey key: String) throws(StoreError) -> EntryInfo? {
+        try run { try read { try $0.findEntry(key)?.record.info() } }
+    }
+
+    /// Whether a complete, unexpired entry exists for `key`.
+    public func contains(_ key: String) throws(StoreError) -> Bool {
+        guard let info = try info(forKey: key) else { return false }
+        return info.isComplete && !info.isExpired()
+    }
+
+    /// Removes the entry for `key`; returns whether there was one.
+    @discardableResult
+    public func remove(forKey key: String) throws(StoreError) -> Bool {
+        try run {
+            try write { transaction in
+                guard let (slot, record) = try transaction.findEntry(key) else { return false }
+                try transaction.removeEntry(record, slot: slot)
+                return true
+            }
+        }
+    }
+
+    /// Removes every entry. Unfinished streamed writes carry on.
+    public func removeAll() throws(StoreError) {
+        try run {
+            try write { transaction in
+                for (slot, record) in try transaction.allRecords() {
+                    try transaction.removeEntry(record, slot: slot)
+                }
+            }
+        }
+    }
+
+    /// Pins or unpins an entry. Pinned entries are never evicted.
+    public func setPinned(_ pinned: Bool, forKey key: String) throws(StoreError) {
+        try updateRecord(forKey: key) { transaction, record, slot in
+            guard record.isPinned != pinned else { return }
+            record.isPinned = pinned
+            try transaction.touch(&record, slot: slot, at: transaction.now)
+        }
+    }
+
+    /// Replaces the metadata (MIME type, validators, user fields) of an entry.
+    public func setMetadata(_ metadata: EntryMetadata, forKey key: String) throws(StoreError) {
+        try updateRecord(forKey: key) { _, record, _ in record.metadata = metadata }
+    }
+
+    /// Sets when an entry expires (`.default` applies the configured lifetime from now).
+    public func setExpiry(_ expiry: ExpiryPolicy, forKey key: String) throws(StoreError) {
+        try updateRecord(forKey: key) { transaction, record, slot in
+            let date = expiry.resolve(now: Date(timeIntervalSince1970: transaction.now), defaultLifetime: configuration.defaultLifetime)
+            try transaction.setExpiry(&record, slot: slot, to: date?.timeIntervalSince1970)
+        }
+    }
+
+    func updateRecord(
+        forKey key: String, _ body: (StoreTransaction, inout EntryRecord, [UInt8]) throws -> Void
+    ) throws(StoreError) {
+        try run {
+            try write { transaction in
+                guard let (slot, found) = try transaction.findEntry(key) else { throw StoreError.notFound(key: key) }
+                var record = found
+                try body(transaction, &record, slot)
+                try transaction.save(record, atSlot: slot)
+            }
+        }
+    }
+
+    /// Drops the entry of a ``StoreError/corrupted(key:reason:)`` read, so
+    /// that corrupt bytes are never served, and passes the error on.
+    func dropIfCorrupt(key: String, _ error: StoreError) -> StoreError {
+        if case .corrupted = error { _ = try? remove(forKey: key) }
+        return error
+    }
+}
+
+extension EntryRecord {
+    func isExpired(at time: Double) -> Bool {
+        guard let expiry else { return false }
+        return expiry <= time
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+
+/// A content-addressed media cache on disk.
+///
+/// Maps cache keys (any string, such as a URL) to content cut into
+/// checksummed, zstd-compressed, deduplicated chunks in one LMDB
+/// environment. Entries may be written whole, streamed in, or filled
+/// range by range in any order; they expire, and least-recently-used
+/// entries are evicted to keep the store within its limits.
+///
+/// ```swift
+/// let store = try MediaStore(directory: cacheURL)
+/// try store.put(trackBytes, forKey: url.absoluteString)
+/// let bytes = try store.data(forKey: url.absoluteString)
+/// ```
+///
+/// A store is safe to use from any thread. Writes are serialized; reads
+/// run in parallel, each in its own short transaction. Open one store per
+/// directory per process (LMDB's rule); other processes may open it too.
+public final class MediaStore: @unchecked Sendable {
+    /// The store's directory.
+    public let directory: URL
+    /// The configuration it was opened with.
+    public let configuration: StoreConfiguration
+    /// Whether it was opened read-only.
+    public let isReadOnly: Bool
+
+    let environment: LMDBEnvironment
+    let databases: StoreDatabases
+    let keySeed: UInt64
+    private let keyHash: (@Sendable (String) -> ContentDigest)?
+    private let writerLock = NSLock()
+    private let codec: Locked<ZstdCodec>
+    /// Entries read since the last write: slot → time, applied in batches.
+    let pendingAccess = Locked<[[UInt8]: Double]>([:])
+    /// Keys being read or written in this process; never evicted.
+    let keysInUse = Locked<[String: Int]>([:])
+
+    /// Reads past this many pending access times trigger a write.
+    static let accessBatchSize = 512
+    /// Streamed writes commit at least this often (bounds memory).
+    static let writeBatchBytes = 8 << 20
+
+    /// Opens the store in `directory`, creating it when missing.
+    ///
+    /// - throws: ``StoreError/notAStore(path:reason:)`` when the directory
+    ///   holds something else, ``StoreError/unsupportedFormatVersion(found:supported:)``
+    ///   for a newer store, ``StoreError/inaccessible(path:reason:)`` when
+    ///   it cannot be created or written. Nothing is ever deleted.
+    public convenience init(directory: URL, configuration: StoreConfiguration = StoreConfiguration()) throws(StoreError) {
+        try self.init(directory: directory, configuration: configuration, readOnly: false, keyHash: nil)
+    }
+
+    /// Opens an existing store for reading only, as a second process
+    /// (such as `cachetool`) does while an app writes. Adopts the map
+    /// size the writer chose.
+    public static func openReadOnly(directory: URL) throws(StoreError) -> MediaStore {
+        try MediaStore(directory: directory, configuration: StoreConfiguration(), readOnly: true, keyHash: nil)
+    }
+
+    init(
+        directory: URL, configuration: StoreConfiguration, readOnly: Bool,
+        keyHash: (@Sendable (String) -> ContentDigest)?
+    ) throws(StoreError) {
+        precondition(configuration.chunkSize > 0 && configuration.chunkSize <= 1 << 30, "chunkSize out of range")
+        self.directory = directory
+        self.configuration = configuration
+        self.isReadOnly = readOnly
+        self.keyHash = keyHash
+        self.codec = Locked(ZstdCodec(level: max(1, configuration.compressionLevel)))
+        let opened = try StoreOpener(directory: directory, configuration: configuration, readOnly: readOnly).open()
+        self.environment = opened.environment
+        self.databases = opened.databases
+        self.keySeed = opened.keySeed
+        if !readOnly {
+            try run { try removeAbandonedStaging() }
+        }
+    }
+
+    deinit {
+        if !isReadOnly { try? flushAccessTimes() }
+    }
+
+    /// The 16-byte digest that addresses `key` in the index.
+    func keyDigest(_ key: String) -> ContentDigest {
+        if let keyHash { return keyHash(key) }
+        var key = key
+        return key.withUTF8 { ContentDigest(of: UnsafeRawBufferPointer($0), seed: keySeed) }
+    }
+
+    func withCodec<R>(_ body: (ZstdCodec) -> R) -> R {
+        codec.withLock { body($0) }
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` and maps every failure to a ``StoreError``.
+    func run<R>(_ body: () throws -> R) throws(StoreError) -> R {
+        do {
+            return try body()
+        } catch let error as StoreError {
+            throw error
+        } catch let error as LMDBError {
+            throw Self.storeError(error)
+        } catch {
+            throw StoreError.storage(code: -1, message: String(describing: error))
+        }
+    }
+
+    static func storeError(_ error: LMDBError) -> StoreError {
+        switch error.code {
+        case ENOSPC, EFBIG, EIO, EDQUOT, LMDBError.mapFull.code: .diskFull
+        case LMDBError.corrupted.code, LMDBError.panic.code, LMDBError.invalid.code:
+            .damagedStore(reason: error.description)
+        case EACCES, EROFS: .readOnly
+        default: .storage(code: error.code, message: error.description)
+        }
+    }
+
+    /// Runs `body` in a read transaction.
+    func read<R>(_ body: (StoreTransaction) throws -> R) throws -> R {
+        let transaction = try StoreTransaction(store: self, write: false)
+        defer { transaction.txn.abort() }
+        return try body(transaction)
+    }
+
+    /// Runs `body` in the write transaction, then applies pending access
+    /// times and the limits, and commits. On `MDB_MAP_FULL` the map grows
+    /// and `body` runs again, so `body` must only change the transaction.
+    func write<R>(_ body: (StoreTransaction) throws -> R) throws -> R {
+        guard !isReadOnly else { throw StoreError.readOnly }
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        var attempt = 0
+        while true {
+            let pending = pendingAccess.withLock { $0 }
+            do {
+                let transaction = try StoreTransaction(store: self, write: true)
+                defer { transaction.txn.abort() }
+                let result = try body(transaction)
+                try transaction.applyAccessTimes(pending)
+                try transaction.enforceLimits()
+                try transaction.commit()
+                if !pending.isEmpty {
+                    pendingAccess.withLock { current in
+                        for (slot, time) in pending where current[slot] == time { current[slot] = nil }
+                    }
+                }
+                return result
+            } catch let error as LMDBError where error == .mapFull && attempt < 16 {
+                attempt += 1
+                let current = environment.mapSize
+                try environment.growMap(minimum: current + max(current, 64 << 20))
+            }
+        }
+    }
+
+    // MARK: In-use keys
+
+    func markInUse(_ key: String) {
+        keysInUse.withLock { $0[key, default: 0] += 1 }
+    }
+
+    func unmarkInUse(_ key: String) {
+        keysInUse.withLock { keys in
+            let count = (keys[key] ?? 1) - 1
+            keys[key] = count > 0 ? count : nil
+        }
+    }
+
+    func isInUse(_ key: String) -> Bool {
+        keysInUse.withLock { $0[key] != nil }
+    }
+
+    func recordAccess(slot: [UInt8]) throws(StoreError) {
+        guard !isReadOnly else { return }
+        let now = Date().timeIntervalSince1970
+        let count = pendingAccess.withLock { pending in
+            pending[slot] = now
+            return pending.count
+        }
+        if count >= Self.accessBatchSize {
+            try flushAccessTimes()
+        }
+    }
+
+    /// Writes the batched last-access times of recent reads. Done by
+    /// every write and every ``accessBatchSize`` reads; call it before
+    /// handing the store to another process if LRU order matters there.
+    public func flushAccessTimes() throws(StoreError) {
+        guard !isReadOnly, !pendingAccess.withLock({ $0.isEmpty }) else { return }
+        try run { try write { _ in } }
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+
+/// How a ``MediaStore`` is sized and tuned. Every limit of 0 means none.
+public struct StoreConfiguration: Sendable, Equatable {
+    /// Most bytes the stored chunks and inline values may occupy
+    /// (after deduplication and compression). `0` by default: no limit.
+    /// Checked after every write; least-recently-used entries are evicted
+    /// down to ``lowWaterRatio`` of it.
+    public var sizeLimit: Int
+    /// Most entries (complete or partial). `0` by default: no limit.
+    public var countLimit: Int
+    /// Lifetime given to entries written without an explicit expiry.
+    /// `nil` by default: they never expire.
+    public var defaultLifetime: TimeInterval?
+    /// zstd level for chunks, 1...19; `0` disables compression. `1` by default.
+    public var compressionLevel: Int
+    /// Bytes per chunk. The default, 262,116, makes a chunk with its
+    /// 12-byte header fill 64 LMDB pages exactly (64 × 4096 − 16).
+    public var chunkSize: Int
+    /// Values up to this many bytes live inside their index record.
+    /// 4,096 by default.
+    public var inlineLimit: Int
+    /// Eviction stops when usage is at most this share of a limit. `0.9`.
+    public var lowWaterRatio: Double
+    /// The map size to start with; it grows by itself. `nil` by default:
+    /// max(1 GiB, 2 × ``sizeLimit``).
+    public var initialMapSize: Int?
+
+    /// The page-fitted default chunk size (64 × 4096 − 16 − 12).
+    public static let defaultChunkSize = 64 * 4096 - 16 - ChunkHeader.size
+
+    public init(
+        sizeLimit: Int = 0,
+        countLimit: Int = 0,
+        defaultLifetime: TimeInterval? = nil,
+        compressionLevel: Int = 1,
+        chunkSize: Int = StoreConfiguration.defaultChunkSize,
+        inlineLimit: Int = 4096,
+        lowWaterRatio: Double = 0.9,
+        initialMapSize: Int? = nil
+    ) {
+        self.sizeLimit = sizeLimit
+        self.countLimit = countLimit
+        self.defaultLifetime = defaultLifetime
+        self.compressionLevel = compressionLevel
+        self.chunkSize = chunkSize
+        self.inlineLimit = inlineLimit
+        self.lowWaterRatio = lowWaterRatio
+        self.initialMapSize = initialMapSize
+    }
+
+    var effectiveInitialMapSize: Int {
+        if let initialMapSize { return initialMapSize }
+        return max(1 << 30, 2 * sizeLimit)
+    }
+}

@@ -1,0 +1,61 @@
+/// Errors thrown by ``MediaStore``. Each names what went wrong and where.
+public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The directory exists but holds something that is not a store
+    /// (a foreign LMDB file, or other files without a store).
+    case notAStore(path: String, reason: String)
+    /// The store was written by a newer (or unknown) format version.
+    case unsupportedFormatVersion(found: Int, supported: Int)
+    /// The directory cannot be created, read or written.
+    case inaccessible(path: String, reason: String)
+    /// A stored chunk or record failed its checksum. The entry was dropped.
+    case corrupted(key: String, reason: String)
+    /// The store file itself is damaged (LMDB reported corruption).
+    case damagedStore(reason: String)
+    /// The value is larger than the whole size limit, so it cannot be cached.
+    case entryTooLarge(key: String, size: Int, limit: Int)
+    /// No entry (complete or partial) exists for the key.
+    case notFound(key: String)
+    /// Part of the requested range is not cached.
+    case rangeNotCached(key: String, missing: Range<Int>)
+    /// The range lies outside the entry, or is empty or inverted.
+    case invalidRange(key: String, range: Range<Int>, length: Int?)
+    /// A range write does not start on a chunk boundary or does not end
+    /// on one (except at the end of the entry).
+    case misalignedWrite(key: String, offset: Int, count: Int, chunkSize: Int)
+    /// The write contradicts the entry's known length.
+    case lengthMismatch(key: String, expected: Int, actual: Int)
+    /// The disk or file-size limit is full; nothing was committed.
+    case diskFull
+    /// The store was opened read-only.
+    case readOnly
+    /// The writer was already finished or cancelled.
+    case writerClosed
+    /// Any other LMDB or I/O failure, with its code and message.
+    case storage(code: Int32, message: String)
+
+    public var description: String {
+        switch self {
+        case .notAStore(let path, let reason): "\(path) is not a media store: \(reason)"
+        case .unsupportedFormatVersion(let found, let supported):
+            "store format version \(found) is not supported (this build reads version \(supported))"
+        case .inaccessible(let path, let reason): "cannot use \(path): \(reason)"
+        case .corrupted(let key, let reason): "corrupt data for key \(key.prefix(200)): \(reason); the entry was dropped"
+        case .damagedStore(let reason): "the store file is damaged: \(reason)"
+        case .entryTooLarge(let key, let size, let limit):
+            "\(key.prefix(200)) is \(size) bytes, larger than the store's whole size limit of \(limit) bytes; not cached"
+        case .notFound(let key): "no entry for key \(key.prefix(200))"
+        case .rangeNotCached(let key, let missing):
+            "bytes \(missing.lowerBound)..<\(missing.upperBound) of \(key.prefix(200)) are not cached"
+        case .invalidRange(let key, let range, let length):
+            "range \(range.lowerBound)..<\(range.upperBound) is outside \(key.prefix(200)) (length \(length.map(String.init) ?? "unknown"))"
+        case .misalignedWrite(let key, let offset, let count, let chunkSize):
+            "write of \(count) bytes at \(offset) to \(key.prefix(200)) is not aligned to the chunk size \(chunkSize)"
+        case .lengthMismatch(let key, let expected, let actual):
+            "\(key.prefix(200)) has length \(expected), but the write implies \(actual)"
+        case .diskFull: "the disk is full; nothing was written"
+        case .readOnly: "the store is open read-only"
+        case .writerClosed: "the writer was already finished or cancelled"
+        case .storage(let code, let message): "storage error \(code): \(message)"
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+
+/// The format identity written in `meta` under `format`.
+enum StoreFormat {
+    static let magic: [UInt8] = Array("MCSTORE\u{1}".utf8)
+    static let version: UInt16 = 1
+
+    static func encoded() -> [UInt8] {
+        var writer = ByteWriter()
+        writer.write(raw: magic)
+        writer.write(littleEndian: version)
+        return writer.bytes
+    }
+
+    /// The version in `bytes`, or `nil` when the magic does not match.
+    static func version(of bytes: [UInt8]) -> UInt16? {
+        guard bytes.count == magic.count + 2, Array(bytes.prefix(magic.count)) == magic else { return nil }
+        return UInt16(bytes[magic.count]) | UInt16(bytes[magic.count + 1]) << 8
+    }
+
+    /// Checks that `path` starts with an LMDB meta page (magic 0xBEEFC0DE
+    /// after the 16-byte page header), so that a plain or truncated file
+    /// is refused before LMDB maps it.
+    static func looksLikeLMDB(path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        guard let head = try? handle.read(upToCount: 24), head.count == 24 else { return false }
+        let magic = head[16..<20].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
+        let version = head[20..<24].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
+        return UInt32(littleEndian: magic) == 0xBEEF_C0DE && UInt32(littleEndian: version) == 1
+    }
+}

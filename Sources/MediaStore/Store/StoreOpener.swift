@@ -1,0 +1,124 @@
+import CLMDB
+import Foundation
+
+/// Opens (or creates) the LMDB environment of a store directory and
+/// checks that it really is a store of a format this build reads.
+struct StoreOpener {
+    let directory: URL
+    let configuration: StoreConfiguration
+    let readOnly: Bool
+
+    struct Opened {
+        let environment: LMDBEnvironment
+        let databases: StoreDatabases
+        let keySeed: UInt64
+    }
+
+    func open() throws(StoreError) -> Opened {
+        let path = directory.path
+        let dataPath = path + "/data.mdb"
+        try prepareDirectory(path)
+        let existing = FileManager.default.fileExists(atPath: dataPath)
+        if existing && !StoreFormat.looksLikeLMDB(path: dataPath) {
+            throw .notAStore(path: path, reason: "data.mdb is not an LMDB file")
+        }
+        if !existing && readOnly {
+            throw .notAStore(path: path, reason: "no data.mdb in the directory")
+        }
+        let environment: LMDBEnvironment
+        do {
+            environment = try LMDBEnvironment(
+                directory: path, mapSize: readOnly ? nil : configuration.effectiveInitialMapSize,
+                maxDatabases: StoreDatabases.names.count + 2, readOnly: readOnly)
+        } catch {
+            if error.isFormatError { throw .notAStore(path: path, reason: error.description) }
+            if error.code == EACCES || error.code == EROFS { throw .inaccessible(path: path, reason: error.description) }
+            throw MediaStore.storeError(error)
+        }
+        if !readOnly && environment.mapSize < configuration.effectiveInitialMapSize {
+            try? environment.growMap(minimum: configuration.effectiveInitialMapSize)
+        }
+        do {
+            let (databases, seed) = try openDatabases(environment)
+            return Opened(environment: environment, databases: databases, keySeed: seed)
+        } catch let error as StoreError {
+            throw error
+        } catch let error as LMDBError {
+            if error.code == MDB_INCOMPATIBLE || error.isFormatError {
+                throw .notAStore(path: path, reason: error.description)
+            }
+            throw MediaStore.storeError(error)
+        } catch {
+            throw .storage(code: -1, message: String(describing: error))
+        }
+    }
+
+    private func prepareDirectory(_ path: String) throws(StoreError) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw .notAStore(path: path, reason: "it is a file, not a directory") }
+            let contents = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+            let foreign = contents.filter { !["data.mdb", "lock.mdb"].contains($0) && !$0.hasPrefix(".") }
+            if !contents.contains("data.mdb") && !foreign.isEmpty {
+                throw .notAStore(path: path, reason: "the directory holds other files (\(foreign.prefix(3).joined(separator: ", ")))")
+            }
+        } else {
+            if readOnly { throw .notAStore(path: path, reason: "the directory does not exist") }
+            do {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            } catch {
+                throw .inaccessible(path: path, reason: "cannot create the directory: \(error.localizedDescription)")
+            }
+        }
+        // Readers need to write the lock file too (LMDB has no pure read-only mode).
+        if access(path, W_OK) != 0 && !(readOnly && access(path + "/lock.mdb", W_OK) == 0) {
+            throw .inaccessible(path: path, reason: "the directory is not writable")
+        }
+    }
+
+    private func openDatabases(_ environment: LMDBEnvironment) throws -> (StoreDatabases, UInt64) {
+        // Look before creating anything: a foreign LMDB file must stay untouched.
+        let probe = try LMDBTransaction(environment: environment, readOnly: true)
+        let main = LMDBDatabase(handle: 0)
+        let mainCount = try probe.count(main)
+        var formatBytes: [UInt8]?
+        if mainCount > 0 {
+            do {
+                let meta = try probe.openDatabase("meta", create: false)
+                formatBytes = try probe.value(meta, key: Array("format".utf8))
+            } catch let error as LMDBError where error == .notFound || error.code == MDB_INCOMPATIBLE {
+                formatBytes = nil
+            }
+            guard let formatBytes else {
+                throw StoreError.notAStore(path: directory.path, reason: "an LMDB file without a media store in it")
+            }
+            guard let version = StoreFormat.version(of: formatBytes) else {
+                throw StoreError.notAStore(path: directory.path, reason: "an LMDB file with a foreign format tag")
+            }
+            guard version <= StoreFormat.version else {
+                throw StoreError.unsupportedFormatVersion(found: Int(version), supported: Int(StoreFormat.version))
+            }
+        }
+        probe.abort()
+        let isNew = mainCount == 0
+        if isNew && readOnly {
+            throw StoreError.notAStore(path: directory.path, reason: "the store is empty and was never initialised")
+        }
+        let transaction = try LMDBTransaction(environment: environment, readOnly: readOnly)
+        let databases = try StoreDatabases { name in try transaction.openDatabase(name, create: !readOnly) }
+        var seed: UInt64
+        if isNew {
+            seed = UInt64.random(in: 1...UInt64.max)
+            try transaction.put(databases.meta, key: Array("format".utf8), value: StoreFormat.encoded())
+            try transaction.put(databases.meta, key: Array("seed".utf8), value: withUnsafeBytes(of: seed.littleEndian) { Array($0) })
+            try transaction.put(databases.meta, key: Array("counters".utf8), value: StoreCounters().encode())
+        } else {
+            guard let bytes = try transaction.value(databases.meta, key: Array("seed".utf8)), bytes.count == 8 else {
+                throw StoreError.notAStore(path: directory.path, reason: "the store has no key seed")
+            }
+            seed = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+        }
+        try transaction.commit()
+        return (databases, seed)
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+
+extension StoreTransaction {
+    /// The bytes of `range` of an entry, verified chunk by chunk.
+    ///
+    /// - throws: ``StoreError/rangeNotCached(key:missing:)`` at the first
+    ///   hole, ``StoreError/corrupted(key:reason:)`` on a bad chunk.
+    func readRange(_ record: EntryRecord, _ range: Range<Int>) throws -> Data {
+        if range.isEmpty { return Data() }
+        if record.isInline {
+            return Data(record.inlineBytes[range])
+        }
+        var output = Data(count: range.count)
+        let chunkSize = record.chunkSize
+        try output.withUnsafeMutableBytes { out in
+            var position = range.lowerBound
+            while position < range.upperBound {
+                let index = position / chunkSize
+                let chunkStart = index * chunkSize
+                guard let extent = try extent(entryID: record.entryID, index: index) else {
+                    throw StoreError.rangeNotCached(key: record.key, missing: chunkStart..<(chunkStart + chunkSize))
+                }
+                let bytes: [UInt8]
+                do {
+                    bytes = try readChunk(extent.chunk)
+                } catch let fault as ChunkFault {
+                    throw StoreError.corrupted(key: record.key, reason: fault.description + " (chunk \(index))")
+                }
+                guard bytes.count == extent.length else {
+                    throw StoreError.corrupted(key: record.key, reason: "chunk \(index) has the wrong length")
+                }
+                let from = position - chunkStart
+                let to = min(bytes.count, range.upperBound - chunkStart)
+                guard from < to else {
+                    throw StoreError.rangeNotCached(key: record.key, missing: position..<range.upperBound)
+                }
+                bytes.withUnsafeBytes { source in
+                    let target = UnsafeMutableRawBufferPointer(rebasing: out[(position - range.lowerBound)...])
+                    target.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[from..<to]))
+                }
+                position = chunkStart + to
+            }
+        }
+        return output
+    }
+
+    /// Every entry record with its slot, in slot order.
+    func allRecords() throws -> [(slot: [UInt8], record: EntryRecord)] {
+        let cursor = try txn.cursor(db.keys)
+        var result: [([UInt8], EntryRecord)] = []
+        var item = try cursor.first()
+        while let current = item {
+            if let record = current.value.withUnsafeBytes(EntryRecord.decode) {
+                result.append((current.key, record))
+            }
+            item = try cursor.next()
+        }
+        return result
+    }
+
+    /// Up to `limit` records after `slot` (exclusive), for bounded scans.
+    func records(after slot: [UInt8]?, limit: Int) throws -> [(slot: [UInt8], record: EntryRecord)] {
+        let cursor = try txn.cursor(db.keys)
+        var result: [([UInt8], EntryRecord)] = []
+        var item = try slot.map { try cursor.seek(atLeast: $0) } ?? cursor.first()
+        if let slot, item?.key == slot { item = try cursor.next() }
+        while let current = item, result.count < limit {
+            if let record = current.value.withUnsafeBytes(EntryRecord.decode) {
+                result.append((current.key, record))
+            }
+            item = try cursor.next()
+        }
+        return result
+    }
+}

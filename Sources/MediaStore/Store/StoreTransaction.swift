@@ -1,0 +1,343 @@
+import Foundation
+
+/// One LMDB transaction over the store's databases, with the operations
+/// the store is built from: slots, records, chunks, extents and counters.
+///
+/// Everything here runs inside one transaction; nothing is visible to
+/// other readers until ``commit()``. Lives for one call (or one chunk).
+final class StoreTransaction {
+    let txn: LMDBTransaction
+    let db: StoreDatabases
+    let store: MediaStore
+    private(set) var counters: StoreCounters
+    private var countersChanged = false
+    let now: Double
+
+    init(store: MediaStore, write: Bool) throws {
+        self.store = store
+        self.db = store.databases
+        self.txn = try LMDBTransaction(environment: store.environment, readOnly: !write)
+        self.now = Date().timeIntervalSince1970
+        self.counters = try txn.withValue(db.meta, key: Array("counters".utf8)) { buffer in
+            buffer.flatMap(StoreCounters.decode) ?? StoreCounters()
+        }
+    }
+
+    func updateCounters(_ body: (inout StoreCounters) -> Void) {
+        body(&counters)
+        countersChanged = true
+    }
+
+    func commit() throws {
+        if countersChanged {
+            try txn.put(db.meta, key: Array("counters".utf8), value: counters.encode())
+        }
+        try txn.commit()
+    }
+
+    // MARK: Slots and records
+
+    /// The slot holding `key`, if any, with its record.
+    func findEntry(_ key: String) throws -> (slot: [UInt8], record: EntryRecord)? {
+        let digest = store.keyDigest(key)
+        let prefix = StoreKeys.slot(digest, ordinal: 0)
+        let cursor = try txn.cursor(db.keys)
+        var item = try cursor.seek(atLeast: prefix)
+        while let current = item, current.key.count == StoreKeys.slotSize,
+            current.key.starts(with: prefix.prefix(16))
+        {
+            let record = try current.value.withUnsafeBytes { buffer in
+                guard let record = EntryRecord.decode(buffer) else {
+                    throw StoreError.corrupted(key: key, reason: "unreadable index record")
+                }
+                return record
+            }
+            if record.key == key { return (current.key, record) }
+            item = try cursor.next()
+        }
+        return nil
+    }
+
+    /// A free slot for `key` (ordinal one above the highest in use).
+    func freeSlot(for key: String) throws -> [UInt8] {
+        let digest = store.keyDigest(key)
+        let prefix = StoreKeys.slot(digest, ordinal: 0)
+        let cursor = try txn.cursor(db.keys)
+        var item = try cursor.seek(atLeast: prefix)
+        var next: UInt16 = 0
+        while let current = item, current.key.starts(with: prefix.prefix(16)) {
+            next = StoreKeys.ordinal(ofSlot: current.key) &+ 1
+            item = try cursor.next()
+        }
+        return StoreKeys.slot(digest, ordinal: next)
+    }
+
+    func record(atSlot slot: [UInt8]) throws -> EntryRecord? {
+        try txn.withValue(db.keys, key: slot) { buffer in buffer.flatMap(EntryRecord.decode) }
+    }
+
+    func save(_ record: EntryRecord, atSlot slot: [UInt8]) throws {
+        try txn.put(db.keys, key: slot, value: record.encode())
+    }
+
+    /// Gives the entry a new access tick and moves it in the LRU index.
+    func touch(_ record: inout EntryRecord, slot: [UInt8], at time: Double) throws {
+        if record.accessTick != 0 {
+            try txn.delete(db.lru, key: StoreKeys.lru(tick: record.accessTick, slot: slot))
+        }
+        updateCounters { $0.accessTick += 1 }
+        record.accessTick = counters.accessTick
+        record.lastAccess = time
+        if !record.isPinned {
+            try txn.put(db.lru, key: StoreKeys.lru(tick: record.accessTick, slot: slot), value: [UInt8]())
+        }
+    }
+
+    func setExpiry(_ record: inout EntryRecord, slot: [UInt8], to expiry: Double?) throws {
+        if let old = record.expiry {
+            try txn.delete(db.expiry, key: StoreKeys.expiry(milliseconds: Self.milliseconds(old), slot: slot))
+        }
+        record.expiry = expiry
+        if let expiry {
+            try txn.put(db.expiry, key: StoreKeys.expiry(milliseconds: Self.milliseconds(expiry), slot: slot), value: [UInt8]())
+        }
+    }
+
+    static func milliseconds(_ seconds: Double) -> UInt64 {
+        guard seconds > 0 else { return 0 }
+        return seconds >= 1.8e16 ? UInt64.max : UInt64(seconds * 1000)
+    }
+
+    /// Creates a fresh record (not yet saved) with a new entry id.
+    func newRecord(key: String, options: WriteOptions, length: Int?) -> EntryRecord {
+        updateCounters { $0.nextEntryID += 1 }
+        return EntryRecord(
+            key: key, flags: options.pinned ? [.pinned] : [], entryID: counters.nextEntryID - 1,
+            length: length, chunkSize: store.configuration.chunkSize, presentChunks: 0, cachedBytes: 0,
+            digest: nil, created: now, lastAccess: now, accessTick: 0, expiry: nil, cost: options.cost,
+            metadata: options.metadata, ownerPID: 0, inlineBytes: [])
+    }
+
+    /// Saves a new entry at `key`'s slot, replacing any entry there, and
+    /// indexes it (LRU, expiry, counters).
+    func insert(_ record: EntryRecord, expiry: Double?) throws {
+        var record = record
+        let slot: [UInt8]
+        if let existing = try findEntry(record.key) {
+            try removeEntry(existing.record, slot: existing.slot)
+            slot = existing.slot
+        } else {
+            slot = try freeSlot(for: record.key)
+        }
+        try setExpiry(&record, slot: slot, to: expiry)
+        try touch(&record, slot: slot, at: now)
+        try save(record, atSlot: slot)
+        updateCounters {
+            $0.entryCount += 1
+            $0.logicalBytes += record.cachedBytes
+            if record.isComplete { $0.completeCount += 1 }
+            if record.isInline { $0.storedBytes += record.inlineBytes.count }
+        }
+    }
+
+    /// Deletes an entry, its index rows and its references to chunks.
+    func removeEntry(_ record: EntryRecord, slot: [UInt8]) throws {
+        try releaseExtents(entryID: record.entryID)
+        if record.accessTick != 0 {
+            try txn.delete(db.lru, key: StoreKeys.lru(tick: record.accessTick, slot: slot))
+        }
+        if let expiry = record.expiry {
+            try txn.delete(db.expiry, key: StoreKeys.expiry(milliseconds: Self.milliseconds(expiry), slot: slot))
+        }
+        try txn.delete(db.keys, key: slot)
+        updateCounters {
+            $0.entryCount -= 1
+            $0.logicalBytes -= record.cachedBytes
+            if record.isComplete { $0.completeCount -= 1 }
+            if record.isInline { $0.storedBytes -= record.inlineBytes.count }
+        }
+    }
+
+    /// Drops every extent row of an entry and the chunk references they hold.
+    func releaseExtents(entryID: UInt64) throws {
+        let prefix = StoreKeys.entryID(entryID)
+        let cursor = try txn.cursor(db.extents)
+        var rows: [(key: [UInt8], chunk: [UInt8])] = []
+        var item = try cursor.seek(atLeast: prefix)
+        while let current = item, current.key.starts(with: prefix) {
+            rows.append((current.key, Array(current.value.prefix(StoreKeys.slotSize))))
+            item = try cursor.next()
+        }
+        for row in rows {
+            try releaseChunk(row.chunk)
+            try txn.delete(db.extents, key: row.key)
+        }
+    }
+
+    // MARK: Extents
+
+    /// The chunk slot and raw length stored at `index` of an entry.
+    func extent(entryID: UInt64, index: Int) throws -> (chunk: [UInt8], length: Int)? {
+        try txn.withValue(db.extents, key: StoreKeys.extent(entryID: entryID, index: index)) { buffer in
+            guard let buffer, buffer.count == StoreKeys.slotSize + 4 else { return nil }
+            let length = UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: StoreKeys.slotSize, as: UInt32.self))
+            return ([UInt8](buffer.prefix(StoreKeys.slotSize)), Int(length))
+        }
+    }
+
+    func putExtent(entryID: UInt64, index: Int, chunk: [UInt8], length: Int) throws {
+        var writer = ByteWriter(capacity: 22)
+        writer.write(raw: chunk)
+        writer.write(littleEndian: UInt32(length))
+        try txn.put(db.extents, key: StoreKeys.extent(entryID: entryID, index: index), value: writer.bytes)
+    }
+
+    /// Indices and raw lengths of the chunks an entry has, in order.
+    func extents(entryID: UInt64) throws -> [(index: Int, length: Int)] {
+        let prefix = StoreKeys.entryID(entryID)
+        let cursor = try txn.cursor(db.extents)
+        var result: [(Int, Int)] = []
+        var item = try cursor.seek(atLeast: prefix)
+        while let current = item, current.key.starts(with: prefix), current.key.count == 12,
+            current.value.count == StoreKeys.slotSize + 4
+        {
+            let index = Int(current.key[8]) << 24 | Int(current.key[9]) << 16 | Int(current.key[10]) << 8 | Int(current.key[11])
+            let length = Int(current.value[18]) | Int(current.value[19]) << 8 | Int(current.value[20]) << 16 | Int(current.value[21]) << 24
+            result.append((index, length))
+            item = try cursor.next()
+        }
+        return result
+    }
+
+    // MARK: Chunks
+
+    /// Stores one chunk (or shares an identical stored one) and returns
+    /// its slot, holding one new reference.
+    func storeChunk(_ bytes: UnsafeRawBufferPointer, compress: Bool) throws -> [UInt8] {
+        let digest = ContentDigest(of: bytes)
+        let prefix = StoreKeys.slot(digest, ordinal: 0)
+        let cursor = try txn.cursor(db.chunks)
+        var item = try cursor.seek(atLeast: prefix)
+        var nextOrdinal: UInt16 = 0
+        while let current = item, current.key.starts(with: prefix.prefix(16)) {
+            // Share only after the bytes compare equal: XXH3 is not
+            // collision-resistant, and one URL must never get another's bytes.
+            let same = current.value.withUnsafeBytes { stored in
+                (try? Self.decodeChunk(stored, expected: nil)).map { $0.elementsEqual(bytes) } ?? false
+            }
+            if same {
+                try addReference(current.key, delta: 1)
+                return current.key
+            }
+            nextOrdinal = StoreKeys.ordinal(ofSlot: current.key) &+ 1
+            item = try cursor.next()
+        }
+        let slot = StoreKeys.slot(digest, ordinal: nextOrdinal)
+        let level = store.configuration.compressionLevel
+        let compressed = compress && level > 0 && bytes.count >= 64
+            ? store.withCodec { $0.compress(bytes, limit: bytes.count - bytes.count / 33) } : nil
+        let header = ChunkHeader(
+            codec: compressed == nil ? .raw : .zstd, rawLength: bytes.count,
+            storedLength: compressed?.count ?? bytes.count)
+        let total = ChunkHeader.size + header.storedLength
+        try txn.putReserved(db.chunks, key: slot, count: total) { out in
+            header.encode(into: out)
+            let payload = UnsafeMutableRawBufferPointer(rebasing: out[ChunkHeader.size...])
+            if let compressed {
+                compressed.withUnsafeBytes { payload.copyMemory(from: $0) }
+            } else {
+                payload.copyMemory(from: bytes)
+            }
+        }
+        try txn.put(db.refs, key: slot, value: Self.refValue(1))
+        updateCounters {
+            $0.chunkCount += 1
+            $0.storedBytes += total
+            $0.uniqueChunkBytes += bytes.count
+        }
+        return slot
+    }
+
+    static func refValue(_ count: UInt32) -> [UInt8] {
+        withUnsafeBytes(of: count.littleEndian) { Array($0) }
+    }
+
+    func referenceCount(_ slot: [UInt8]) throws -> Int {
+        try txn.withValue(db.refs, key: slot) { buffer in
+            guard let buffer, buffer.count == 4 else { return 0 }
+            return Int(UInt32(littleEndian: buffer.loadUnaligned(as: UInt32.self)))
+        }
+    }
+
+    func addReference(_ slot: [UInt8], delta: Int) throws {
+        let count = try referenceCount(slot) + delta
+        try txn.put(db.refs, key: slot, value: Self.refValue(UInt32(max(0, count))))
+    }
+
+    /// Drops one reference; deletes the chunk when none is left.
+    func releaseChunk(_ slot: [UInt8]) throws {
+        let count = try referenceCount(slot)
+        if count > 1 {
+            try txn.put(db.refs, key: slot, value: Self.refValue(UInt32(count - 1)))
+            return
+        }
+        let size = try txn.withValue(db.chunks, key: slot) { buffer -> (stored: Int, raw: Int)? in
+            guard let buffer else { return nil }
+            let header = ChunkHeader.decode(buffer)
+            return (buffer.count, header?.rawLength ?? 0)
+        }
+        try txn.delete(db.refs, key: slot)
+        if let size {
+            try txn.delete(db.chunks, key: slot)
+            updateCounters {
+                $0.chunkCount -= 1
+                $0.storedBytes -= size.stored
+                $0.uniqueChunkBytes -= size.raw
+            }
+        }
+    }
+
+    /// Reads and verifies a chunk: its header, its decompression and its
+    /// digest (the slot's first 16 bytes) must all agree.
+    func readChunk(_ slot: [UInt8]) throws -> [UInt8] {
+        try txn.withValue(db.chunks, key: slot) { buffer in
+            guard let buffer else { throw ChunkFault.missing }
+            guard let digest = ContentDigest(canonical: slot) else { throw ChunkFault.checksum }
+            return try Self.decodeChunk(buffer, expected: digest)
+        }
+    }
+
+    /// Decodes a chunk value into its raw bytes, checking `expected`.
+    static func decodeChunk(_ value: UnsafeRawBufferPointer, expected: ContentDigest?) throws -> [UInt8] {
+        guard let header = ChunkHeader.decode(value) else { throw ChunkFault.header }
+        let payload = UnsafeRawBufferPointer(rebasing: value[ChunkHeader.size...])
+        var raw: [UInt8]
+        switch header.codec {
+        case .raw:
+            raw = [UInt8](payload)
+        case .zstd:
+            guard header.rawLength <= 1 << 30 else { throw ChunkFault.header }
+            raw = [UInt8](repeating: 0, count: header.rawLength)
+            let ok = raw.withUnsafeMutableBytes {
+                ZstdCodec.decompress(payload, into: $0, expectedCount: header.rawLength)
+            }
+            guard ok else { throw ChunkFault.decompression }
+        }
+        if let expected, ContentDigest(of: raw) != expected { throw ChunkFault.checksum }
+        return raw
+    }
+
+    /// Why a chunk could not be read.
+    enum ChunkFault: Error, CustomStringConvertible {
+        case missing, header, decompression, checksum
+
+        var description: String {
+            switch self {
+            case .missing: "a chunk is missing"
+            case .header: "a chunk header is invalid"
+            case .decompression: "a chunk does not decompress"
+            case .checksum: "a chunk fails its checksum"
+            }
+        }
+    }
+}
