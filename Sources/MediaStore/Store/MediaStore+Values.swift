@@ -19,38 +19,7 @@ extension MediaStore {
             try writer.append(value)
             return try writer.finish()
         }
-        let digest = ContentDigest(of: value)
-        return try run {
-            try write { transaction in
-                var record = transaction.newRecord(key: key, options: options, length: count)
-                record.digest = digest
-                record.isComplete = true
-                record.cachedBytes = count
-                try value.withUnsafeBytes { buffer in
-                    if count <= configuration.inlineLimit {
-                        record.flags.insert(.inline)
-                        record.inlineBytes = [UInt8](buffer)
-                    } else {
-                        let compress = !MediaSniffer.isCompressedMedia(buffer.prefix(16))
-                        var index = 0
-                        var offset = 0
-                        while offset < count {
-                            let end = min(offset + configuration.chunkSize, count)
-                            let chunk = UnsafeRawBufferPointer(rebasing: buffer[offset..<end])
-                            let slot = try transaction.storeChunk(chunk, compress: compress)
-                            try transaction.putExtent(entryID: record.entryID, index: index, chunk: slot, length: chunk.count)
-                            index += 1
-                            offset = end
-                        }
-                        record.presentChunks = index
-                    }
-                }
-                let expiry = options.expiry.resolve(
-                    now: Date(timeIntervalSince1970: transaction.now), defaultLifetime: configuration.defaultLifetime)
-                try transaction.insert(record, expiry: expiry?.timeIntervalSince1970)
-                return record.info()
-            }
-        }
+        return try run { try write { try $0.putWhole(value, forKey: key, options: options) } }
     }
 
     func checkFits(key: String, size: Int) throws(StoreError) {
@@ -166,5 +135,40 @@ extension EntryRecord {
     func isExpired(at time: Double) -> Bool {
         guard let expiry else { return false }
         return expiry <= time
+    }
+}
+
+extension StoreTransaction {
+    /// Stores a whole value (inline or chunked) under `key`, replacing
+    /// any entry there, within this transaction.
+    func putWhole(_ value: some ContiguousBytes, forKey key: String, options: WriteOptions) throws -> EntryInfo {
+        let configuration = store.configuration
+        return try value.withUnsafeBytes { buffer in
+            var record = newRecord(key: key, options: options, length: buffer.count)
+            record.digest = ContentDigest(of: buffer)
+            record.isComplete = true
+            record.cachedBytes = buffer.count
+            if buffer.count <= configuration.inlineLimit {
+                record.flags.insert(.inline)
+                record.inlineBytes = [UInt8](buffer)
+            } else {
+                let compress = !MediaSniffer.isCompressedMedia(buffer.prefix(16))
+                var index = 0
+                var offset = 0
+                while offset < buffer.count {
+                    let end = min(offset + configuration.chunkSize, buffer.count)
+                    let chunk = UnsafeRawBufferPointer(rebasing: buffer[offset..<end])
+                    let slot = try storeChunk(chunk, compress: compress)
+                    try putExtent(entryID: record.entryID, index: index, chunk: slot, length: chunk.count)
+                    index += 1
+                    offset = end
+                }
+                record.presentChunks = index
+            }
+            let expiry = options.expiry.resolve(
+                now: Date(timeIntervalSince1970: now), defaultLifetime: configuration.defaultLifetime)
+            try insert(record, expiry: expiry?.timeIntervalSince1970)
+            return record.info()
+        }
     }
 }

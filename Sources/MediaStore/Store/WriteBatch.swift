@@ -1,0 +1,47 @@
+import Foundation
+
+/// Puts and removes applied together in one transaction: all or none,
+/// one commit (one disk flush) for the lot. Made by ``MediaStore/performBatch(_:)``.
+///
+/// ```swift
+/// try store.performBatch { batch in
+///     for (key, value) in thumbnails { try batch.put(value, forKey: key) }
+/// }
+/// ```
+public final class WriteBatch {
+    private let transaction: StoreTransaction
+
+    init(transaction: StoreTransaction) {
+        self.transaction = transaction
+    }
+
+    /// Stores a whole value under `key` (at most 8 MiB; stream larger ones).
+    @discardableResult
+    public func put(_ value: some ContiguousBytes, forKey key: String, options: WriteOptions = WriteOptions()) throws -> EntryInfo {
+        let count = value.withUnsafeBytes { $0.count }
+        try transaction.store.checkFits(key: key, size: count)
+        guard count <= MediaStore.writeBatchBytes else {
+            throw StoreError.entryTooLarge(key: key, size: count, limit: MediaStore.writeBatchBytes)
+        }
+        return try transaction.putWhole(value, forKey: key, options: options)
+    }
+
+    /// Removes the entry for `key`; returns whether there was one.
+    @discardableResult
+    public func remove(forKey key: String) throws -> Bool {
+        guard let (slot, record) = try transaction.findEntry(key) else { return false }
+        try transaction.removeEntry(record, slot: slot)
+        return true
+    }
+}
+
+extension MediaStore {
+    /// Runs `body` with a ``WriteBatch`` and commits everything it did in
+    /// one transaction. If `body` throws, nothing is written.
+    ///
+    /// `body` may run more than once when the map has to grow, so it must
+    /// only talk to the batch.
+    public func performBatch(_ body: (WriteBatch) throws -> Void) throws(StoreError) {
+        try run { try write { transaction in try body(WriteBatch(transaction: transaction)) } }
+    }
+}
