@@ -193,7 +193,7 @@ extension StoreTransaction {
             for index in 0..<total {
                 guard let extent = try extent(entryID: record.entryID, index: index) else { return }
                 do {
-                    hasher.update(try readChunk(extent.chunk))
+                    try withVerifiedChunk(extent.chunk) { hasher.update($0) }
                 } catch let fault as ChunkFault {
                     throw StoreError.corrupted(key: record.key, reason: fault.description)
                 }

@@ -20,23 +20,23 @@ extension StoreTransaction {
                 guard let extent = try extent(entryID: record.entryID, index: index) else {
                     throw StoreError.rangeNotCached(key: record.key, missing: chunkStart..<(chunkStart + chunkSize))
                 }
-                let bytes: [UInt8]
+                let to: Int
                 do {
-                    bytes = try readChunk(extent.chunk)
+                    to = try withVerifiedChunk(extent.chunk) { bytes in
+                        guard bytes.count == extent.length else {
+                            throw StoreError.corrupted(key: record.key, reason: "chunk \(index) has the wrong length")
+                        }
+                        let from = position - chunkStart
+                        let to = min(bytes.count, range.upperBound - chunkStart)
+                        guard from < to else {
+                            throw StoreError.rangeNotCached(key: record.key, missing: position..<range.upperBound)
+                        }
+                        let target = UnsafeMutableRawBufferPointer(rebasing: out[(position - range.lowerBound)...])
+                        target.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[from..<to]))
+                        return to
+                    }
                 } catch let fault as ChunkFault {
                     throw StoreError.corrupted(key: record.key, reason: fault.description + " (chunk \(index))")
-                }
-                guard bytes.count == extent.length else {
-                    throw StoreError.corrupted(key: record.key, reason: "chunk \(index) has the wrong length")
-                }
-                let from = position - chunkStart
-                let to = min(bytes.count, range.upperBound - chunkStart)
-                guard from < to else {
-                    throw StoreError.rangeNotCached(key: record.key, missing: position..<range.upperBound)
-                }
-                bytes.withUnsafeBytes { source in
-                    let target = UnsafeMutableRawBufferPointer(rebasing: out[(position - range.lowerBound)...])
-                    target.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[from..<to]))
                 }
                 position = chunkStart + to
             }

@@ -300,10 +300,25 @@ final class StoreTransaction {
     /// Reads and verifies a chunk: its header, its decompression and its
     /// digest (the slot's first 16 bytes) must all agree.
     func readChunk(_ slot: [UInt8]) throws -> [UInt8] {
+        try withVerifiedChunk(slot) { [UInt8]($0) }
+    }
+
+    /// Calls `body` with a chunk's verified raw bytes, without copying
+    /// them when the chunk is stored raw (the buffer is then the map
+    /// itself, valid only inside `body`).
+    func withVerifiedChunk<R>(_ slot: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         try txn.withValue(db.chunks, key: slot) { buffer in
             guard let buffer else { throw ChunkFault.missing }
-            guard let digest = ContentDigest(canonical: slot) else { throw ChunkFault.checksum }
-            return try Self.decodeChunk(buffer, expected: digest)
+            guard let digest = ContentDigest(canonical: slot), let header = ChunkHeader.decode(buffer) else {
+                throw ChunkFault.header
+            }
+            let payload = UnsafeRawBufferPointer(rebasing: buffer[ChunkHeader.size...])
+            if header.codec == .raw {
+                guard ContentDigest(of: payload) == digest else { throw ChunkFault.checksum }
+                return try body(payload)
+            }
+            let raw = try Self.decodeChunk(buffer, expected: digest)
+            return try raw.withUnsafeBytes(body)
         }
     }
 
