@@ -52,7 +52,9 @@ final class StoreTransaction {
                 }
                 return record
             }
-            if record.key == key { return (current.key, record) }
+            // Keys are compared as bytes: `==` on String is canonical
+            // equivalence, under which "é" and "e\u{301}" would alias.
+            if record.key.utf8.elementsEqual(key.utf8) { return (current.key, record) }
             item = try cursor.next()
         }
         return nil
