@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+
+@testable import MediaStore
+
+/// A fresh, not yet created, temporary path (removed by the caller).
+func temporaryPath(_ label: String) -> URL {
+    FileManager.default.temporaryDirectory.appendingPathComponent("mediastore-\(label)-\(UUID().uuidString)")
+}
+
+/// Runs `body` in the store's write transaction (internal access for tests
+/// that set up states the public API cannot make).
+func withWriteTransaction<R>(_ store: MediaStore, _ body: (StoreTransaction) throws -> R) throws -> R {
+    try store.write(body)
+}
+
+/// Runs `body` in a read transaction of the store.
+func withReadTransaction<R>(_ store: MediaStore, _ body: (StoreTransaction) throws -> R) throws -> R {
+    try store.read(body)
+}
+
+/// Runs an executable and returns its standard output (fails on a non-zero exit).
+func runTool(_ path: String, _ arguments: [String]) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+        throw ToolFailure(message: "\(path) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+    }
+    return String(decoding: data, as: UTF8.self)
+}
+
+struct ToolFailure: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
