@@ -88,7 +88,9 @@ extension StoreTransaction {
         var item = try cursor.first()
         while let current = item {
             if let record = current.value.withUnsafeBytes(EntryRecord.decode) {
-                let alive = record.ownerPID != getpid() && kill(record.ownerPID, 0) == 0
+                // EPERM: the owner lives but belongs to another user.
+                let owner = record.ownerPID
+                let alive = owner > 0 && owner != getpid() && (kill(owner, 0) == 0 || errno == EPERM)
                 if !alive { abandoned.append((current.key, record)) }
             } else {
                 try txn.delete(db.staging, key: current.key)
