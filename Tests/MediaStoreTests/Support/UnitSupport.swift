@@ -40,3 +40,25 @@ struct ToolFailure: Error, CustomStringConvertible {
     let message: String
     var description: String { message }
 }
+
+extension SeededGenerator {
+    /// Like `bytes(_:)` but eight bytes per step (fast in debug builds,
+    /// for multi-megabyte values). A different stream from `bytes(_:)`.
+    mutating func bulkBytes(_ count: Int) -> [UInt8] {
+        var result = [UInt8](repeating: 0, count: count)
+        result.withUnsafeMutableBytes { buffer in
+            var offset = 0
+            while offset + 8 <= count {
+                buffer.storeBytes(of: next(), toByteOffset: offset, as: UInt64.self)
+                offset += 8
+            }
+            var last = next()
+            while offset < count {
+                buffer[offset] = UInt8(truncatingIfNeeded: last)
+                last >>= 8
+                offset += 1
+            }
+        }
+        return result
+    }
+}
