@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+
+@testable import MediaStore
+
+/// Point 5: zstd per chunk; raw when it saves < ~3% or the bytes are
+/// already-compressed media.
+@Suite struct CompressionTests {
+    static let header = ChunkHeader.size
+
+    /// About 1 MB of highly compressible text.
+    static let sampleText: [UInt8] = {
+        let line = Array("The quick brown fox jumps over the lazy dog. 0123456789\n".utf8)
+        var text = [UInt8]()
+        text.reserveCapacity(1_000_000 + line.count)
+        while text.count < 1_000_000 { text.append(contentsOf: line) }
+        return Array(text[..<1_000_000])
+    }()
+
+    static func text() -> [UInt8] { sampleText }
+
+    static func chunks(_ count: Int) -> Int {
+        (count + StoreConfiguration.defaultChunkSize - 1) / StoreConfiguration.defaultChunkSize
+    }
+
+    /// Stores `value` three ways (put, writer, sparse) under fresh keys and
+    /// returns the stored bytes each added.
+    static func storedSizes(of value: [UInt8], configuration: StoreConfiguration = StoreConfiguration(initialMapSize: 64 << 20)) throws -> [Int] {
+        var sizes: [Int] = []
+        for way in 0..<3 {
+            let t = try TestStore(configuration: configuration)
+            switch way {
+            case 0:
+                try t.store.put(value, forKey: "k")
+            case 1:
+                let writer = try t.store.makeWriter(forKey: "k")
+                try writer.append(value[..<(value.count / 3)])
+                try writer.append(value[(value.count / 3)...])
+                try writer.finish()
+            default:
+                let chunk = t.store.configuration.chunkSize
+                try t.store.prepareEntry(forKey: "k", length: value.count)
+                for start in stride(from: 0, to: value.count, by: chunk) {
+                    try t.store.write(value[start..<min(value.count, start + chunk)], at: start, forKey: "k")
+                }
+            }
+            #expect(try t.store.data(forKey: "k") == Data(value), "way \(way)")
+            #expect(try t.store.verify().isClean, "way \(way)")
+            sizes.append(try t.store.statistics().storedBytes)
+        }
+        return sizes
+    }
+
+    @Test func compressibleDataIsStoredSmall() throws {
+        let value = Self.text()
+        for stored in try Self.storedSizes(of: value) {
+            #expect(stored < value.count / 10, "stored \(stored) of \(value.count)")
+        }
+    }
+
+    @Test func randomDataIsStoredRaw() throws {
+        var generator = SeededGenerator(seed: 51)
+        let value = generator.bulkBytes(1_000_000)
+        for stored in try Self.storedSizes(of: value) {
+            #expect(stored == value.count + Self.chunks(value.count) * Self.header)
+        }
+    }
+
+    @Test func compressionLevelZeroStoresRaw() throws {
+        let value = Self.text()
+        let configuration = StoreConfiguration(compressionLevel: 0, initialMapSize: 64 << 20)
+        for stored in try Self.storedSizes(of: value, configuration: configuration) {
+            #expect(stored == value.count + Self.chunks(value.count) * Self.header)
+        }
+    }
+
+    @Test(arguments: [
+        Array("ID3".utf8) + [4, 0, 0, 0, 0, 0, 0],  // ID3-tagged MP3
+        [0, 0, 0, 0x20] + Array("ftypM4A ".utf8),  // MP4 audio
+        [0, 0, 0, 0x18] + Array("ftypisom".utf8),  // MP4 video
+        Array("fLaC".utf8),
+        Array("OggS".utf8),
+    ])
+    func compressedMediaSkipsCompression(magic: [UInt8]) throws {
+        let value = magic + Self.text()
+        for stored in try Self.storedSizes(of: value) {
+            #expect(stored == value.count + Self.chunks(value.count) * Self.header)
+        }
+    }
+
+    @Test func waveAudioIsStillCompressed() throws {
+        let value = Array("RIFF\u{0}\u{0}\u{0}\u{0}WAVEfmt ".utf8) + Self.text()
+        for stored in try Self.storedSizes(of: value) {
+            #expect(stored < value.count / 10)
+        }
+    }
+
+    /// A chunk that would shrink by under ~3% is kept raw; one that shrinks
+    /// by ~10% is compressed.
+    @Test func smallSavingsAreNotWorthIt() throws {
+        var generator = SeededGenerator(seed: 52)
+        let barely = generator.bulkBytes(98_500) + [UInt8](repeating: 0, count: 1_500)
+        #expect(try Self.storedSizes(of: barely) == [Int](repeating: barely.count + Self.header, count: 3))
+
+        let worth = generator.bulkBytes(90_000) + [UInt8](repeating: 0, count: 10_000)
+        for stored in try Self.storedSizes(of: worth) {
+            #expect(stored < worth.count * 95 / 100)
+            #expect(stored > worth.count * 85 / 100)
+        }
+    }
+}
