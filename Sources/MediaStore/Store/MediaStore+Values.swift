@@ -41,7 +41,6 @@ extension MediaStore {
                     guard let (slot, record) = try transaction.findEntry(key), record.isComplete,
                         !record.isExpired(at: transaction.now)
                     else { return nil }
-                    if record.isInline { return (slot, Data(record.inlineBytes)) }
                     return (slot, try transaction.readRange(record, 0..<(record.length ?? 0)))
                 }
             }

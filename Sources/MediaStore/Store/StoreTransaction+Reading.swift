@@ -8,6 +8,10 @@ extension StoreTransaction {
     func readRange(_ record: EntryRecord, _ range: Range<Int>) throws -> Data {
         if range.isEmpty { return Data() }
         if record.isInline {
+            // Inline values carry no chunk checksum; their content digest is one.
+            if let digest = record.digest, ContentDigest(of: record.inlineBytes) != digest {
+                throw StoreError.corrupted(key: record.key, reason: "the inline value fails its checksum")
+            }
             return Data(record.inlineBytes[range])
         }
         var output = Data(count: range.count)
