@@ -1,0 +1,181 @@
+import Foundation
+import Testing
+
+@testable import MediaStore
+
+/// Point 6: every chunk is checksummed and verified on read; corrupt bytes
+/// are never returned, the read fails with `.corrupted` and the entry is dropped.
+@Suite struct IntegrityTests {
+    static let configuration = StoreConfiguration(chunkSize: 65_536, initialMapSize: 64 << 20)
+
+    let directory = temporaryPath("integrity")
+
+    func open() throws -> MediaStore {
+        try MediaStore(directory: directory, configuration: Self.configuration)
+    }
+
+    /// Flips one byte in every copy of `pattern` inside `data.mdb` (the
+    /// store must be closed); returns how many copies there were.
+    @discardableResult
+    func corruptFile(pattern: [UInt8]) throws -> Int {
+        let file = directory.appendingPathComponent("data.mdb")
+        var bytes = try Data(contentsOf: file)
+        var copies = 0
+        var searchFrom = bytes.startIndex
+        while let found = bytes.range(of: Data(pattern), in: searchFrom..<bytes.endIndex) {
+            bytes[found.lowerBound + 17] ^= 0x5A
+            copies += 1
+            searchFrom = found.upperBound
+        }
+        try bytes.write(to: file)
+        return copies
+    }
+
+    /// Replaces the stored value of an entry's chunk through the internal API.
+    func tamperWithChunk(_ store: MediaStore, key: String, index: Int, _ edit: (inout [UInt8]) -> Void) throws {
+        let slots = try chunkSlots(store, key: key)
+        try #require(index < slots.count)
+        let slot = slots[index]
+        try withWriteTransaction(store) { transaction in
+            var value = try #require(try transaction.txn.value(transaction.db.chunks, key: slot))
+            edit(&value)
+            try transaction.txn.put(transaction.db.chunks, key: slot, value: value)
+        }
+    }
+
+    func expectCorrupted(_ key: String, _ body: () throws -> Void) {
+        let error = #expect(throws: StoreError.self) { try body() }
+        guard case .corrupted(let reported, _) = error else {
+            Issue.record("expected .corrupted for \(key), got \(String(describing: error))")
+            return
+        }
+        #expect(reported == key)
+    }
+
+    @Test func aFlippedByteInTheFileIsCaught() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var generator = SeededGenerator(seed: 61)
+        let bad = generator.bulkBytes(100_000)  // random: stored raw, verbatim in the file
+        let good = generator.bulkBytes(100_000)
+        let pattern = Array(bad[70_000..<70_064])
+        do {
+            let store = try open()
+            try store.put(bad, forKey: "bad")
+            try store.put(good, forKey: "good")
+        }
+        #expect(try corruptFile(pattern: pattern) == 1)
+
+        let store = try open()
+        let report = try store.verify()
+        #expect(!report.isClean)
+        #expect(report.corruptKeys == ["bad"])
+        #expect(try store.info(forKey: "bad") != nil)  // verify changes nothing
+
+        expectCorrupted("bad") { _ = try store.data(forKey: "bad") }
+        #expect(try store.info(forKey: "bad") == nil)
+        #expect(try store.data(forKey: "bad") == nil)
+        #expect(try store.data(forKey: "good") == Data(good))
+        #expect(try store.statistics().chunkCount == 2)  // good's 2 chunks; bad's were released
+        let after = try store.verify()
+        #expect(after.isClean, "\(after.problems)")
+    }
+
+    @Test func aRangeReadTouchesOnlyItsChunksAndDropsOnACorruptOne() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var generator = SeededGenerator(seed: 62)
+        let value = generator.bulkBytes(3 * 65_536)
+        do {
+            let store = try open()
+            try store.put(value, forKey: "k")
+        }
+        #expect(try corruptFile(pattern: Array(value[140_000..<140_064])) == 1)  // chunk 2
+
+        let store = try open()
+        // Chunks 0 and 1 are fine and are all these reads need.
+        #expect(try store.read(forKey: "k", range: 10..<100_000) == Data(value[10..<100_000]))
+        var streamed = Data()
+        try store.read(forKey: "k", range: 0..<131_072) { streamed.append($0) }
+        #expect(streamed == Data(value[0..<131_072]))
+        #expect(try store.info(forKey: "k") != nil)
+
+        expectCorrupted("k") { _ = try store.read(forKey: "k", range: 131_000..<131_100) }
+        #expect(try store.info(forKey: "k") == nil)
+        #expect(try store.statistics().chunkCount == 0)
+        #expect(try store.verify().isClean)
+    }
+
+    @Test func everyEntrySharingACorruptChunkFailsToo() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var generator = SeededGenerator(seed: 63)
+        let value = generator.bulkBytes(100_000)
+        do {
+            let store = try open()
+            try store.put(value, forKey: "a")
+            try store.put(value, forKey: "b")
+        }
+        try corruptFile(pattern: Array(value[1_000..<1_064]))
+        let store = try open()
+        #expect(Set(try store.verify().corruptKeys) == ["a", "b"])
+        expectCorrupted("a") { _ = try store.data(forKey: "a") }
+        expectCorrupted("b") { _ = try store.data(forKey: "b") }
+        #expect(try store.statistics().entryCount == 0)
+        #expect(try store.statistics().chunkCount == 0)
+        #expect(try store.verify().isClean)
+    }
+
+    @Test func aCorruptCompressedChunkIsCaught() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try open()
+        let text = Array(String(repeating: "compressible text, ", count: 10_000).utf8)
+        try store.put(text, forKey: "k")
+        #expect(try store.statistics().storedBytes < text.count / 10)
+        try tamperWithChunk(store, key: "k", index: 1) { $0[$0.count / 2] ^= 0xFF }
+        expectCorrupted("k") { _ = try store.data(forKey: "k") }
+        #expect(try store.info(forKey: "k") == nil)
+        #expect(try store.verify().isClean)
+    }
+
+    @Test func aCorruptChunkHeaderIsCaught() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try open()
+        var generator = SeededGenerator(seed: 64)
+        try store.put(generator.bulkBytes(70_000), forKey: "magic")
+        try store.put(generator.bulkBytes(70_000), forKey: "length")
+        try tamperWithChunk(store, key: "magic", index: 0) { $0[0] = 0 }
+        try tamperWithChunk(store, key: "length", index: 1) { $0[4] ^= 1 }
+        expectCorrupted("magic") { _ = try store.data(forKey: "magic") }
+        expectCorrupted("length") { _ = try store.read(forKey: "length", range: 65_536..<65_537) }
+        #expect(try store.statistics().entryCount == 0)
+    }
+
+    /// Small values live inside their index record, not in chunks; they
+    /// are still checked against their content digest.
+    @Test func aCorruptInlineValueIsCaught() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var generator = SeededGenerator(seed: 65)
+        let value = generator.bulkBytes(2_000)
+        do {
+            let store = try open()
+            try store.put(value, forKey: "small")
+            try store.put([1, 2, 3], forKey: "other")
+        }
+        #expect(try corruptFile(pattern: Array(value[500..<564])) >= 1)
+        let store = try open()
+        #expect(try store.verify().corruptKeys == ["small"])
+        expectCorrupted("small") { _ = try store.read(forKey: "small", range: 0..<10) }
+        #expect(try store.info(forKey: "small") == nil)
+
+        // And through data(forKey:).
+        try store.put(value, forKey: "small")
+        _ = try store.data(forKey: "small")
+        try withWriteTransaction(store) { transaction in
+            var (slot, record) = try #require(try transaction.findEntry("small"))
+            record.inlineBytes[3] ^= 1
+            try transaction.save(record, atSlot: slot)
+        }
+        expectCorrupted("small") { _ = try store.data(forKey: "small") }
+        #expect(try store.info(forKey: "small") == nil)
+        #expect(try store.data(forKey: "other") == Data([1, 2, 3]))
+        #expect(try store.verify().isClean)
+    }
+}
