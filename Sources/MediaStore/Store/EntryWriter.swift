@@ -175,8 +175,7 @@ public final class EntryWriter {
                     let expiry = options.expiry.resolve(
                         now: Date(timeIntervalSince1970: transaction.now),
                         defaultLifetime: store.configuration.defaultLifetime)
-                    try transaction.insert(record, expiry: expiry?.timeIntervalSince1970)
-                    return record.info()
+                    return try transaction.insert(record, expiry: expiry?.timeIntervalSince1970).info()
                 }
             }
         } catch {

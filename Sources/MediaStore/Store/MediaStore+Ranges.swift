@@ -34,8 +34,7 @@ extension MediaStore {
                 }
                 let expiry = options.expiry.resolve(
                     now: Date(timeIntervalSince1970: transaction.now), defaultLifetime: configuration.defaultLifetime)
-                try transaction.insert(record, expiry: expiry?.timeIntervalSince1970)
-                return record.info()
+                return try transaction.insert(record, expiry: expiry?.timeIntervalSince1970).info()
             }
         }
     }

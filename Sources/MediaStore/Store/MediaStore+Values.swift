@@ -166,8 +166,7 @@ extension StoreTransaction {
             }
             let expiry = options.expiry.resolve(
                 now: Date(timeIntervalSince1970: now), defaultLifetime: configuration.defaultLifetime)
-            try insert(record, expiry: expiry?.timeIntervalSince1970)
-            return record.info()
+            return try insert(record, expiry: expiry?.timeIntervalSince1970).info()
         }
     }
 }

@@ -121,8 +121,9 @@ final class StoreTransaction {
     }
 
     /// Saves a new entry at `key`'s slot, replacing any entry there, and
-    /// indexes it (LRU, expiry, counters).
-    func insert(_ record: EntryRecord, expiry: Double?) throws {
+    /// indexes it (LRU, expiry, counters). Returns the record as saved.
+    @discardableResult
+    func insert(_ record: EntryRecord, expiry: Double?) throws -> EntryRecord {
         var record = record
         let slot: [UInt8]
         if let existing = try findEntry(record.key) {
@@ -140,6 +141,7 @@ final class StoreTransaction {
             if record.isComplete { $0.completeCount += 1 }
             if record.isInline { $0.storedBytes += record.inlineBytes.count }
         }
+        return record
     }
 
     /// Deletes an entry, its index rows and its references to chunks.
