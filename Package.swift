@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .library(name: "MediaStore", targets: ["MediaStore"]),
+        .library(name: "MediaCache", targets: ["MediaCache"]),
         .executable(name: "mediacache-demo", targets: ["mediacache-demo"]),
         .executable(name: "mediacache-bench", targets: ["mediacache-bench"]),
     ],
@@ -29,6 +30,10 @@ let package = Package(
             name: "MediaStore",
             dependencies: ["CLMDB", "CZstd", "CXXHash"]
         ),
+        .target(
+            name: "MediaCache",
+            dependencies: ["MediaStore"]
+        ),
         .executableTarget(
             name: "mediacache-demo",
             dependencies: ["MediaStore"],
@@ -47,6 +52,10 @@ let package = Package(
         .testTarget(
             name: "MediaStoreTests",
             dependencies: ["MediaStore"]
+        ),
+        .testTarget(
+            name: "MediaCacheTests",
+            dependencies: ["MediaCache", "MediaStore"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,9 @@
+/// Carries a value across the storage's serialization domain. Sound
+/// because every access to storage state happens inside that domain.
+struct UncheckedSendable<Wrapped>: @unchecked Sendable {
+    var value: Wrapped
+
+    init(_ value: Wrapped) {
+        self.value = value
+    }
+}

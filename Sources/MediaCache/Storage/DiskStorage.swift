@@ -1,0 +1,212 @@
+import Foundation
+import MediaStore
+
+/// The disk tier: one ``MediaStore`` in `directory/name`.
+///
+/// Values are stored as their transformer's bytes, keys as stable strings
+/// (see the README), expiry as an absolute date. ``DiskConfig/maxSize``
+/// becomes the store's size limit, enforced on every write by evicting
+/// least-recently-used entries. Thread-safe.
+public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
+    /// The configuration.
+    public let config: DiskConfig
+    /// Kept for source compatibility; the store manages its own files.
+    public let fileManager: FileManager
+    /// The store's directory.
+    public let path: String
+    /// The engine underneath. (MediaCache addition.)
+    public let store: MediaStore
+    let transformer: Transformer<Value>
+
+    /// Opens (creating when needed) the store in
+    /// `config.directory ?? cachesDirectory` + `config.name`.
+    public convenience init(
+        config: DiskConfig, fileManager: FileManager = .default, transformer: Transformer<Value>
+    ) throws {
+        let base =
+            config.directory ?? fileManager.urls(for: .cachesDirectory, in: .userDomainMask).first
+            ?? fileManager.temporaryDirectory
+        let url = base.appendingPathComponent(config.name, isDirectory: true)
+        try self.init(config: config, fileManager: fileManager, path: url.path, transformer: transformer)
+    }
+
+    /// Opens (creating when needed) the store at `path`.
+    public init(config: DiskConfig, fileManager: FileManager, path: String, transformer: Transformer<Value>) throws {
+        let configuration = StoreConfiguration(
+            sizeLimit: Int(clamping: config.maxSize), countLimit: Int(clamping: config.countLimit),
+            compressionLevel: config.compressionLevel)
+        do {
+            self.store = try StoreRegistry.shared.open(
+                directory: URL(fileURLWithPath: path, isDirectory: true), configuration: configuration)
+        } catch {
+            throw StorageError(error)
+        }
+        self.config = config
+        self.fileManager = fileManager
+        self.path = path
+        self.transformer = transformer
+        #if canImport(Darwin)
+            if let protectionType = config.protectionType {
+                try? fileManager.setAttributes([.protectionKey: protectionType], ofItemAtPath: path)
+            }
+        #endif
+    }
+
+    init(sharing other: DiskStorage<Key, some Any>, transformer: Transformer<Value>) {
+        self.config = other.config
+        self.fileManager = other.fileManager
+        self.path = other.path
+        self.store = other.store
+        self.transformer = transformer
+    }
+
+    /// Bytes the store occupies (after compression and deduplication).
+    public var totalSize: Int? {
+        try? store.statistics().storedBytes
+    }
+
+    // MARK: Bytes
+
+    func storeKey(_ key: Key) -> String { KeyCoder.encode(key) }
+
+    static func policy(_ expiry: Expiry) -> ExpiryPolicy {
+        switch expiry {
+        case .never: .never
+        case .seconds(let seconds): .after(seconds)
+        case .date(let date): .at(date)
+        }
+    }
+
+    /// The stored bytes and absolute expiry for `key`, expired or not.
+    func rawEntry(forKey key: Key) throws -> (data: Data, expiry: Date?)? {
+        let name = storeKey(key)
+        do {
+            guard let info = try store.info(forKey: name), info.isComplete else { return nil }
+            let length = info.length ?? info.cachedBytes
+            let data = length == 0 ? Data() : try store.read(forKey: name, range: 0..<length, includeExpired: true)
+            return (data, info.expiry)
+        } catch .notFound {
+            return nil
+        } catch {
+            throw StorageError(error)
+        }
+    }
+
+    /// The bytes of the unexpired entry for `key`, in one read.
+    func liveData(forKey key: Key) throws -> Data? {
+        do {
+            return try store.data(forKey: storeKey(key))
+        } catch {
+            throw StorageError(error)
+        }
+    }
+
+    /// Stores `data`; returns the absolute expiry it got.
+    @discardableResult
+    func setData(_ data: Data, forKey key: Key, expiry: Expiry?) throws -> Date? {
+        do {
+            let info = try store.put(
+                data, forKey: storeKey(key),
+                options: WriteOptions(expiry: Self.policy(expiry ?? config.expiry), cost: data.count))
+            return info.expiry
+        } catch {
+            throw StorageError(error)
+        }
+    }
+
+    /// Removes the entry; returns whether there was one.
+    @discardableResult
+    func removeData(forKey key: Key) throws -> Bool {
+        do {
+            return try store.remove(forKey: storeKey(key))
+        } catch {
+            throw StorageError(error)
+        }
+    }
+
+    func expiryDate(forKey key: Key) throws -> Date?? {
+        do {
+            guard let info = try store.info(forKey: storeKey(key)), info.isComplete else { return nil }
+            return .some(info.expiry)
+        } catch {
+            throw StorageError(error)
+        }
+    }
+
+    /// Whether any entry (expired or not) exists for `key`; `true` when unknown.
+    func hasEntry(forKey key: Key) -> Bool {
+        do {
+            return try store.info(forKey: storeKey(key)) != nil
+        } catch {
+            return true
+        }
+    }
+
+    func decode(_ data: Data) throws -> Value {
+        try transformer.fromData(data)
+    }
+
+    // MARK: StorageAware
+
+    /// The entry for `key`, also when expired; ``Entry/filePath`` is the store's directory.
+    public func entry(forKey key: Key) throws -> Entry<Value> {
+        guard let raw = try rawEntry(forKey: key) else { throw StorageError.notFound }
+        return Entry(object: try decode(raw.data), expiry: Expiry(absoluteDate: raw.expiry), filePath: path)
+    }
+
+    /// The unexpired object for `key`, in one read transaction.
+    public func object(forKey key: Key) throws -> Value {
+        guard let data = try liveData(forKey: key) else { throw StorageError.notFound }
+        return try decode(data)
+    }
+
+    /// Whether an unexpired entry exists for `key` (without reading or decoding it).
+    public func objectExists(forKey key: Key) -> Bool {
+        (try? store.contains(storeKey(key))) ?? false
+    }
+
+    /// Stores `object`; `expiry` `nil` uses ``DiskConfig/expiry``.
+    public func setObject(_ object: Value, forKey key: Key, expiry: Expiry? = nil) throws {
+        try setData(try transformer.toData(object), forKey: key, expiry: expiry)
+    }
+
+    /// Removes the entry for `key`; a missing key is not an error.
+    public func removeObject(forKey key: Key) throws {
+        try removeData(forKey: key)
+    }
+
+    /// Removes every entry.
+    public func removeAll() throws {
+        do { try store.removeAll() } catch { throw StorageError(error) }
+    }
+
+    /// Removes every expired entry.
+    public func removeExpiredObjects() throws {
+        do { try store.removeExpired() } catch { throw StorageError(error) }
+    }
+
+    /// Does nothing: the disk tier has no memory.
+    public func removeInMemoryObject(forKey key: Key) throws {}
+
+    /// Keys of every unexpired entry that can be decoded back to `Key`.
+    public var allKeys: [Key] {
+        guard let entries = try? store.entries() else { return [] }
+        let now = Date()
+        return entries.compactMap { info in
+            guard info.isComplete, !info.isExpired(at: now) else { return nil }
+            return KeyCoder.decode(info.key, as: Key.self)
+        }
+    }
+
+    /// Every unexpired object that decodes as `Value`.
+    public var allObjects: [Value] {
+        allKeys.compactMap { try? object(forKey: $0) }
+    }
+
+    /// A view of the same store for values of another type.
+    public func transform<U>(transformer: Transformer<U>) -> DiskStorage<Key, U> {
+        DiskStorage<Key, U>(sharing: self, transformer: transformer)
+    }
+}
+
+extension DiskStorage: StorageAware {}

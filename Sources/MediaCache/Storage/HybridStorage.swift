@@ -1,0 +1,281 @@
+import Foundation
+import MediaStore
+
+/// Memory first, then disk: the two tiers behind a ``Storage``, and the
+/// storage's one serialization domain and observer registries.
+///
+/// Every operation runs inside the domain (re-entrantly), so a
+/// `HybridStorage` is safe to use from any thread, and all transformed views
+/// of it share the memory tier, the store, the domain and the observers.
+public final class HybridStorage<Key: Hashable, Value>: @unchecked Sendable {
+    /// The memory tier.
+    public let memoryStorage: MemoryStorage<Key, Value>
+    /// The disk tier.
+    public let diskStorage: DiskStorage<Key, Value>
+    let domain: SerialDomain
+    let hub: ObservationHub<Key>
+
+    /// Combines the two tiers under a new serialization domain.
+    public convenience init(memoryStorage: MemoryStorage<Key, Value>, diskStorage: DiskStorage<Key, Value>) {
+        self.init(
+            memoryStorage: memoryStorage, diskStorage: diskStorage,
+            domain: SerialDomain(label: "MediaCache.Storage.SerialQueue"), hub: ObservationHub())
+    }
+
+    init(
+        memoryStorage: MemoryStorage<Key, Value>, diskStorage: DiskStorage<Key, Value>, domain: SerialDomain,
+        hub: ObservationHub<Key>
+    ) {
+        self.memoryStorage = memoryStorage
+        self.diskStorage = diskStorage
+        self.domain = domain
+        self.hub = hub
+    }
+
+    /// Bytes the disk tier occupies.
+    public var totalDiskStorageSize: Int? {
+        diskStorage.totalSize
+    }
+
+    // MARK: Reads
+
+    /// The entry for `key`, expired or not: from memory when it holds an
+    /// unexpired object, otherwise from disk (then copied into memory with
+    /// the disk's expiry).
+    /// - throws: ``StorageError/notFound`` when neither tier has it.
+    public func entry(forKey key: Key) throws -> Entry<Value> {
+        try domain.sync {
+            var stale: Entry<Value>?
+            if let entry = try? memoryStorage.entry(forKey: key) {
+                if !entry.expiry.isExpired { return entry }
+                stale = entry
+            }
+            if let raw = try diskStorage.rawEntry(forKey: key) {
+                let object = try diskStorage.decode(raw.data)
+                memoryStorage.setObject(object, forKey: key, absoluteExpiry: raw.expiry, cost: raw.data.count)
+                return Entry(object: object, expiry: Expiry(absoluteDate: raw.expiry), filePath: diskStorage.path)
+            }
+            if let stale { return stale }
+            throw StorageError.notFound
+        }
+    }
+
+    /// The unexpired object for `key`.
+    /// - throws: ``StorageError/notFound`` when missing or expired.
+    public func object(forKey key: Key) throws -> Value {
+        try domain.sync {
+            if let object = liveMemoryObject(forKey: key, touch: true) { return object }
+            guard let data = try diskStorage.liveData(forKey: key) else { throw StorageError.notFound }
+            let object = try diskStorage.decode(data)
+            if case .some(let expiry) = try diskStorage.expiryDate(forKey: key) {
+                memoryStorage.setObject(object, forKey: key, absoluteExpiry: expiry, cost: data.count)
+            }
+            return object
+        }
+    }
+
+    /// Whether an unexpired object exists for `key` (without decoding it).
+    public func objectExists(forKey key: Key) -> Bool {
+        domain.sync {
+            liveMemoryObject(forKey: key, touch: false) != nil || diskStorage.objectExists(forKey: key)
+        }
+    }
+
+    private func liveMemoryObject(forKey key: Key, touch: Bool) -> Value? {
+        guard let capsule = memoryStorage.cache.capsule(forKey: key, touch: touch), !capsule.isExpired(at: Date())
+        else { return nil }
+        return capsule.object as? Value
+    }
+
+    /// Keys of every unexpired object, on disk or in memory.
+    public var allKeys: [Key] {
+        domain.sync {
+            var keys = diskStorage.allKeys
+            var seen = Set(keys)
+            for key in memoryStorage.allKeys where seen.insert(key).inserted {
+                keys.append(key)
+            }
+            return keys
+        }
+    }
+
+    /// Every unexpired object, on disk or in memory (read without filling
+    /// the memory tier).
+    public var allObjects: [Value] {
+        domain.sync {
+            allKeys.compactMap { key in
+                if let object = liveMemoryObject(forKey: key, touch: false) { return object }
+                guard let data = try? diskStorage.liveData(forKey: key) else { return nil }
+                return try? diskStorage.decode(data)
+            }
+        }
+    }
+
+    // MARK: Writes
+
+    /// Writes `object` to disk, then to memory, then notifies the key's
+    /// observers (`.edit`) and the storage observers (`.add`). When the disk
+    /// write fails nothing changes and nobody is notified.
+    ///
+    /// With `expiry` `nil`, the disk uses ``DiskConfig/expiry`` and memory
+    /// ``MemoryConfig/expiry``, but never beyond the disk's.
+    public func setObject(_ object: Value, forKey key: Key, expiry: Expiry? = nil) throws {
+        try domain.sync {
+            let data = try diskStorage.transformer.toData(object)
+            let before = hub.hasKeyObservers(for: key) ? currentValue(forKey: key) : nil
+            let diskExpiry = try diskStorage.setData(data, forKey: key, expiry: expiry)
+            var memoryExpiry = diskExpiry
+            if expiry == nil, let configured = memoryStorage.config.expiry.absoluteDate {
+                memoryExpiry = min(configured, diskExpiry ?? configured)
+            }
+            memoryStorage.setObject(object, forKey: key, absoluteExpiry: memoryExpiry, cost: data.count)
+            hub.notify(key: key, .edit(before: before, after: ObservedValue(object: object, data: data)))
+            hub.notify(.add(key: key))
+        }
+    }
+
+    private func currentValue(forKey key: Key) -> ObservedValue? {
+        let memory = memoryStorage.cache.capsule(forKey: key, touch: false)?.object
+        let raw = try? diskStorage.rawEntry(forKey: key)
+        guard memory != nil || raw != nil else { return nil }
+        return ObservedValue(object: memory, data: raw?.data)
+    }
+
+    /// Removes the object for `key` from both tiers; a missing key is not an
+    /// error. Notifies (key `.remove`, then storage `.remove`) when there was one.
+    public func removeObject(forKey key: Key) throws {
+        try domain.sync {
+            let inMemory = memoryStorage.cache.remove(forKey: key) != nil
+            let onDisk = try diskStorage.removeData(forKey: key)
+            guard inMemory || onDisk else { return }
+            hub.notify(key: key, .remove)
+            hub.notify(.remove(key: key))
+        }
+    }
+
+    /// Removes everything; notifies `.removeAll`, then `.remove` to every
+    /// key observer.
+    public func removeAll() throws {
+        try domain.sync {
+            memoryStorage.removeAll()
+            try diskStorage.removeAll()
+            hub.notify(.removeAll)
+            hub.notifyAllKeys(.remove)
+        }
+    }
+
+    /// Removes expired objects from both tiers; notifies `.remove` to the
+    /// observers of each key removed from disk, then `.removeExpired`.
+    public func removeExpiredObjects() throws {
+        try domain.sync {
+            memoryStorage.removeExpiredObjects()
+            let now = Date()
+            let expiring = hub.observedKeys.filter { key in
+                guard case .some(.some(let expiry)) = try? diskStorage.expiryDate(forKey: key) else { return false }
+                return expiry <= now
+            }
+            try diskStorage.removeExpiredObjects()
+            for key in expiring where !diskStorage.hasEntry(forKey: key) {
+                hub.notify(key: key, .remove)
+            }
+            hub.notify(.removeExpired)
+        }
+    }
+
+    /// Removes the object for `key` from memory only; notifies `.removeInMemory`.
+    public func removeInMemoryObject(forKey key: Key) throws {
+        domain.sync {
+            memoryStorage.removeObject(forKey: key)
+            hub.notify(.removeInMemory(key: key))
+        }
+    }
+
+    // MARK: Transform
+
+    /// A view of this storage for values of another type, sharing the
+    /// memory tier, the store, the serialization domain and the observers.
+    public func transform<U>(transformer: Transformer<U>) -> HybridStorage<Key, U> {
+        HybridStorage<Key, U>(
+            memoryStorage: memoryStorage.transform(transformer: transformer),
+            diskStorage: diskStorage.transform(transformer: transformer), domain: domain, hub: hub)
+    }
+}
+
+extension HybridStorage: StorageAware {}
+
+// MARK: - Observation
+
+extension HybridStorage: StorageObservationRegistry {
+    /// Registers `observer` (held weakly) for every change of the storage
+    /// and of its transformed views.
+    @discardableResult
+    public func addStorageObserver<O: AnyObject>(
+        _ observer: O, closure: @escaping (O, HybridStorage, StorageChange<Key>) -> Void
+    ) -> ObservationToken {
+        let id = domain.sync {
+            hub.addStorageObservation { [weak observer, weak self] change in
+                guard let observer, let self else { return false }
+                closure(observer, self, change)
+                return true
+            }
+        }
+        return ObservationToken { [domain, hub] in
+            domain.sync { hub.removeStorageObservation(id) }
+        }
+    }
+
+    /// Removes every storage observer.
+    public func removeAllStorageObservers() {
+        domain.sync { hub.removeAllStorageObservations() }
+    }
+
+    var storageObservationCount: Int {
+        domain.sync { hub.storageObservations.count }
+    }
+}
+
+extension HybridStorage: KeyObservationRegistry {
+    /// Registers `observer` (held weakly) for changes of `key`, also those
+    /// made through transformed views. Several observers may watch one key.
+    @discardableResult
+    public func addObserver<O: AnyObject>(
+        _ observer: O, forKey key: Key, closure: @escaping (O, HybridStorage, KeyChange<Value>) -> Void
+    ) -> ObservationToken {
+        let transformer = diskStorage.transformer
+        let id = domain.sync {
+            hub.addKeyObservation(forKey: key) { [weak observer, weak self] event in
+                guard let observer, let self else { return false }
+                switch event {
+                case .remove:
+                    closure(observer, self, .remove)
+                case .edit(let before, let after):
+                    guard let after = Self.typed(after, transformer) else { return true }
+                    closure(observer, self, .edit(before: before.flatMap { Self.typed($0, transformer) }, after: after))
+                }
+                return true
+            }
+        }
+        return ObservationToken { [domain, hub] in
+            domain.sync { hub.removeKeyObservation(forKey: key, id: id) }
+        }
+    }
+
+    private static func typed(_ value: ObservedValue, _ transformer: Transformer<Value>) -> Value? {
+        if let object = value.object as? Value { return object }
+        return value.data.flatMap { try? transformer.fromData($0) }
+    }
+
+    /// Removes the observers of `key`.
+    public func removeObserver(forKey key: Key) {
+        domain.sync { hub.removeKeyObservations(forKey: key) }
+    }
+
+    /// Removes every key observer.
+    public func removeAllKeyObservers() {
+        domain.sync { hub.removeAllKeyObservations() }
+    }
+
+    func keyObservationCount(forKey key: Key) -> Int {
+        domain.sync { hub.keyObservations[key]?.count ?? 0 }
+    }
+}

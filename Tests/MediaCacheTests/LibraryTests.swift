@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+@testable import MediaCache
+
+@Suite struct ExpiryTests {
+    @Test func neverIsUpstreamConstant() {
+        #expect(Expiry.never.date == Date(timeIntervalSince1970: 60 * 60 * 24 * 365 * 68))
+        let components = Calendar(identifier: .gregorian).dateComponents(
+            in: TimeZone(identifier: "UTC")!, from: Expiry.never.date)
+        #expect(components.year == 2037 && components.month == 12 && components.day == 15)
+        #expect(!Expiry.never.isExpired)
+    }
+
+    @Test func secondsAndDate() {
+        #expect(!Expiry.seconds(10).isExpired)
+        #expect(Expiry.seconds(-1).isExpired)
+        let date = Date(timeIntervalSinceNow: -5)
+        #expect(Expiry.date(date).date == date)
+        #expect(Expiry.date(date).isExpired)
+        #expect(abs(Expiry.seconds(100).date.timeIntervalSinceNow - 100) < 1)
+    }
+}
+
+@Suite struct TransformerTests {
+    @Test func codableEnvelopeMatchesUpstream() throws {
+        let transformer = TransformerFactory.forCodable(ofType: User.self)
+        let data = try transformer.toData(User(firstName: "John", lastName: "Snow"))
+        let json = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+        let object = json?["object"] as? [String: Any]
+        #expect(object?["firstName"] as? String == "John")
+        // Bytes as hyperoslo/Cache's Codable transformer writes them decode.
+        let upstream = Data(#"{"object":{"firstName":"Arya","lastName":"Stark"}}"#.utf8)
+        #expect(try transformer.fromData(upstream) == User(firstName: "Arya", lastName: "Stark"))
+        let int = TransformerFactory.forCodable(ofType: Int.self)
+        #expect(try int.fromData(Data(#"{"object":42}"#.utf8)) == 42)
+    }
+
+    @Test func dataIsIdentity() throws {
+        let bytes = Data([1, 2, 3])
+        let transformer = TransformerFactory.forData()
+        #expect(try transformer.toData(bytes) == bytes)
+        #expect(try transformer.fromData(bytes) == bytes)
+    }
+
+    @Test func keyCoderRoundTrips() {
+        #expect(KeyCoder.encode("https://a/b.mp3?t=1") == "https://a/b.mp3?t=1")
+        #expect(KeyCoder.decode("42", as: Int.self) == 42)
+        #expect(KeyCoder.encode(42) == "42")
+        let url = URL(string: "https://example.com/track.mp3?sig=abc")!
+        #expect(KeyCoder.decode(KeyCoder.encode(url), as: URL.self) == url)
+        let uuid = UUID()
+        #expect(KeyCoder.decode(KeyCoder.encode(uuid), as: UUID.self) == uuid)
+    }
+}
