@@ -16,6 +16,8 @@ extension MediaStore {
             guard length >= 0 else { throw .invalidRange(key: key, range: 0..<0, length: length) }
             try checkFits(key: key, size: length)
         }
+        markInUse(key)
+        defer { unmarkInUse(key) }
         return try run {
             try write { transaction in
                 if let (_, record) = try transaction.findEntry(key), !record.isInline,
@@ -49,7 +51,9 @@ extension MediaStore {
     /// entry becomes complete and its content digest is computed.
     @discardableResult
     public func write(_ bytes: some ContiguousBytes, at offset: Int, forKey key: String) throws(StoreError) -> EntryInfo {
-        try run {
+        markInUse(key)
+        defer { unmarkInUse(key) }
+        return try run {
             try write { transaction in
                 guard let (slot, found) = try transaction.findEntry(key), !found.isInline else {
                     throw StoreError.notFound(key: key)

@@ -19,6 +19,9 @@ extension MediaStore {
             try writer.append(value)
             return try writer.finish()
         }
+        // In use while written: the limits it triggers must not evict it.
+        markInUse(key)
+        defer { unmarkInUse(key) }
         return try run { try write { try $0.putWhole(value, forKey: key, options: options) } }
     }
 
