@@ -32,7 +32,8 @@ let package = Package(
         ),
         .target(
             name: "MediaCache",
-            dependencies: ["MediaStore"]
+            dependencies: ["MediaStore"],
+            exclude: ["README-section.md"]
         ),
         .executableTarget(
             name: "mediacache-demo",

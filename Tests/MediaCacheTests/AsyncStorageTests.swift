@@ -22,7 +22,9 @@ import Testing
         #expect(!exists)
         let missing: Error? = await withCheckedContinuation { continuation in
             storage.async.entry(forKey: "u") { result in
-                if case .failure(let error) = result { continuation.resume(returning: error) } else {
+                if case .failure(let error) = result {
+                    continuation.resume(returning: error)
+                } else {
                     continuation.resume(returning: nil)
                 }
             }

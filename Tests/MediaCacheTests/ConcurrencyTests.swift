@@ -10,14 +10,18 @@ final class SendableObserver: Sendable {}
     @Test func mixedSyncAndAsyncFromManyThreads() async throws {
         let temp = TempDirectory()
         let storage = try makeStorage(
-            in: temp, memoryConfig: MemoryConfig(countLimit: 16), transformer: TransformerFactory.forCodable(ofType: Int.self))
+            in: temp, memoryConfig: MemoryConfig(countLimit: 16),
+            transformer: TransformerFactory.forCodable(ofType: Int.self))
         let data = storage.transformData()
         let observer = SendableObserver()
         let events = Recorder<Int>()
         storage.addStorageObserver(observer) { _, _, _ in events.append(0) }
         let group = DispatchGroup()
-        let iterations = 200
-        for index in 0..<iterations { group.enter(); storage.async.setObject(index, forKey: "k\(index % 40)") { _ in group.leave() } }
+        let iterations = 400
+        for index in 0..<iterations {
+            group.enter()
+            storage.async.setObject(index, forKey: "k\(index % 40)") { _ in group.leave() }
+        }
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
             for index in 0..<iterations / 4 {
                 let key = "k\((index + thread) % 40)"

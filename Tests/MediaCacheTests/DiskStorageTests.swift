@@ -13,7 +13,8 @@ import Testing
             config: config, transformer: TransformerFactory.forCodable(ofType: Int.self))
         #expect(storage.path == temp.url.appendingPathComponent("Floppy").path)
         var isDirectory: ObjCBool = false
-        #expect(FileManager.default.fileExists(atPath: storage.path, isDirectory: &isDirectory) && isDirectory.boolValue)
+        #expect(
+            FileManager.default.fileExists(atPath: storage.path, isDirectory: &isDirectory) && isDirectory.boolValue)
     }
 
     @Test func defaultDirectoryIsCaches() throws {
@@ -28,7 +29,8 @@ import Testing
     @Test func entryCarriesExpiryAndLocation() throws {
         let temp = TempDirectory()
         let storage = try DiskStorage<String, Int>(
-            config: DiskConfig(name: "d", directory: temp.url), transformer: TransformerFactory.forCodable(ofType: Int.self))
+            config: DiskConfig(name: "d", directory: temp.url),
+            transformer: TransformerFactory.forCodable(ofType: Int.self))
         let date = Date(timeIntervalSinceNow: 3600)
         try storage.setObject(7, forKey: "k", expiry: .date(date))
         let entry = try storage.entry(forKey: "k")
@@ -43,7 +45,8 @@ import Testing
     @Test func removeAllAndRemoveExpired() throws {
         let temp = TempDirectory()
         let storage = try DiskStorage<String, Int>(
-            config: DiskConfig(name: "d", directory: temp.url), transformer: TransformerFactory.forCodable(ofType: Int.self))
+            config: DiskConfig(name: "d", directory: temp.url),
+            transformer: TransformerFactory.forCodable(ofType: Int.self))
         try storage.setObject(1, forKey: "past", expiry: .date(Date(timeIntervalSinceNow: -10)))
         try storage.setObject(2, forKey: "future", expiry: .seconds(60))
         #expect(try storage.entry(forKey: "past").object == 1)  // expired entries stay readable
@@ -59,7 +62,8 @@ import Testing
     @Test func isExpiredFlipsAfterSecondsExpiry() throws {
         let temp = TempDirectory()
         let storage = try DiskStorage<String, Int>(
-            config: DiskConfig(name: "d", directory: temp.url), transformer: TransformerFactory.forCodable(ofType: Int.self))
+            config: DiskConfig(name: "d", directory: temp.url),
+            transformer: TransformerFactory.forCodable(ofType: Int.self))
         try storage.setObject(1, forKey: "k", expiry: .seconds(0.3))
         #expect(try !storage.isExpiredObject(forKey: "k"))
         Thread.sleep(forTimeInterval: 0.4)
@@ -70,7 +74,8 @@ import Testing
     @Test func allKeysAndTypedKeys() throws {
         let temp = TempDirectory()
         let storage = try DiskStorage<Int, String>(
-            config: DiskConfig(name: "d", directory: temp.url), transformer: TransformerFactory.forCodable(ofType: String.self))
+            config: DiskConfig(name: "d", directory: temp.url),
+            transformer: TransformerFactory.forCodable(ofType: String.self))
         for index in 0..<5 { try storage.setObject("v\(index)", forKey: index) }
         #expect(Set(storage.allKeys) == Set(0..<5))
         #expect(Set(storage.allObjects) == Set((0..<5).map { "v\($0)" }))
@@ -94,8 +99,10 @@ import Testing
     @Test func sameDirectoryOpensOneStore() throws {
         let temp = TempDirectory()
         let config = DiskConfig(name: "d", directory: temp.url)
-        let first = try DiskStorage<String, Int>(config: config, transformer: TransformerFactory.forCodable(ofType: Int.self))
-        let second = try DiskStorage<String, Int>(config: config, transformer: TransformerFactory.forCodable(ofType: Int.self))
+        let first = try DiskStorage<String, Int>(
+            config: config, transformer: TransformerFactory.forCodable(ofType: Int.self))
+        let second = try DiskStorage<String, Int>(
+            config: config, transformer: TransformerFactory.forCodable(ofType: Int.self))
         #expect(first.store === second.store)
         try first.setObject(5, forKey: "k")
         #expect(try second.object(forKey: "k") == 5)

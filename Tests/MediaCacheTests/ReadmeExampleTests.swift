@@ -1,7 +1,6 @@
 import Foundation
-import Testing
-
 import MediaCache
+import Testing
 
 /// The code examples of hyperoslo/Cache's README, compiled against
 /// MediaCache (adapted only where they are broken upstream: a `switch` over

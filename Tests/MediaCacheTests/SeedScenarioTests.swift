@@ -43,7 +43,8 @@ import Testing
         func run() async throws -> Track {
             let storage = try Storage<String, Track>(
                 diskConfig: DiskConfig(name: "Tracks", directory: temp.url),
-                memoryConfig: MemoryConfig(countLimit: 10), transformer: TransformerFactory.forCodable(ofType: Track.self))
+                memoryConfig: MemoryConfig(countLimit: 10),
+                transformer: TransformerFactory.forCodable(ofType: Track.self))
             return try await PlayerWorker(storage: storage, origin: origin).play(url)
         }
         let first = try await run()

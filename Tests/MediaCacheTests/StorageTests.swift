@@ -47,7 +47,8 @@ import Testing
     @Test func allKeysCoverTheDiskTier() throws {
         let temp = TempDirectory()
         let storage = try makeStorage(
-            in: temp, memoryConfig: MemoryConfig(countLimit: 2), transformer: TransformerFactory.forCodable(ofType: Int.self))
+            in: temp, memoryConfig: MemoryConfig(countLimit: 2),
+            transformer: TransformerFactory.forCodable(ofType: Int.self))
         for index in 0..<6 { try storage.setObject(index, forKey: "k\(index)") }
         try storage.setObject(99, forKey: "expired", expiry: .seconds(-1))
         #expect(Set(storage.allKeys) == Set((0..<6).map { "k\($0)" }))
@@ -79,7 +80,10 @@ import Testing
         #expect(try storage.object(forKey: "s") == Data(#"{"object":"hello"}"#.utf8))
         // Codable migration between types.
         struct V1: Codable { var name: String }
-        struct V2: Codable { var name: String; var age: Int? }
+        struct V2: Codable {
+            var name: String
+            var age: Int?
+        }
         try storage.transformCodable(ofType: V1.self).setObject(V1(name: "a"), forKey: "m")
         let migrated = try storage.transformCodable(ofType: V2.self).object(forKey: "m")
         #expect(migrated.name == "a" && migrated.age == nil)
