@@ -79,8 +79,11 @@ struct StoreOpener {
     private func openDatabases(_ environment: LMDBEnvironment) throws -> (StoreDatabases, UInt64) {
         // Look before creating anything: a foreign LMDB file must stay untouched.
         let probe = try LMDBTransaction(environment: environment, readOnly: true)
-        let main = LMDBDatabase(handle: 0)
-        let mainCount = try probe.count(main)
+        // The unnamed (main) database; dbi 0 is LMDB's free list, which is
+        // empty in a fresh file but also in a compacted copy or a foreign file.
+        var mainHandle = MDB_dbi()
+        try LMDBError.check(mdb_dbi_open(probe.handle, nil, 0, &mainHandle))
+        let mainCount = try probe.count(LMDBDatabase(handle: mainHandle))
         var formatBytes: [UInt8]?
         if mainCount > 0 {
             do {
