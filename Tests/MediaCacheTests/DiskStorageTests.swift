@@ -12,6 +12,7 @@ import Testing
         let storage = try DiskStorage<String, Int>(
             config: config, transformer: TransformerFactory.forCodable(ofType: Int.self))
         #expect(storage.path == temp.url.appendingPathComponent("Floppy").path)
+        #expect(FileManager.default.sizeOfDirectory(at: URL(fileURLWithPath: storage.path)) ?? 0 > 0)
         var isDirectory: ObjCBool = false
         #expect(
             FileManager.default.fileExists(atPath: storage.path, isDirectory: &isDirectory) && isDirectory.boolValue)

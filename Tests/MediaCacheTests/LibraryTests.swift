@@ -53,3 +53,26 @@ import Testing
         #expect(KeyCoder.decode(KeyCoder.encode(uuid), as: UUID.self) == uuid)
     }
 }
+
+@Suite struct HelperTests {
+    @Test func md5Vectors() {
+        #expect(MD5("") == "D41D8CD98F00B204E9800998ECF8427E")
+        #expect(MD5("a") == "0CC175B9C0F1B6A831C399E269772661")
+        #expect(MD5("The quick brown fox jumps over the lazy dog") == "9E107D9D372BB6826BD81D3542A419D6")
+        #expect(MD5(String(repeating: "x", count: 200)).count == 32)
+        #expect(
+            MD5("12345678901234567890123456789012345678901234567890123456789012345678901234567890")
+                == "57EDF4A22BE3C955AC49DA2E2107B67A")
+    }
+
+    @Test func jsonWrappersRoundTrip() throws {
+        let transformer = TransformerFactory.forCodable(ofType: JSONDictionaryWrapper.self)
+        let data = try transformer.toData(JSONDictionaryWrapper(jsonDictionary: ["name": "Oslo", "size": 3]))
+        let back = try transformer.fromData(data).jsonDictionary
+        #expect(back["name"] as? String == "Oslo")
+        let arrays = TransformerFactory.forCodable(ofType: JSONArrayWrapper.self)
+        let array = try arrays.fromData(try arrays.toData(JSONArrayWrapper(jsonArray: [["a": 1], ["b": 2]])))
+        #expect(array.jsonArray.count == 2)
+        #expect(throws: StorageError.notFound) { try Optional<Int>.none.unwrapOrThrow(error: StorageError.notFound) }
+    }
+}
