@@ -19,8 +19,9 @@ func withReadTransaction<R>(_ store: MediaStore, _ body: (StoreTransaction) thro
     try store.read(body)
 }
 
-/// Runs an executable and returns its standard output (fails on a non-zero exit).
-func runTool(_ path: String, _ arguments: [String]) throws -> String {
+/// Runs an executable and returns its standard output (fails on a
+/// non-zero exit unless `anyStatus`).
+func runTool(_ path: String, _ arguments: [String], anyStatus: Bool = false) throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
@@ -30,7 +31,7 @@ func runTool(_ path: String, _ arguments: [String]) throws -> String {
     try process.run()
     let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
+    guard anyStatus || process.terminationStatus == 0 else {
         throw ToolFailure(message: "\(path) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
     }
     return String(decoding: data, as: UTF8.self)
