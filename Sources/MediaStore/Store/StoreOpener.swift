@@ -4,6 +4,9 @@ import Foundation
 /// Opens (or creates) the LMDB environment of a store directory and
 /// checks that it really is a store of a format this build reads.
 struct StoreOpener {
+    /// LMDB's lock file beside `data.mdb` (MDB_NOSUBDIR names it after the data file).
+    static let lockFileName = "data.mdb-lock"
+
     let directory: URL
     let configuration: StoreConfiguration
     let readOnly: Bool
@@ -18,12 +21,16 @@ struct StoreOpener {
         let path = directory.path
         let dataPath = path + "/data.mdb"
         try prepareDirectory(path)
-        let existing = FileManager.default.fileExists(atPath: dataPath)
+        // A zero-length data.mdb is one LMDB created but was killed before
+        // it wrote the meta pages (a crash during the very first open):
+        // LMDB initialises such a file, so it counts as a new store.
+        let size = (try? FileManager.default.attributesOfItem(atPath: dataPath))?[.size] as? Int
+        let existing = (size ?? 0) > 0
         if existing && !StoreFormat.looksLikeLMDB(path: dataPath) {
             throw .notAStore(path: path, reason: "data.mdb is not an LMDB file")
         }
         if !existing && readOnly {
-            throw .notAStore(path: path, reason: "no data.mdb in the directory")
+            throw .notAStore(path: path, reason: size == nil ? "no data.mdb in the directory" : "data.mdb is empty")
         }
         let environment: LMDBEnvironment
         do {
@@ -58,7 +65,9 @@ struct StoreOpener {
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else { throw .notAStore(path: path, reason: "it is a file, not a directory") }
             let contents = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-            let foreign = contents.filter { !["data.mdb", "lock.mdb"].contains($0) && !$0.hasPrefix(".") }
+            // With MDB_NOSUBDIR, LMDB's lock file is `data.mdb-lock`; it is
+            // created first, so a crash during the first open may leave it alone.
+            let foreign = contents.filter { !["data.mdb", Self.lockFileName].contains($0) && !$0.hasPrefix(".") }
             if !contents.contains("data.mdb") && !foreign.isEmpty {
                 throw .notAStore(path: path, reason: "the directory holds other files (\(foreign.prefix(3).joined(separator: ", ")))")
             }
@@ -71,7 +80,7 @@ struct StoreOpener {
             }
         }
         // Readers need to write the lock file too (LMDB has no pure read-only mode).
-        if access(path, W_OK) != 0 && !(readOnly && access(path + "/lock.mdb", W_OK) == 0) {
+        if access(path, W_OK) != 0 && !(readOnly && access(path + "/" + Self.lockFileName, W_OK) == 0) {
             throw .inaccessible(path: path, reason: "the directory is not writable")
         }
     }
