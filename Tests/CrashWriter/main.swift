@@ -1,1 +1,40 @@
-print("crash")
+import Foundation
+
+// crash-writer: the child process of the crash-safety test (issue 2,
+// point 10) and its checker. See CrashRun and CrashCheck.
+//
+//   crash-writer <storeDir> <seed> <ackFile> [maxOperations]
+//       Writes through the public API until killed (or for maxOperations),
+//       logging each operation before it starts and acknowledging it
+//       (fsynced) once it returned.
+//   crash-writer check <storeDir> <ackFile>
+//       Checks the store against the log after the writer died; exits 0
+//       (and records the resolved state in the log) or 1 with the problems.
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+
+func usage() -> Never {
+    FileHandle.standardError.write(
+        Data(
+            """
+            usage: crash-writer <storeDir> <seed> <ackFile> [maxOperations]
+                   crash-writer check <storeDir> <ackFile>
+
+            """.utf8))
+    exit(64)
+}
+
+if arguments.first == "check" {
+    guard arguments.count == 3 else { usage() }
+    exit(CrashCheck(directory: URL(fileURLWithPath: arguments[1]), logPath: arguments[2]).run())
+}
+
+guard arguments.count == 3 || arguments.count == 4, let seed = UInt64(arguments[1]) else { usage() }
+let maxOperations = arguments.count == 4 ? Int(arguments[3]) : nil
+do {
+    let run = try CrashRun(directory: arguments[0], seed: seed, logPath: arguments[2])
+    try run.run(maxOperations: maxOperations)
+} catch {
+    FileHandle.standardError.write(Data("crash-writer: \(error)\n".utf8))
+    exit(2)
+}
