@@ -113,4 +113,19 @@ import Testing
         #expect(accessed >= readAt.addingTimeInterval(-0.001))
         #expect(try t.store.info(forKey: "k")?.created == written)
     }
+
+    @Test func manyReadsFlushTheirAccessTimesThemselves() throws {
+        let t = try TestStore.inMemoryFileSystem(configuration: StoreConfiguration(initialMapSize: 64 << 20))
+        let count = MediaStore.accessBatchSize
+        try t.store.performBatch { batch in
+            for index in 0..<count { try batch.put([UInt8(index & 0xFF)], forKey: "k\(index)") }
+        }
+        let written = try #require(try t.store.info(forKey: "k0")).lastAccess
+        Thread.sleep(forTimeInterval: 0.01)
+        for index in 0..<(count - 1) { _ = try t.store.data(forKey: "k\(index)") }
+        #expect(try t.store.info(forKey: "k0")?.lastAccess == written)  // still batched
+        _ = try t.store.data(forKey: "k\(count - 1)")
+        #expect(try #require(try t.store.info(forKey: "k0")).lastAccess > written)
+        #expect(t.store.pendingAccess.withLock { $0.isEmpty })
+    }
 }
