@@ -37,14 +37,22 @@ extension MediaStore {
     /// - throws: ``StoreError/corrupted(key:reason:)`` when a chunk fails
     ///   its checksum; the entry is then dropped, so the next call misses.
     public func data(forKey key: String) throws(StoreError) -> Data? {
-        let found: (slot: [UInt8], data: Data)?
+        try entry(forKey: key)?.data
+    }
+
+    /// The info and whole value of a complete entry, read in one
+    /// transaction; `nil` when absent or partial, and when expired unless
+    /// `includeExpired`. Counts as an access.
+    public func entry(forKey key: String, includeExpired: Bool = false) throws(StoreError) -> (info: EntryInfo, data: Data)? {
+        let found: (slot: [UInt8], info: EntryInfo, data: Data)?
         do {
             found = try run {
-                try read { transaction -> (slot: [UInt8], data: Data)? in
+                try read { transaction -> (slot: [UInt8], info: EntryInfo, data: Data)? in
                     guard let (slot, record) = try transaction.findEntry(key), record.isComplete,
-                        !record.isExpired(at: transaction.now)
+                        includeExpired || !record.isExpired(at: transaction.now)
                     else { return nil }
-                    return (slot, try transaction.readRange(record, 0..<(record.length ?? 0)))
+                    let data = try transaction.readRange(record, 0..<(record.length ?? 0))
+                    return (slot, record.info(), data)
                 }
             }
         } catch {
@@ -52,7 +60,7 @@ extension MediaStore {
         }
         guard let found else { return nil }
         try recordAccess(slot: found.slot)
-        return found.data
+        return (found.info, found.data)
     }
 
     /// Everything known about the entry for `key`, complete or partial,

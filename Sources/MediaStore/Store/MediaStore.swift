@@ -35,6 +35,7 @@ public final class MediaStore: @unchecked Sendable {
     let pendingAccess = Locked<[[UInt8]: Double]>([:])
     /// Keys being read or written in this process; never evicted.
     let keysInUse = Locked<[String: Int]>([:])
+    private let removalHandler = Locked<(@Sendable ([StoreRemoval]) -> Void)?>(nil)
 
     /// Reads past this many pending access times trigger a write.
     static let accessBatchSize = 512
@@ -141,6 +142,9 @@ public final class MediaStore: @unchecked Sendable {
                 try transaction.applyAccessTimes(pending)
                 try transaction.enforceLimits()
                 try transaction.commit()
+                if !transaction.removals.isEmpty, let handler = removalHandler.withLock({ $0 }) {
+                    handler(transaction.removals)
+                }
                 if !pending.isEmpty {
                     pendingAccess.withLock { current in
                         for (slot, time) in pending where current[slot] == time { current[slot] = nil }
@@ -153,6 +157,13 @@ public final class MediaStore: @unchecked Sendable {
                 try environment.growMap(minimum: current + max(current, 64 << 20))
             }
         }
+    }
+
+    /// Sets the closure told, after each commit, which entries the store
+    /// removed by itself (evicted by a limit, or swept as expired). Not
+    /// called for explicit removals. Runs on the writing thread; keep it short.
+    public func setRemovalHandler(_ handler: (@Sendable ([StoreRemoval]) -> Void)?) {
+        removalHandler.withLock { $0 = handler }
     }
 
     // MARK: In-use keys

@@ -7,6 +7,8 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// Checked after every write; least-recently-used entries are evicted
     /// down to ``lowWaterRatio`` of it.
     public var sizeLimit: Int
+    /// What ``sizeLimit`` counts. ``SizeAccounting/stored`` by default.
+    public var sizeAccounting: SizeAccounting
     /// Most entries (complete or partial). `0` by default: no limit.
     public var countLimit: Int
     /// Lifetime given to entries written without an explicit expiry.
@@ -31,6 +33,7 @@ public struct StoreConfiguration: Sendable, Equatable {
 
     public init(
         sizeLimit: Int = 0,
+        sizeAccounting: SizeAccounting = .stored,
         countLimit: Int = 0,
         defaultLifetime: TimeInterval? = nil,
         compressionLevel: Int = 1,
@@ -40,6 +43,7 @@ public struct StoreConfiguration: Sendable, Equatable {
         initialMapSize: Int? = nil
     ) {
         self.sizeLimit = sizeLimit
+        self.sizeAccounting = sizeAccounting
         self.countLimit = countLimit
         self.defaultLifetime = defaultLifetime
         self.compressionLevel = compressionLevel
@@ -53,4 +57,14 @@ public struct StoreConfiguration: Sendable, Equatable {
         if let initialMapSize { return initialMapSize }
         return max(1 << 30, 2 * sizeLimit)
     }
+}
+
+/// The bytes a size limit counts.
+public enum SizeAccounting: Sendable, Equatable {
+    /// Bytes on disk: stored chunks (after deduplication and compression)
+    /// and inline values. What the disk actually pays.
+    case stored
+    /// The entries' own bytes, each entry counted in full: what a user of
+    /// a key/value cache expects `maxSize` to mean.
+    case logical
 }

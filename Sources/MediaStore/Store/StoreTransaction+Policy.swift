@@ -20,7 +20,7 @@ extension StoreTransaction {
     /// to the low-water mark. Pinned and in-use entries are skipped.
     func enforceLimits() throws {
         let configuration = store.configuration
-        let overSize = configuration.sizeLimit > 0 && counters.storedBytes > configuration.sizeLimit
+        let overSize = configuration.sizeLimit > 0 && measuredBytes > configuration.sizeLimit
         let overCount = configuration.countLimit > 0 && counters.entryCount > configuration.countLimit
         guard overSize || overCount else { return }
         let ratio = configuration.lowWaterRatio
@@ -29,13 +29,18 @@ extension StoreTransaction {
         try evict(toBytes: byteTarget, count: countTarget)
     }
 
-    /// Evicts LRU entries until stored bytes ≤ `bytes` and entries ≤ `count`.
-    /// Returns how many were evicted.
+    /// The bytes the size limit counts (see ``SizeAccounting``).
+    var measuredBytes: Int {
+        store.configuration.sizeAccounting == .stored ? counters.storedBytes : counters.logicalBytes
+    }
+
+    /// Evicts LRU entries until the measured bytes ≤ `bytes` and entries
+    /// ≤ `count`. Returns how many were evicted.
     @discardableResult
     func evict(toBytes bytes: Int, count: Int) throws -> Int {
         var evicted = 0
         var resumeAfter: [UInt8]? = nil
-        while counters.storedBytes > bytes || counters.entryCount > count {
+        while measuredBytes > bytes || counters.entryCount > count {
             let cursor = try txn.cursor(db.lru)
             var item = try resumeAfter.map { try cursor.seek(atLeast: $0) } ?? cursor.first()
             if let resume = resumeAfter, item?.key == resume { item = try cursor.next() }
@@ -48,6 +53,7 @@ extension StoreTransaction {
             }
             if record.isPinned || store.isInUse(record.key) { continue }
             try removeEntry(record, slot: slot)
+            removals.append(StoreRemoval(key: record.key, reason: .evicted))
             evicted += 1
         }
         if evicted > 0 { updateCounters { $0.evictions += evicted } }
@@ -75,6 +81,7 @@ extension StoreTransaction {
             }
             if record.isPinned || store.isInUse(record.key) { continue }
             try removeEntry(record, slot: slot)
+            removals.append(StoreRemoval(key: record.key, reason: .expired))
             removed += 1
         }
         return removed

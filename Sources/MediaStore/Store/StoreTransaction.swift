@@ -11,6 +11,9 @@ final class StoreTransaction {
     let store: MediaStore
     private(set) var counters: StoreCounters
     private var countersChanged = false
+    /// Entries this transaction removed by policy (eviction, expiry),
+    /// reported to the store's removal handler after commit.
+    var removals: [StoreRemoval] = []
     let now: Double
 
     init(store: MediaStore, write: Bool) throws {

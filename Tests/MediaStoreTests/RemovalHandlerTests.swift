@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+
+@testable import MediaStore
+
+@Suite struct RemovalHandlerTests {
+    @Test func evictionsAndExpiryAreReportedWithTheirReason() throws {
+        let t = try TestStore(configuration: StoreConfiguration(countLimit: 3, initialMapSize: 16 << 20))
+        let removals = Locked<[StoreRemoval]>([])
+        t.store.setRemovalHandler { batch in removals.withLock { $0.append(contentsOf: batch) } }
+        try t.store.put([1], forKey: "old", options: WriteOptions(expiry: .after(-1)))
+        for key in ["a", "b", "c"] { try t.store.put([2], forKey: key) }
+        // Four entries over a limit of three: down to 90% (2), oldest first.
+        #expect(removals.withLock { $0 } == [
+            StoreRemoval(key: "old", reason: .evicted), StoreRemoval(key: "a", reason: .evicted),
+        ])
+        try t.store.put([3], forKey: "soon", options: WriteOptions(expiry: .after(-1)))
+        removals.withLock { $0 = [] }
+        #expect(try t.store.removeExpired() == 1)
+        #expect(removals.withLock { $0 } == [StoreRemoval(key: "soon", reason: .expired)])
+        // Explicit removals are the caller's own doing: not reported.
+        removals.withLock { $0 = [] }
+        try t.store.remove(forKey: "b")
+        #expect(removals.withLock { $0 }.isEmpty)
+    }
+
+    @Test func logicalAccountingCountsEveryEntryInFull() throws {
+        var generator = SeededGenerator(seed: 9)
+        let value = generator.bytes(300_000)
+        let configuration = StoreConfiguration(
+            sizeLimit: 1_000_000, sizeAccounting: .logical, initialMapSize: 16 << 20)
+        let t = try TestStore(configuration: configuration)
+        // Identical content dedups to ~300 KB stored, but counts 300 KB per key.
+        for index in 0..<4 { try t.store.put(value, forKey: "k\(index)") }
+        let stats = try t.store.statistics()
+        #expect(stats.logicalBytes <= 900_000)
+        #expect(stats.entryCount == 3)
+        #expect(try t.store.info(forKey: "k0") == nil)
+    }
+
+    @Test func entryReturnsInfoAndBytesTogetherAndCanIncludeExpired() throws {
+        let t = try TestStore()
+        try t.store.put(Array("abc".utf8), forKey: "k", options: WriteOptions(expiry: .after(-5), cost: 7))
+        #expect(try t.store.entry(forKey: "k") == nil)
+        let found = try #require(try t.store.entry(forKey: "k", includeExpired: true))
+        #expect(found.data == Data("abc".utf8))
+        #expect(found.info.cost == 7)
+        #expect(found.info.isExpired())
+    }
+}
