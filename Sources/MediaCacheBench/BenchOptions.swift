@@ -1,0 +1,64 @@
+import Foundation
+
+/// Command-line options of `mediacache-bench`.
+struct BenchOptions: Sendable {
+    /// Print JSON instead of a Markdown table.
+    var json = false
+    /// Small workloads, for a smoke run of well under 30 seconds.
+    var quick = false
+    /// Where scratch stores are made; a fresh folder is created inside
+    /// it and removed at the end. `nil`: a temporary folder under /tmp.
+    var directory: String?
+    /// Workload groups to run (`stream`, `small`, `large`, `range`,
+    /// `churn`); empty runs them all.
+    var only: Set<String> = []
+
+    static let groups = ["stream", "small", "large", "range", "churn"]
+
+    static let usage = """
+        usage: mediacache-bench [--json] [--quick] [--dir PATH] [--only GROUP[,GROUP…]]
+
+          --json        print {"results":[{"name","unit","value","baseline","baseline_value","ratio"}]}
+                        instead of a Markdown table
+          --quick       small workloads (a smoke run)
+          --dir PATH    make scratch stores in a new folder inside PATH (removed at the end);
+                        default: a temporary folder under /tmp
+          --only LIST   run only these groups: \(groups.joined(separator: ", "))
+
+        Progress goes to standard error; the report to standard output.
+        """
+
+    /// Parses `arguments` (without the program name).
+    static func parse(_ arguments: [String]) throws(BenchUsageError) -> BenchOptions {
+        var options = BenchOptions()
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--json": options.json = true
+            case "--quick": options.quick = true
+            case "--dir":
+                guard let path = rest.popFirst(), !path.isEmpty else { throw BenchUsageError(message: "--dir needs a path") }
+                options.directory = path
+            case "--only":
+                guard let list = rest.popFirst() else { throw BenchUsageError(message: "--only needs a list of groups") }
+                for group in list.split(separator: ",").map(String.init) {
+                    guard groups.contains(group) else { throw BenchUsageError(message: "unknown group \(group)") }
+                    options.only.insert(group)
+                }
+            case "-h", "--help": throw BenchUsageError(message: nil)
+            default: throw BenchUsageError(message: "unknown argument \(argument)")
+            }
+        }
+        return options
+    }
+
+    /// Whether the group `name` should run.
+    func runs(_ name: String) -> Bool {
+        only.isEmpty || only.contains(name)
+    }
+}
+
+/// A bad command line; `message` is `nil` when help was asked for.
+struct BenchUsageError: Error {
+    var message: String?
+}

@@ -1,0 +1,109 @@
+import Foundation
+import MediaStore
+
+extension BenchmarkRunner {
+    /// 1 KiB values under URL-like keys: sets with one commit each (the
+    /// stores are filled this way, timed in blocks), batched sets, and
+    /// gets in a random order.
+    func runSmallValues() throws {
+        let w = workloads
+        let count = Workloads.grouped(w.smallCount)
+        let size = Workloads.describe(bytes: w.smallSize)
+        log("\(size) values, \(count) keys")
+        let keys = w.smallKeys()
+        let rawKeys = keys.map { Array($0.utf8) }
+        let values = w.smallValues()
+        let blocks = stride(from: 0, to: w.smallCount, by: w.singleSetBlock).map { $0..<min($0 + w.singleSetBlock, w.smallCount) }
+
+        // One put, one commit (each fsyncs). Fills the stores for the gets.
+        let engineDirectory = try freshDirectory("engine-small")
+        let rawDirectory = try freshDirectory("raw-small")
+        let fileDirectory = try freshDirectory("file-small")
+        defer {
+            remove(engineDirectory)
+            remove(rawDirectory)
+            remove(fileDirectory)
+        }
+        let store = try MediaStore(directory: engineDirectory)
+        let raw = try RawLMDBBaseline(path: rawDirectory.appendingPathComponent("data.mdb").path)
+        let files = try FilePerKeyBaseline(directory: fileDirectory)
+        var engineSet: [Double] = []
+        var rawSet: [Double] = []
+        var fileSet: [Double] = []
+        for block in blocks {
+            engineSet.append(Double(block.count) / (try Stopwatch.time {
+                for index in block { try store.put(values[index], forKey: keys[index]) }
+            }))
+            rawSet.append(Double(block.count) / (try Stopwatch.time {
+                for index in block { try raw.put(values[index], forKey: rawKeys[index]) }
+            }))
+            fileSet.append(Double(block.count) / (try Stopwatch.time {
+                for index in block { try files.set(values[index], forKey: keys[index]) }
+            }))
+        }
+        let engineSingle = Stopwatch.median(engineSet)
+        let fileSingle = Stopwatch.median(fileSet)
+        record("set \(size), one put per commit (\(count) keys, median of \(blocks.count) blocks)",
+            unit: BenchResult.opsPerSecond, engine: engineSingle,
+            baselines: [("raw-lmdb", Stopwatch.median(rawSet)), ("file-per-key", fileSingle)])
+
+        // Batched: raw-lmdb puts every key in one transaction. The engine
+        // has no batch API yet, so its figure is the single-commit one.
+        var rawBatched: [Double] = []
+        for _ in 0..<w.repetitions {
+            let directory = try freshDirectory("raw-small-batched")
+            defer { remove(directory) }
+            let batched = try RawLMDBBaseline(path: directory.appendingPathComponent("data.mdb").path)
+            rawBatched.append(Double(w.smallCount) / (try Stopwatch.time {
+                try batched.write { txn in
+                    for index in 0..<w.smallCount { try txn.put(values[index], forKey: rawKeys[index]) }
+                }
+            }))
+        }
+        record("set \(size) batched (engine: NO batch API yet, single-commit puts; raw-lmdb: \(count) puts in one txn)",
+            unit: BenchResult.opsPerSecond, engine: engineSingle,
+            baselines: [("raw-lmdb", Stopwatch.median(rawBatched)), ("file-per-key", fileSingle)])
+
+        // Gets, all keys in a random order per pass.
+        var engineGet: [Double] = []
+        var rawGet: [Double] = []
+        var fileGet: [Double] = []
+        for pass in 0..<w.getPasses {
+            let order = Workloads.order(count: w.smallCount, pass: pass)
+            var engineBytes = 0
+            var rawBytes = 0
+            var fileBytes = 0
+            engineGet.append(Double(order.count) / (try Stopwatch.time {
+                for index in order { engineBytes += try store.data(forKey: keys[index])?.count ?? 0 }
+            }))
+            rawGet.append(Double(order.count) / (try Stopwatch.time {
+                for index in order { rawBytes += try raw.data(forKey: rawKeys[index])?.count ?? 0 }
+            }))
+            fileGet.append(Double(order.count) / Stopwatch.time {
+                for index in order { fileBytes += files.data(forKey: keys[index])?.count ?? 0 }
+            })
+            let expected = w.smallCount * w.smallSize
+            verify(engineBytes == expected, "engine get \(size): \(engineBytes) bytes read, expected \(expected)")
+            verify(rawBytes == expected, "raw-lmdb get \(size): \(rawBytes) bytes read, expected \(expected)")
+            verify(fileBytes == expected, "file-per-key get \(size): \(fileBytes) bytes read, expected \(expected)")
+        }
+        record("get \(size) (\(count) keys, random order, median of \(w.getPasses) passes)",
+            unit: BenchResult.opsPerSecond, engine: Stopwatch.median(engineGet),
+            baselines: [("raw-lmdb", Stopwatch.median(rawGet)), ("file-per-key", Stopwatch.median(fileGet))])
+
+        // Where the engine's get time goes (outside the timings).
+        let threshold = 0.000_25
+        let profile = try Self.profileCalls(Workloads.order(count: w.smallCount, pass: 50), slowerThan: threshold) { index in
+            _ = try store.data(forKey: keys[index])
+        }
+        note("engine get \(size), each call timed: " + profile.summary(threshold: threshold)
+            + " (slow calls: the batched access-time write a read triggers every 512 reads, with its commit).")
+
+        // Every value reads back exactly (outside the timings).
+        var wrong = 0
+        for index in 0..<w.smallCount where try store.data(forKey: keys[index]) != values[index] { wrong += 1 }
+        verify(wrong == 0, "engine: \(wrong) of \(w.smallCount) small values read back different")
+        let stats = try store.statistics()
+        verify(stats.entryCount == w.smallCount, "engine: entryCount \(stats.entryCount), expected \(w.smallCount)")
+    }
+}
