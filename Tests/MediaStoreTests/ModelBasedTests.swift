@@ -46,17 +46,16 @@ import Testing
         for step in 0..<operations {
             let key = keys[Int(random.next() % UInt64(keys.count))]
             let context = "seed \(seed), step \(step), key \(key)"
-            let store = t.store!
             switch random.next() % 100 {
             case 0..<22:
                 let value = content()
                 let pinned = random.next() % 10 == 0
                 let expired = random.next() % 12 == 0
-                try store.put(value, forKey: key, options: WriteOptions(expiry: expired ? .after(-10) : .never, pinned: pinned))
+                try t.store.put(value, forKey: key, options: WriteOptions(expiry: expired ? .after(-10) : .never, pinned: pinned))
                 model[key] = ModelEntry(bytes: value, present: [], complete: true, expired: expired, pinned: pinned)
             case 22..<30:
                 let value = content()
-                let writer = try store.makeWriter(forKey: key)
+                let writer = try t.store.makeWriter(forKey: key)
                 var offset = 0
                 while offset < value.count {
                     let take = min(value.count - offset, Int(random.next() % 700) + 1)
@@ -74,7 +73,7 @@ import Testing
                 // the model only prepares keys that have none.
                 guard model[key] == nil else { break }
                 let value = content()
-                try store.prepareEntry(forKey: key, length: value.count)
+                try t.store.prepareEntry(forKey: key, length: value.count)
                 model[key] = ModelEntry(bytes: value, present: [], complete: value.isEmpty, expired: false, pinned: false)
             case 40..<55:
                 guard var entry = model[key], !entry.complete, !entry.expired else { break }
@@ -82,44 +81,44 @@ import Testing
                 let first = Int(random.next() % UInt64(chunks))
                 let last = min(chunks, first + Int(random.next() % 3) + 1)
                 let range = (first * Self.chunkSize)..<min(entry.bytes.count, last * Self.chunkSize)
-                try store.write(Array(entry.bytes[range]), at: range.lowerBound, forKey: key)
+                try t.store.write(Array(entry.bytes[range]), at: range.lowerBound, forKey: key)
                 entry.present.formUnion(first..<last)
                 entry.complete = entry.present.count == chunks
                 model[key] = entry
             case 55..<75:
                 let expected = model[key].flatMap { $0.complete && !$0.expired ? Data($0.bytes) : nil }
-                #expect(try store.data(forKey: key) == expected, "data(forKey:) \(context)")
+                #expect(try t.store.data(forKey: key) == expected, "data(forKey:) \(context)")
             case 75..<82:
                 guard let entry = model[key], !entry.expired, !entry.bytes.isEmpty else { break }
                 let a = Int(random.next() % UInt64(entry.bytes.count))
                 let b = min(entry.bytes.count, a + Int(random.next() % 1500) + 1)
                 let chunksNeeded = Set((a / Self.chunkSize)...((b - 1) / Self.chunkSize))
                 if entry.complete || chunksNeeded.isSubset(of: entry.present) {
-                    #expect(try store.read(forKey: key, range: a..<b) == Data(entry.bytes[a..<b]), "read \(context)")
+                    #expect(try t.store.read(forKey: key, range: a..<b) == Data(entry.bytes[a..<b]), "read \(context)")
                 } else {
                     #expect(throws: StoreError.self, "read of a hole \(context)") {
-                        try store.read(forKey: key, range: a..<b)
+                        try t.store.read(forKey: key, range: a..<b)
                     }
                 }
             case 82..<88:
-                #expect(try store.remove(forKey: key) == (model[key] != nil), "remove \(context)")
+                #expect(try t.store.remove(forKey: key) == (model[key] != nil), "remove \(context)")
                 model[key] = nil
             case 88..<91:
-                let removed = try store.removeExpired()
+                let removed = try t.store.removeExpired()
                 let expected = model.filter { $0.value.expired && !$0.value.pinned }
                 #expect(removed == expected.count, "removeExpired \(context)")
                 for key in expected.keys { model[key] = nil }
             case 91..<94:
-                let stats = try store.statistics()
-                try store.evict(toBytes: stats.storedBytes / 2)
-                for (key, entry) in model where try store.info(forKey: key) == nil {
+                let stats = try t.store.statistics()
+                try t.store.evict(toBytes: stats.storedBytes / 2)
+                for (key, entry) in model where try t.store.info(forKey: key) == nil {
                     #expect(!entry.pinned, "a pinned entry was evicted \(context)")
                     model[key] = nil
                 }
             case 94..<96:
                 try t.reopen()
             default:
-                try checkEverything(store, model: model, context: context)
+                try checkEverything(t.store, model: model, context: context)
             }
         }
         try checkEverything(t.store, model: model, context: "seed \(seed), end")

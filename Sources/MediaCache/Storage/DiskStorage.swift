@@ -33,10 +33,10 @@ public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
     /// Opens (creating when needed) the store at `path`.
     public init(config: DiskConfig, fileManager: FileManager, path: String, transformer: Transformer<Value>) throws {
         let configuration = StoreConfiguration(
-            sizeLimit: Int(clamping: config.maxSize), countLimit: Int(clamping: config.countLimit),
+            sizeLimit: Int(clamping: config.maxSize), sizeAccounting: .logical, countLimit: Int(clamping: config.countLimit),
             compressionLevel: config.compressionLevel)
         do {
-            self.store = try StoreRegistry.shared.open(
+            self.store = try MediaStore.shared(
                 directory: URL(fileURLWithPath: path, isDirectory: true), configuration: configuration)
         } catch {
             throw StorageError(error)

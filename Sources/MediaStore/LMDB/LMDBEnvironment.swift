@@ -18,15 +18,21 @@ final class LMDBEnvironment: @unchecked Sendable {
     /// - parameter mapSize: the map size to set, or `nil` to adopt the one
     ///   recorded in the file (what a second process such as a CLI does).
     init(directory: String, mapSize: Int?, maxDatabases: Int, readOnly: Bool) throws(LMDBError) {
+        // LMDB: "Do not have open an LMDB database twice in the same
+        // process at the same time" — closing the second would drop the
+        // first one's fcntl locks. Refuse instead (EBUSY).
+        let identity = Self.identity(ofDirectory: directory)
+        guard Self.openFiles.withLock({ $0.insert(identity).inserted }) else { throw LMDBError(code: EBUSY) }
         var env: OpaquePointer?
+        defer { if env == nil { Self.openFiles.withLock { _ = $0.remove(identity) } } }
         try LMDBError.check(mdb_env_create(&env))
-        guard let env else { throw LMDBError(code: ENOMEM) }
+        guard let handle = env else { throw LMDBError(code: ENOMEM) }
         do {
             if let mapSize {
-                try LMDBError.check(mdb_env_set_mapsize(env, mapSize))
+                try LMDBError.check(mdb_env_set_mapsize(handle, mapSize))
             }
-            try LMDBError.check(mdb_env_set_maxdbs(env, MDB_dbi(maxDatabases)))
-            try LMDBError.check(mdb_env_set_maxreaders(env, 254))
+            try LMDBError.check(mdb_env_set_maxdbs(handle, MDB_dbi(maxDatabases)))
+            try LMDBError.check(mdb_env_set_maxreaders(handle, 254))
             // NOTLS: reader slots belong to transactions, not threads, so
             // Swift concurrency and thread pools cannot leak slots.
             // NOMETASYNC: an OS crash may undo the last commit, never corrupt.
@@ -34,23 +40,37 @@ final class LMDBEnvironment: @unchecked Sendable {
             var flags = UInt32(MDB_NOTLS | MDB_NOMETASYNC | MDB_NOSUBDIR)
             if readOnly { flags |= UInt32(MDB_RDONLY) }
             let path = directory + "/data.mdb"
-            try LMDBError.check(mdb_env_open(env, path, flags, 0o644))
+            try LMDBError.check(mdb_env_open(handle, path, flags, 0o644))
         } catch {
-            mdb_env_close(env)
+            mdb_env_close(handle)
+            env = nil
             throw error
         }
-        self.handle = env
+        self.handle = handle
+        self.identity = identity
         self.isReadOnly = readOnly
         var info = MDB_envinfo()
-        mdb_env_info(env, &info)
+        mdb_env_info(handle, &info)
         self._mapSize = info.me_mapsize
         // Reclaim the reader slots of processes that died mid-read.
         var dead: Int32 = 0
-        mdb_reader_check(env, &dead)
+        mdb_reader_check(handle, &dead)
     }
 
     deinit {
         mdb_env_close(handle)
+        Self.openFiles.withLock { _ = $0.remove(identity) }
+    }
+
+    /// Device and inode of each directory with an open environment in
+    /// this process (paths can differ through links; inodes cannot).
+    private static let openFiles = Locked<Set<String>>([])
+    private let identity: String
+
+    private static func identity(ofDirectory directory: String) -> String {
+        var info = stat()
+        guard stat(directory, &info) == 0 else { return directory }
+        return "\(info.st_dev):\(info.st_ino)"
     }
 
     /// The current map size in bytes.

@@ -25,7 +25,9 @@ import Foundation
 public final class EntryWriter {
     /// The key the value is written under.
     public let key: String
-    private let store: MediaStore
+    /// The store, until the writer is finished or cancelled: a closed
+    /// writer does not keep the store (and its LMDB environment) open.
+    private var openStore: MediaStore?
     private let options: WriteOptions
     private let expectedLength: Int?
     private let hasher = StreamingHasher()
@@ -35,12 +37,11 @@ public final class EntryWriter {
     private var stagingID: UInt64?
     private var chunksWritten = 0
     private var compress: Bool?
-    private var closed = false
     /// Bytes appended so far.
     public private(set) var bytesWritten = 0
 
     init(store: MediaStore, key: String, options: WriteOptions, expectedLength: Int?) {
-        self.store = store
+        self.openStore = store
         self.key = key
         self.options = options
         self.expectedLength = expectedLength
@@ -49,7 +50,13 @@ public final class EntryWriter {
     }
 
     deinit {
-        if !closed { cancel() }
+        cancel()
+    }
+
+    /// Forgets the store and lets its key be evicted again.
+    private func close() {
+        openStore?.unmarkInUse(key)
+        openStore = nil
     }
 
     /// Appends bytes.
@@ -58,7 +65,7 @@ public final class EntryWriter {
     ///   value outgrows the store's size limit (the writer is then
     ///   cancelled), ``StoreError/writerClosed`` after finish or cancel.
     public func append(_ bytes: some ContiguousBytes) throws(StoreError) {
-        guard !closed else { throw .writerClosed }
+        guard openStore != nil else { throw .writerClosed }
         let failure = bytes.withUnsafeBytes { input -> StoreError? in
             do throws(StoreError) {
                 try append(buffer: input)
@@ -71,6 +78,7 @@ public final class EntryWriter {
     }
 
     private func append(buffer input: UnsafeRawBufferPointer) throws(StoreError) {
+        guard let store = openStore else { throw .writerClosed }
         guard input.count > 0 else { return }
         bytesWritten += input.count
         do {
@@ -98,6 +106,7 @@ public final class EntryWriter {
 
     /// Commits the queued chunks to the staging entry.
     private func flush() throws(StoreError) {
+        guard let store = openStore else { throw .writerClosed }
         guard !queued.isEmpty else { return }
         let chunks = queued
         let firstIndex = chunksWritten
@@ -140,15 +149,14 @@ public final class EntryWriter {
     ///   an expected length was given and not met.
     @discardableResult
     public func finish() throws(StoreError) -> EntryInfo {
-        guard !closed else { throw .writerClosed }
+        guard let store = openStore else { throw .writerClosed }
         if let expectedLength, expectedLength != bytesWritten {
             cancel()
             throw .lengthMismatch(key: key, expected: expectedLength, actual: bytesWritten)
         }
         if stagingID == nil && queued.isEmpty && buffer.count <= store.configuration.inlineLimit {
             let bytes = buffer
-            closed = true
-            store.unmarkInUse(key)
+            close()
             return try store.put(bytes, forKey: key, options: options)
         }
         if !buffer.isEmpty {
@@ -182,16 +190,14 @@ public final class EntryWriter {
             cancel()
             throw error
         }
-        closed = true
-        store.unmarkInUse(key)
+        close()
         return info
     }
 
     /// Abandons the write and releases what was staged. Safe to call twice.
     public func cancel() {
-        guard !closed else { return }
-        closed = true
-        store.unmarkInUse(key)
+        guard let store = openStore else { return }
+        close()
         queued = []
         buffer = []
         guard let stagingID else { return }

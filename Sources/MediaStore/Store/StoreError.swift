@@ -5,6 +5,9 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case notAStore(path: String, reason: String)
     /// The store was written by a newer (or unknown) format version.
     case unsupportedFormatVersion(found: Int, supported: Int)
+    /// This process already has the store open (LMDB allows one
+    /// environment per file per process); use ``MediaStore/shared(directory:configuration:)``.
+    case alreadyOpen(path: String)
     /// The directory cannot be created, read or written.
     case inaccessible(path: String, reason: String)
     /// A stored chunk or record failed its checksum. The entry was dropped.
@@ -38,6 +41,7 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notAStore(let path, let reason): "\(path) is not a media store: \(reason)"
         case .unsupportedFormatVersion(let found, let supported):
             "store format version \(found) is not supported (this build reads version \(supported))"
+        case .alreadyOpen(let path): "\(path) is already open in this process"
         case .inaccessible(let path, let reason): "cannot use \(path): \(reason)"
         case .corrupted(let key, let reason): "corrupt data for key \(key.prefix(200)): \(reason); the entry was dropped"
         case .damagedStore(let reason): "the store file is damaged: \(reason)"

@@ -39,6 +39,7 @@ struct StoreOpener {
                 maxDatabases: StoreDatabases.names.count + 2, readOnly: readOnly)
         } catch {
             if error.isFormatError { throw .notAStore(path: path, reason: error.description) }
+            if error.code == EBUSY { throw .alreadyOpen(path: path) }
             if error.code == EACCES || error.code == EROFS { throw .inaccessible(path: path, reason: error.description) }
             throw MediaStore.storeError(error)
         }
