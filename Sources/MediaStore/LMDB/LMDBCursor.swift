@@ -28,7 +28,13 @@ final class LMDBCursor {
         var value: [UInt8]
     }
 
-    private func get(_ op: MDB_cursor_op, key: [UInt8]? = nil) throws(LMDBError) -> Record? {
+    /// Moves the cursor and calls `body` with the key and value there,
+    /// both pointing into the map (valid only inside `body`, nothing
+    /// copied); `nil` when there is no such record.
+    private func move<R>(
+        _ op: MDB_cursor_op, key: [UInt8]? = nil,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R
+    ) throws -> R? {
         var k = MDB_val()
         var v = MDB_val()
         let rc: Int32
@@ -42,9 +48,29 @@ final class LMDBCursor {
         }
         if rc == MDB_NOTFOUND { return nil }
         try LMDBError.check(rc)
-        let keyBytes = [UInt8](UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size))
-        let valueBytes = [UInt8](UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
-        return Record(key: keyBytes, value: valueBytes)
+        return try body(
+            UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+            UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+    }
+
+    private func get(_ op: MDB_cursor_op, key: [UInt8]? = nil) throws(LMDBError) -> Record? {
+        do {
+            return try move(op, key: key) { key, value in Record(key: [UInt8](key), value: [UInt8](value)) }
+        } catch let error as LMDBError {
+            throw error
+        } catch {
+            preconditionFailure("unreachable: the body does not throw")
+        }
+    }
+
+    private func getKey(_ op: MDB_cursor_op, key: [UInt8]? = nil) throws(LMDBError) -> [UInt8]? {
+        do {
+            return try move(op, key: key) { key, _ in [UInt8](key) }
+        } catch let error as LMDBError {
+            throw error
+        } catch {
+            preconditionFailure("unreachable: the body does not throw")
+        }
     }
 
     func first() throws(LMDBError) -> Record? { try get(MDB_FIRST) }
@@ -53,6 +79,13 @@ final class LMDBCursor {
 
     /// Positions at the first key greater than or equal to `key`.
     func seek(atLeast key: [UInt8]) throws(LMDBError) -> Record? { try get(MDB_SET_RANGE, key: key) }
+
+    /// Like ``seek(atLeast:)`` but copies only the key: values may be
+    /// 256 KiB chunks that need not be read.
+    func seekKey(atLeast key: [UInt8]) throws(LMDBError) -> [UInt8]? { try getKey(MDB_SET_RANGE, key: key) }
+
+    /// Like ``next()`` but copies only the key.
+    func nextKey() throws(LMDBError) -> [UInt8]? { try getKey(MDB_NEXT) }
 
     /// Deletes the record at the cursor.
     func deleteCurrent() throws(LMDBError) {

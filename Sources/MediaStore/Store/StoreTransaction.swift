@@ -9,7 +9,7 @@ final class StoreTransaction {
     let txn: LMDBTransaction
     let db: StoreDatabases
     let store: MediaStore
-    private(set) var counters: StoreCounters
+    private var loadedCounters: StoreCounters?
     private var countersChanged = false
     /// Entries this transaction removed by policy (eviction, expiry),
     /// reported to the store's removal handler after commit.
@@ -21,19 +21,30 @@ final class StoreTransaction {
         self.db = store.databases
         self.txn = try LMDBTransaction(environment: store.environment, readOnly: !write)
         self.now = Date().timeIntervalSince1970
-        self.counters = try txn.withValue(db.meta, key: Array("counters".utf8)) { buffer in
-            buffer.flatMap(StoreCounters.decode) ?? StoreCounters()
-        }
     }
 
+    /// The store's totals as of this transaction (read on first use).
+    var counters: StoreCounters {
+        if let loadedCounters { return loadedCounters }
+        let counters = (try? txn.withValue(db.meta, key: Self.countersKey) { buffer in
+            buffer.flatMap(StoreCounters.decode)
+        }) ?? nil
+        loadedCounters = counters ?? StoreCounters()
+        return loadedCounters!
+    }
+
+    private static let countersKey = Array("counters".utf8)
+
     func updateCounters(_ body: (inout StoreCounters) -> Void) {
-        body(&counters)
+        var updated = counters
+        body(&updated)
+        loadedCounters = updated
         countersChanged = true
     }
 
     func commit() throws {
         if countersChanged {
-            try txn.put(db.meta, key: Array("counters".utf8), value: counters.encode())
+            try txn.put(db.meta, key: Self.countersKey, value: counters.encode())
         }
         try txn.commit()
     }
@@ -224,20 +235,20 @@ final class StoreTransaction {
         let digest = ContentDigest(of: bytes)
         let prefix = StoreKeys.slot(digest, ordinal: 0)
         let cursor = try txn.cursor(db.chunks)
-        var item = try cursor.seek(atLeast: prefix)
+        var candidate = try cursor.seekKey(atLeast: prefix)
         var nextOrdinal: UInt16 = 0
-        while let current = item, current.key.starts(with: prefix.prefix(16)) {
+        while let current = candidate, current.starts(with: prefix.prefix(16)) {
             // Share only after the bytes compare equal: XXH3 is not
             // collision-resistant, and one URL must never get another's bytes.
-            let same = current.value.withUnsafeBytes { stored in
-                (try? Self.decodeChunk(stored, expected: nil)).map { $0.elementsEqual(bytes) } ?? false
+            let same = try txn.withValue(db.chunks, key: current) { stored in
+                stored.flatMap { try? Self.decodeChunk($0, expected: nil) }.map { $0.elementsEqual(bytes) } ?? false
             }
             if same {
-                try addReference(current.key, delta: 1)
-                return current.key
+                try addReference(current, delta: 1)
+                return current
             }
-            nextOrdinal = StoreKeys.ordinal(ofSlot: current.key) &+ 1
-            item = try cursor.next()
+            nextOrdinal = StoreKeys.ordinal(ofSlot: current) &+ 1
+            candidate = try cursor.nextKey()
         }
         let slot = StoreKeys.slot(digest, ordinal: nextOrdinal)
         let level = store.configuration.compressionLevel
