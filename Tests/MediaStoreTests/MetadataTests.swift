@@ -125,6 +125,7 @@ import Testing
         for index in 0..<(count - 1) { _ = try t.store.data(forKey: "k\(index)") }
         #expect(try t.store.info(forKey: "k0")?.lastAccess == written)  // still batched
         _ = try t.store.data(forKey: "k\(count - 1)")
+        t.store.waitForAccessFlush()
         #expect(try #require(try t.store.info(forKey: "k0")).lastAccess > written)
         #expect(t.store.pendingAccess.withLock { $0.isEmpty })
     }

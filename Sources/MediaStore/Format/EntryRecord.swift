@@ -90,6 +90,19 @@ struct EntryRecord: Equatable {
         return writer.bytes
     }
 
+    /// Whether the record in `buffer` is stored for `key`, comparing the
+    /// UTF-8 bytes without decoding the rest (the hot path of a lookup).
+    static func storedKeyMatches(_ buffer: UnsafeRawBufferPointer, _ key: String) -> Bool {
+        var reader = ByteReader(buffer)
+        guard (try? reader.readByte()) == version, (try? reader.readByte()) != nil,
+            let stored = try? reader.readBytes()
+        else { return false }
+        var key = key
+        return key.withUTF8 { utf8 in
+            utf8.count == stored.count && (utf8.isEmpty || memcmp(utf8.baseAddress!, stored.baseAddress!, utf8.count) == 0)
+        }
+    }
+
     /// Decodes a record; `nil` when the bytes are not a valid record.
     static func decode(_ buffer: UnsafeRawBufferPointer) -> EntryRecord? {
         var reader = ByteReader(buffer)

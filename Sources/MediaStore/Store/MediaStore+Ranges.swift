@@ -113,7 +113,7 @@ extension MediaStore {
         } catch {
             throw dropIfCorrupt(key: key, error)
         }
-        try recordAccess(slot: result.slot)
+        recordAccess(slot: result.slot)
         return result.data
     }
 

@@ -59,7 +59,7 @@ extension MediaStore {
             throw dropIfCorrupt(key: key, error)
         }
         guard let found else { return nil }
-        try recordAccess(slot: found.slot)
+        recordAccess(slot: found.slot)
         return (found.info, found.data)
     }
 

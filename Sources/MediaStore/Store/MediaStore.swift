@@ -37,8 +37,10 @@ public final class MediaStore: @unchecked Sendable {
     let keysInUse = Locked<[String: Int]>([:])
     private let removalHandler = Locked<(@Sendable ([StoreRemoval]) -> Void)?>(nil)
 
-    /// Reads past this many pending access times trigger a write.
-    static let accessBatchSize = 512
+    /// Reads past this many pending access times trigger a background write.
+    static let accessBatchSize = 2048
+    private let accessFlushQueue = DispatchQueue(label: "MediaStore.accessFlush", qos: .utility)
+    private let flushScheduled = Locked(false)
     /// Streamed writes commit at least this often (bounds memory).
     static let writeBatchBytes = 8 << 20
 
@@ -183,20 +185,35 @@ public final class MediaStore: @unchecked Sendable {
         keysInUse.withLock { $0[key] != nil }
     }
 
-    func recordAccess(slot: [UInt8]) throws(StoreError) {
+    /// Notes a read of the entry at `slot`. Reads never write: the time
+    /// is applied with the next write, or by a background flush once
+    /// ``accessBatchSize`` reads are pending, off the reader's thread.
+    func recordAccess(slot: [UInt8]) {
         guard !isReadOnly else { return }
         let now = Date().timeIntervalSince1970
-        let count = pendingAccess.withLock { pending in
+        let shouldFlush = pendingAccess.withLock { pending in
             pending[slot] = now
-            return pending.count
+            return pending.count >= Self.accessBatchSize
         }
-        if count >= Self.accessBatchSize {
-            try flushAccessTimes()
+        if shouldFlush && flushScheduled.withLock({ scheduled in
+            defer { scheduled = true }
+            return !scheduled
+        }) {
+            accessFlushQueue.async { [weak self] in
+                guard let self else { return }
+                self.flushScheduled.withLock { $0 = false }
+                try? self.flushAccessTimes()
+            }
         }
     }
 
+    /// Waits until a background flush of access times has run (tests).
+    func waitForAccessFlush() {
+        accessFlushQueue.sync {}
+    }
+
     /// Writes the batched last-access times of recent reads. Done by
-    /// every write and every ``accessBatchSize`` reads; call it before
+    /// every write and in the background every ``accessBatchSize`` reads; call it before
     /// handing the store to another process if LRU order matters there.
     public func flushAccessTimes() throws(StoreError) {
         guard !isReadOnly, !pendingAccess.withLock({ $0.isEmpty }) else { return }

@@ -55,6 +55,17 @@ final class StoreTransaction {
     func findEntry(_ key: String) throws -> (slot: [UInt8], record: EntryRecord)? {
         let digest = store.keyDigest(key)
         let prefix = StoreKeys.slot(digest, ordinal: 0)
+        // Fast path: almost every key sits at ordinal 0 — one lookup, and
+        // the record is decoded only when its key matches.
+        let direct = try txn.withValue(db.keys, key: prefix) { buffer -> EntryRecord? in
+            guard let buffer, EntryRecord.storedKeyMatches(buffer, key) else { return nil }
+            guard let record = EntryRecord.decode(buffer) else {
+                throw StoreError.corrupted(key: key, reason: "unreadable index record")
+            }
+            return record
+        }
+        if let direct { return (prefix, direct) }
+        // A colliding key holds ordinal 0, or it was freed: walk the ordinals.
         let cursor = try txn.cursor(db.keys)
         var item = try cursor.seek(atLeast: prefix)
         while let current = item, current.key.count == StoreKeys.slotSize,
