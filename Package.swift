@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "MediaCache", targets: ["MediaCache"]),
         .executable(name: "mediacache-demo", targets: ["mediacache-demo"]),
         .executable(name: "mediacache-bench", targets: ["mediacache-bench"]),
+        .executable(name: "cachetool", targets: ["cachetool"]),
+        .library(name: "CacheToolCore", targets: ["CacheToolCore"]),
     ],
     targets: [
         .systemLibrary(
@@ -45,6 +47,14 @@ let package = Package(
             dependencies: ["MediaStore", "CLMDB"],
             path: "Sources/MediaCacheBench"
         ),
+        .target(
+            name: "CacheToolCore",
+            dependencies: ["MediaStore"]
+        ),
+        .executableTarget(
+            name: "cachetool",
+            dependencies: ["CacheToolCore"]
+        ),
         .executableTarget(
             name: "crash-writer",
             dependencies: ["MediaStore"],
@@ -57,6 +67,11 @@ let package = Package(
         .testTarget(
             name: "MediaCacheTests",
             dependencies: ["MediaCache", "MediaStore"]
+        ),
+        .testTarget(
+            name: "CacheToolTests",
+            dependencies: ["CacheToolCore", "MediaStore"],
+            exclude: ["Fuzz"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -28,6 +28,8 @@ public final class MediaStore: @unchecked Sendable {
     let environment: LMDBEnvironment
     let databases: StoreDatabases
     let keySeed: UInt64
+    /// Held shared while open, so that compaction never swaps the file under it.
+    private let maintenanceLock: MaintenanceLock?
     private let keyHash: (@Sendable (String) -> ContentDigest)?
     private let writerLock = NSLock()
     private let codec: Locked<ZstdCodec>
@@ -71,6 +73,7 @@ public final class MediaStore: @unchecked Sendable {
         self.isReadOnly = readOnly
         self.keyHash = keyHash
         self.codec = Locked(ZstdCodec(level: max(1, configuration.compressionLevel)))
+        self.maintenanceLock = MaintenanceLock.shared(directory: directory)
         let opened = try StoreOpener(directory: directory, configuration: configuration, readOnly: readOnly).open()
         self.environment = opened.environment
         self.databases = opened.databases

@@ -1,0 +1,128 @@
+import Foundation
+import MediaStore
+
+/// The write commands: put, rm, pin/unpin, expire, evict, compact.
+extension CacheTool {
+    func put(_ parsed: ParsedArguments) throws {
+        let key = parsed.positionals[0]
+        let path = parsed.positionals[1]
+        var options = WriteOptions(pinned: parsed.flag("pin"))
+        if let text = parsed.value("expiry") {
+            guard let expiry = ExpirySpec.parse(text) else {
+                throw UsageError("bad --expiry '\(text.prefix(40))': use never, 90s, 15m, 2h, 7d or an ISO 8601 date", command: "put")
+            }
+            options.expiry = expiry
+        }
+        options.metadata.mimeType = parsed.value("mime")
+        let input: FileHandle
+        var length: Int?
+        if path == "-" {
+            input = .standardInput
+        } else {
+            guard let handle = FileHandle(forReadingAtPath: path) else { throw ToolError("cannot read \(path)") }
+            input = handle
+            let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+            if (attributes?[.type] as? FileAttributeType) == .typeRegular { length = (attributes?[.size] as? Int) }
+        }
+        let store = try openStore(parsed, write: true, create: true)
+        let info = try stream(input, into: store, key: key, options: options, expectedLength: length)
+        if path != "-" { try? input.close() }
+        _ = info
+    }
+
+    /// Streams `input` into an entry in 1 MiB pieces.
+    func stream(
+        _ input: FileHandle, into store: MediaStore, key: String, options: WriteOptions, expectedLength: Int?
+    ) throws -> EntryInfo {
+        let writer = try store.makeWriter(forKey: key, options: options, expectedLength: expectedLength)
+        while true {
+            let piece: Data?
+            do {
+                piece = try input.read(upToCount: 1 << 20)
+            } catch {
+                writer.cancel()
+                throw ToolError("cannot read the input: \(error)")
+            }
+            guard let piece, !piece.isEmpty else { break }
+            try writer.append(piece)
+            console.progress("put \(Self.printable(String(key.prefix(60)))): \(ByteSize.format(writer.bytesWritten))"
+                + (expectedLength.map { " of \(ByteSize.format($0))" } ?? ""))
+        }
+        let info = try writer.finish()
+        console.endProgress()
+        return info
+    }
+
+    func remove(_ parsed: ParsedArguments) throws {
+        let store = try openStore(parsed, write: true)
+        var missing: [String] = []
+        for key in parsed.positionals where try !store.remove(forKey: key) {
+            missing.append(key)
+        }
+        try reportMissing(missing)
+    }
+
+    func pin(_ parsed: ParsedArguments, _ pinned: Bool) throws {
+        let store = try openStore(parsed, write: true)
+        var missing: [String] = []
+        for key in parsed.positionals {
+            do {
+                try store.setPinned(pinned, forKey: key)
+            } catch StoreError.notFound {
+                missing.append(key)
+            }
+        }
+        try reportMissing(missing)
+    }
+
+    private func reportMissing(_ missing: [String]) throws {
+        guard !missing.isEmpty else { return }
+        for key in missing.dropLast() { console.printError("cachetool: no entry for key \(Self.printable(String(key.prefix(200))))") }
+        throw ToolError("no entry for key \(Self.printable(String(missing[missing.count - 1].prefix(200))))")
+    }
+
+    func expire(_ parsed: ParsedArguments) throws {
+        let store = try openStore(parsed, write: true)
+        let removed = try store.removeExpired()
+        if parsed.flag("json") {
+            printJSON("expire", [("store", .string(store.directory.path)), ("removed", .int(removed))])
+        } else {
+            console.print("removed \(removed) expired entr\(removed == 1 ? "y" : "ies")")
+        }
+    }
+
+    func evict(_ parsed: ParsedArguments) throws {
+        guard let text = parsed.value("to") else { throw UsageError("evict needs --to SIZE", command: "evict") }
+        guard let target = ByteSize.parse(text) else {
+            throw UsageError("bad size '\(text.prefix(40))': use bytes or a unit such as 500M or 2GiB", command: "evict")
+        }
+        let store = try openStore(parsed, write: true)
+        let evicted = try store.evict(toBytes: target)
+        let stored = try store.statistics().storedBytes
+        if parsed.flag("json") {
+            printJSON("evict", [
+                ("store", .string(store.directory.path)), ("evicted", .int(evicted)), ("storedBytes", .int(stored)),
+            ])
+        } else {
+            console.print("evicted \(evicted) entr\(evicted == 1 ? "y" : "ies"); \(ByteSize.format(stored)) stored")
+        }
+    }
+
+    func compact(_ parsed: ParsedArguments) throws {
+        let directory = storeDirectory(parsed)
+        guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path) else {
+            throw ToolError("no store at \(directory.path) (no data.mdb in it)")
+        }
+        console.progress("compacting \(directory.path) ...")
+        let report = try MediaStore.compact(directory: directory)
+        console.endProgress()
+        if parsed.flag("json") {
+            printJSON("compact", [
+                ("store", .string(directory.path)), ("bytesBefore", .int(report.bytesBefore)),
+                ("bytesAfter", .int(report.bytesAfter)),
+            ])
+        } else {
+            console.print("compacted: \(ByteSize.format(report.bytesBefore)) -> \(ByteSize.format(report.bytesAfter))")
+        }
+    }
+}

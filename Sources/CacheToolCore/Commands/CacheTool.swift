@@ -1,0 +1,160 @@
+import Foundation
+import MediaStore
+
+/// cachetool: inspection and maintenance of a media store from the
+/// command line. `run()` parses, dispatches and maps every failure to
+/// a one-line message and an exit status (0 ok, 1 error, 2 usage,
+/// 3 corruption).
+public struct CacheTool {
+    /// The JSON documents' schema tag; bumped only on incompatible changes.
+    public static let schema = "cachetool/1"
+    /// Set in the child that `verify` walks the store in.
+    static let verifyChildVariable = "CACHETOOL_VERIFY_CHILD"
+
+    let arguments: [String]
+    let environment: [String: String]
+    let console: Console
+    /// The executable to re-run for `verify`'s child walk; `nil` walks in-process.
+    let executablePath: String?
+
+    public init(
+        arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+        console: Console = Console(), executablePath: String? = CacheTool.currentExecutable()
+    ) {
+        self.arguments = arguments
+        self.environment = environment
+        self.console = console
+        self.executablePath = executablePath
+    }
+
+    /// This process's executable (`/proc/self/exe` on Linux).
+    public static func currentExecutable() -> String? {
+        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
+        return Bundle.main.executablePath
+    }
+
+    /// Runs the command line; returns the exit status.
+    public func run() -> Int32 {
+        let parsed: ParsedArguments
+        do {
+            parsed = try CommandTable.parser.parse(arguments)
+        } catch {
+            return usage(error)
+        }
+        guard let command = parsed.command else {
+            if parsed.wantsHelp {
+                console.print(CommandTable.parser.help(for: nil), terminator: "")
+                return 0
+            }
+            console.printError(CommandTable.parser.help(for: nil).trimmingCharacters(in: .newlines))
+            return 2
+        }
+        if parsed.wantsHelp {
+            console.print(CommandTable.parser.help(for: command), terminator: "")
+            return 0
+        }
+        do {
+            try dispatch(command.name, parsed)
+            return 0
+        } catch let error as UsageError {
+            return usage(error)
+        } catch let error as ToolError {
+            if !error.message.isEmpty { console.printError("cachetool: \(error.message)") }
+            return error.status
+        } catch let error as StoreError {
+            console.printError("cachetool: \(Self.message(for: error))")
+            return Self.status(for: error)
+        } catch let error as AdministrationError {
+            console.printError("cachetool: \(error)")
+            if case .store(let storeError) = error { return Self.status(for: storeError) }
+            return 1
+        } catch {
+            console.printError("cachetool: \(error)")
+            return 1
+        }
+    }
+
+    private func usage(_ error: UsageError) -> Int32 {
+        console.printError("cachetool: \(error.message)")
+        console.printError("Try 'cachetool \(error.command.map { $0 + " " } ?? "")--help'.")
+        return 2
+    }
+
+    private func dispatch(_ name: String, _ parsed: ParsedArguments) throws {
+        switch name {
+        case "stats": try stats(parsed)
+        case "ls": try list(parsed)
+        case "info": try info(parsed)
+        case "cat": try cat(parsed)
+        case "put": try put(parsed)
+        case "rm": try remove(parsed)
+        case "pin": try pin(parsed, true)
+        case "unpin": try pin(parsed, false)
+        case "expire": try expire(parsed)
+        case "evict": try evict(parsed)
+        case "verify": try verify(parsed)
+        case "compact": try compact(parsed)
+        case "readers": try readers(parsed)
+        case "export": try export(parsed)
+        case "import": try importEntries(parsed)
+        default: throw UsageError("unknown command '\(name)'")
+        }
+    }
+
+    // MARK: The store
+
+    /// `--store`, else `$MEDIACACHE_STORE`, else `$XDG_CACHE_HOME/mediacache`,
+    /// else `~/.cache/mediacache`.
+    func storeDirectory(_ parsed: ParsedArguments) -> URL {
+        if let path = parsed.value("store"), !path.isEmpty { return URL(fileURLWithPath: path) }
+        if let path = environment["MEDIACACHE_STORE"], !path.isEmpty { return URL(fileURLWithPath: path) }
+        if let path = environment["XDG_CACHE_HOME"], !path.isEmpty {
+            return URL(fileURLWithPath: path).appendingPathComponent("mediacache")
+        }
+        let home = environment["HOME"].map { URL(fileURLWithPath: $0) } ?? FileManager.default.homeDirectoryForCurrentUser
+        return home.appendingPathComponent(".cache/mediacache")
+    }
+
+    /// Opens the store: read-only unless `write`; a missing store is
+    /// created only when `create`.
+    func openStore(_ parsed: ParsedArguments, write: Bool = false, create: Bool = false) throws -> MediaStore {
+        let directory = storeDirectory(parsed)
+        if !create || !write {
+            let data = directory.appendingPathComponent("data.mdb").path
+            var isDirectory: ObjCBool = false
+            if !FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
+                throw ToolError("no store at \(directory.path) (the directory does not exist; use --store DIR)")
+            }
+            if isDirectory.boolValue && !FileManager.default.fileExists(atPath: data) {
+                throw ToolError("no store at \(directory.path) (no data.mdb in it)")
+            }
+        }
+        return write ? try MediaStore(directory: directory) : try MediaStore.openReadOnly(directory: directory)
+    }
+
+    static func message(for error: StoreError) -> String {
+        switch error {
+        case .unsupportedFormatVersion(let found, let supported):
+            "the store has format version \(found), newer than this cachetool reads (version \(supported)); use a newer cachetool"
+        default: error.description
+        }
+    }
+
+    static func status(for error: StoreError) -> Int32 {
+        switch error {
+        case .corrupted, .damagedStore: 3
+        default: 1
+        }
+    }
+
+    /// Prints a JSON document with the schema tag and command name first.
+    func printJSON(_ command: String, _ fields: [(String, JSONValue)]) {
+        console.print(JSONValue.object([("schema", .string(Self.schema)), ("command", .string(command))] + fields).rendered())
+    }
+}
+
+extension Console {
+    func print(_ text: String, terminator: String) {
+        write(Data((text + terminator).utf8))
+    }
+}

@@ -1,0 +1,85 @@
+/// The table of cachetool's commands and options: the single source of
+/// what the parser accepts and what `--help` prints.
+public enum CommandTable {
+    static let json = OptionSpec("json", short: "j", help: "print JSON (a stable schema, see the README)")
+
+    /// Options every command accepts.
+    public static let globalOptions: [OptionSpec] = [
+        OptionSpec("store", short: "s", value: "DIR", help: "the store (default: $MEDIACACHE_STORE, then ~/.cache/mediacache)"),
+        OptionSpec("help", short: "h", help: "describe the command"),
+    ]
+
+    /// Every subcommand.
+    public static let commands: [CommandSpec] = [
+        CommandSpec(
+            "stats", summary: "totals: entries, bytes, compression, dedup, map and file use, readers",
+            options: [json]),
+        CommandSpec(
+            "ls", summary: "list entries",
+            options: [
+                OptionSpec("prefix", value: "TEXT", help: "only keys starting with TEXT"),
+                OptionSpec("match", value: "GLOB", help: "only keys matching the shell pattern GLOB"),
+                OptionSpec("sort", value: "FIELD", help: "key (default), size, access or expiry"),
+                OptionSpec("reverse", short: "r", help: "reverse the order"),
+                OptionSpec("complete", help: "only complete entries"),
+                OptionSpec("partial", help: "only partial entries"),
+                json,
+            ],
+            details: "Columns: cached bytes / length, flags (C complete, P pinned, X expired), last access, expiry, key."),
+        CommandSpec(
+            "info", summary: "everything about one entry: metadata, cached ranges, digest, chunk sharing",
+            positionals: [PositionalSpec("KEY")], options: [json]),
+        CommandSpec(
+            "cat", summary: "write an entry's bytes to standard output",
+            positionals: [PositionalSpec("KEY")],
+            options: [
+                OptionSpec("range", value: "A-B", help: "only bytes A through B (inclusive; A- and -N work too)")
+            ],
+            details: "Streams chunk by chunk. A partial entry can be read where it is cached."),
+        CommandSpec(
+            "put", summary: "store FILE (or standard input, -) under KEY",
+            positionals: [PositionalSpec("KEY"), PositionalSpec("FILE")],
+            options: [
+                OptionSpec("expiry", value: "WHEN", help: "never, a duration (90s, 15m, 2h, 7d) or an ISO 8601 date"),
+                OptionSpec("mime", value: "TYPE", help: "the MIME type, e.g. audio/mpeg"),
+                OptionSpec("pin", help: "pin the entry (never evicted)"),
+            ],
+            writes: true),
+        CommandSpec(
+            "rm", summary: "remove entries", positionals: [PositionalSpec("KEY", variadic: true)], writes: true),
+        CommandSpec(
+            "pin", summary: "pin entries (eviction skips them)", positionals: [PositionalSpec("KEY", variadic: true)],
+            writes: true),
+        CommandSpec(
+            "unpin", summary: "unpin entries", positionals: [PositionalSpec("KEY", variadic: true)], writes: true),
+        CommandSpec("expire", summary: "remove every expired entry", options: [json], writes: true),
+        CommandSpec(
+            "evict", summary: "evict least recently used entries down to SIZE stored bytes",
+            options: [OptionSpec("to", value: "SIZE", help: "the target, e.g. 500M or 2GiB (required)"), json],
+            writes: true),
+        CommandSpec(
+            "verify", summary: "re-check every checksum, content digest, reference count and counter",
+            options: [json],
+            details: """
+                Exit status 3 when anything is corrupt, naming what. The walk runs in a child \
+                process, so a damaged file that makes LMDB fault is reported too.
+                """),
+        CommandSpec(
+            "compact", summary: "rewrite data.mdb without free pages (LMDB copy with compaction), then swap",
+            options: [json], writes: true,
+            details: "Refuses while any other process has the store open; stores opened meanwhile wait."),
+        CommandSpec(
+            "readers", summary: "list LMDB reader slots; --clear frees those of dead processes",
+            options: [OptionSpec("clear", help: "clear stale slots (mdb_reader_check)"), json]),
+        CommandSpec(
+            "export", summary: "write complete entries as plain files plus manifest.json into DIR",
+            positionals: [PositionalSpec("DIR")],
+            options: [OptionSpec("prefix", value: "TEXT", help: "only keys starting with TEXT"), json]),
+        CommandSpec(
+            "import", summary: "store the entries of an export in DIR (checking each digest)",
+            positionals: [PositionalSpec("DIR")], options: [json], writes: true),
+    ]
+
+    /// The parser over this table.
+    public static let parser = ArgumentParser(globalOptions: globalOptions, commands: commands)
+}

@@ -1,0 +1,68 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The store's maintenance lock: `flock` on `.maintenance-lock` in the
+/// store directory.
+///
+/// Every ``MediaStore`` of an existing store holds it shared from before
+/// LMDB opens until the store is released. Maintenance that replaces
+/// `data.mdb` (``MediaStore/compact(directory:)``) takes it exclusively
+/// without waiting, so it fails while any process has the store open,
+/// and stores opened meanwhile wait until it is done.
+///
+/// `flock` locks belong to the open file description, so they do not
+/// interfere with LMDB's own POSIX record locks on `data.mdb-lock`.
+final class MaintenanceLock: @unchecked Sendable {
+    /// The lock file's name in the store directory (a dot file, so that
+    /// the foreign-file check ignores it).
+    static let fileName = ".maintenance-lock"
+
+    private let descriptor: Int32
+
+    private init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Takes the lock shared, waiting while maintenance runs. Returns
+    /// `nil` (no lock) when the directory holds no `data.mdb` yet, or
+    /// the lock file cannot be opened: nothing can be compacted then.
+    static func shared(directory: URL) -> MaintenanceLock? {
+        guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path),
+            let descriptor = openFile(directory)
+        else { return nil }
+        while flock(descriptor, LOCK_SH) != 0 {
+            if errno != EINTR {
+                close(descriptor)
+                return nil
+            }
+        }
+        return MaintenanceLock(descriptor: descriptor)
+    }
+
+    /// Takes the lock exclusively without waiting; `nil` when another
+    /// store (in any process, this one included) holds it.
+    static func exclusive(directory: URL) -> MaintenanceLock? {
+        guard let descriptor = openFile(directory) else { return nil }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(descriptor)
+            return nil
+        }
+        return MaintenanceLock(descriptor: descriptor)
+    }
+
+    private static func openFile(_ directory: URL) -> Int32? {
+        let path = directory.appendingPathComponent(fileName).path
+        var descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        if descriptor < 0 { descriptor = open(path, O_RDONLY | O_CLOEXEC) }
+        return descriptor >= 0 ? descriptor : nil
+    }
+}
