@@ -1,0 +1,151 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Runs the built executables of the package (cachetool, crash-writer)
+/// as child processes, the way a user or script does.
+enum ToolProcess {
+    /// The result of one run.
+    struct Result {
+        var status: Int32
+        /// Whether it ended by a signal (`status` is then the signal).
+        var signaled: Bool
+        var output: Data
+        var errors: String
+
+        var text: String { String(decoding: output, as: UTF8.self) }
+
+        /// The output parsed as a JSON object.
+        var json: [String: Any]? { try? JSONSerialization.jsonObject(with: output) as? [String: Any] }
+    }
+
+    /// Where executables of this build are: beside the test bundle.
+    static var binDirectory: URL? {
+        var candidates: [URL] = []
+        for bundle in Bundle.allBundles where bundle.bundleURL.pathExtension == "xctest" {
+            candidates.append(bundle.bundleURL.deletingLastPathComponent())
+        }
+        if let executable = Bundle.main.executableURL { candidates.append(executable.deletingLastPathComponent()) }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        candidates.append(root.appendingPathComponent(".build-tool/debug"))
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.appendingPathComponent("cachetool").path) }
+    }
+
+    static func executable(_ name: String) throws -> URL {
+        guard let directory = binDirectory else {
+            throw ToolTestError("cachetool is not built beside the tests; `swift build --scratch-path .build-tool` builds it")
+        }
+        let url = directory.appendingPathComponent(name)
+        guard FileManager.default.isExecutableFile(atPath: url.path) else { throw ToolTestError("\(name) is not built in \(directory.path)") }
+        return url
+    }
+
+    /// Runs `cachetool arguments…` with `input` on standard input.
+    @discardableResult
+    static func cachetool(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:]) throws -> Result {
+        try run(executable("cachetool"), arguments, input: input, environment: environment)
+    }
+
+    static func run(
+        _ executable: URL, _ arguments: [String], input: Data? = nil, environment: [String: String] = [:]
+    ) throws -> Result {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        var merged = ProcessInfo.processInfo.environment
+        merged["MEDIACACHE_STORE"] = nil
+        for (key, value) in environment { merged[key] = value }
+        process.environment = merged
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        let inputPipe = Pipe()
+        process.standardInput = input == nil ? FileHandle.nullDevice : inputPipe
+        try process.run()
+        if let input {
+            try inputPipe.fileHandleForWriting.write(contentsOf: input)
+            try inputPipe.fileHandleForWriting.close()
+        }
+        // Read both pipes concurrently so that neither fills and blocks the child.
+        let errorBox = ErrorBox()
+        let reader = Thread {
+            errorBox.data = errors.fileHandleForReading.readDataToEndOfFile()
+            errorBox.done.signal()
+        }
+        reader.start()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        errorBox.done.wait()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal, output: data,
+            errors: String(decoding: errorBox.data, as: UTF8.self))
+    }
+
+    private final class ErrorBox: @unchecked Sendable {
+        var data = Data()
+        let done = DispatchSemaphore(value: 0)
+    }
+}
+
+struct ToolTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A fresh temporary directory, removed by `remove()`.
+struct TemporaryDirectory {
+    let url: URL
+
+    init(_ label: String) throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("cachetool-\(label)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    func remove() { try? FileManager.default.removeItem(at: url) }
+}
+
+/// SplitMix64: seeded bytes for test content.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// `count` random (incompressible) bytes.
+    mutating func bytes(_ count: Int) -> Data {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var offset = 0
+        while offset < count {
+            var word = next()
+            for _ in 0..<8 where offset < count {
+                bytes[offset] = UInt8(truncatingIfNeeded: word)
+                word >>= 8
+                offset += 1
+            }
+        }
+        return Data(bytes)
+    }
+
+    /// `count` compressible bytes (text-like).
+    mutating func text(_ count: Int) -> Data {
+        let words = ["media", "cache", "chunk", "stream", "track", "seek", "range", "store", " ", "\n"]
+        var data = Data()
+        while data.count < count { data.append(contentsOf: words[Int(next() % UInt64(words.count))].utf8) }
+        return data.prefix(count)
+    }
+}
