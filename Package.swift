@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "MediaStore", targets: ["MediaStore"]),
         .library(name: "MediaCache", targets: ["MediaCache"]),
+        .library(name: "MediaStreaming", targets: ["MediaStreaming"]),
         .executable(name: "mediacache-demo", targets: ["mediacache-demo"]),
         .executable(name: "mediacache-bench", targets: ["mediacache-bench"]),
         .executable(name: "cachetool", targets: ["cachetool"]),
@@ -37,9 +38,14 @@ let package = Package(
             dependencies: ["MediaStore"],
             exclude: ["README-section.md"]
         ),
+        .target(
+            name: "MediaStreaming",
+            dependencies: ["MediaStore"],
+            exclude: ["README-section.md"]
+        ),
         .executableTarget(
             name: "mediacache-demo",
-            dependencies: ["MediaStore"],
+            dependencies: ["MediaStore", "MediaStreaming"],
             path: "Sources/MediaCacheDemo"
         ),
         .executableTarget(
@@ -72,6 +78,11 @@ let package = Package(
             name: "CacheToolTests",
             dependencies: ["CacheToolCore", "MediaStore"],
             exclude: ["Fuzz"]
+        ),
+        .testTarget(
+            name: "MediaStreamingTests",
+            dependencies: ["MediaStreaming", "MediaStore"],
+            resources: [.copy("Fixtures")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,12 @@
+import Foundation
+
+/// Where a reader gets its next bytes from.
+enum ReadPlan: Sendable {
+    /// These bytes are in the store.
+    case store(Range<Int>)
+    /// Bytes from the requested offset on, as a download receives them;
+    /// ends when the download stops (the reader then plans again).
+    case stream(AsyncThrowingStream<Data, any Error>)
+    /// The offset is at or past the end of the resource.
+    case end
+}

@@ -1,0 +1,194 @@
+import Foundation
+import MediaStore
+
+/// The platform-neutral resource loader: answers ``LoadingRequest``s
+/// (AVFoundation's loading requests, modelled) for one URL.
+///
+/// Cached chunks are answered at once from the store. Holes are fetched
+/// from the origin with `Range` requests aligned to chunk boundaries and
+/// written to the store while they are answered; bytes travel chunk by
+/// chunk, never as the whole file.
+///
+/// ```swift
+/// let loader = cache.loader(for: url)
+/// let request = LoadingRequest(contentInformation: true, offset: 0, length: 2) { event in … }
+/// loader.shouldWaitForLoading(of: request)   // always true: answered asynchronously
+/// ```
+public final class ResourceLoader: Sendable {
+    /// The URL requested from the origin.
+    public let url: URL
+    /// The key its bytes are cached under.
+    public let cacheKey: String
+    /// Headers sent with its origin requests.
+    public let headers: [String: String]
+    /// The cache it belongs to.
+    public let cache: StreamingCache
+    let fetcher: ResourceFetcher
+    private let tasks = Protected<[ObjectIdentifier: Task<Void, Never>]>([:])
+    private let served = Protected(StreamingStatistics())
+
+    init(url: URL, cacheKey: String, headers: [String: String], cache: StreamingCache, fetcher: ResourceFetcher) {
+        self.url = url
+        self.cacheKey = cacheKey
+        self.headers = headers
+        self.cache = cache
+        self.fetcher = fetcher
+    }
+
+    deinit {
+        for task in tasks.current.values { task.cancel() }
+    }
+
+    /// Bytes this loader gave from the store and from the origin, plus
+    /// the resource's origin counters (shared with other loaders of the key).
+    public var statistics: StreamingStatistics {
+        var result = fetcher.statistics.current
+        let mine = served.current
+        result.bytesServedFromStore = mine.bytesServedFromStore
+        result.bytesServedFromOrigin = mine.bytesServedFromOrigin
+        return result
+    }
+
+    /// Starts answering `request`; always returns `true` (the answer comes
+    /// through the request's responder). Mirrors
+    /// `resourceLoader(_:shouldWaitForLoadingOfRequestedResource:)`.
+    @discardableResult
+    public func shouldWaitForLoading(of request: LoadingRequest) -> Bool {
+        let id = ObjectIdentifier(request)
+        let task = Task { [self] in
+            await self.serve(request)
+            _ = self.tasks.withLock { $0.removeValue(forKey: id) }
+        }
+        tasks.withLock { $0[id] = task }
+        return true
+    }
+
+    /// Stops answering `request`. Mirrors `resourceLoader(_:didCancel:)`.
+    public func didCancel(_ request: LoadingRequest) {
+        request.markCancelled()
+        tasks.withLock { $0.removeValue(forKey: ObjectIdentifier(request)) }?.cancel()
+    }
+
+    /// The content information, from the store or the origin.
+    public func contentInformation() async throws(StreamingError) -> ContentInformation {
+        do {
+            return try await fetcher.contentInformation(url: url, headers: headers)
+        } catch {
+            throw StreamingError.wrap(error)
+        }
+    }
+
+    /// Why this resource is played without caching, if it is.
+    public var cachingSkippedReason: String? {
+        get async { await fetcher.cachingSkipped }
+    }
+
+    /// Events of the resource (ready, caching skipped, retries, progress, complete)
+    /// until the returned stream is dropped.
+    public func events() -> AsyncStream<ResourceEvent> {
+        let (stream, continuation) = AsyncStream<ResourceEvent>.makeStream()
+        let fetcher = self.fetcher
+        let registration = Task {
+            let id = await fetcher.observe { continuation.yield($0) }
+            continuation.onTermination = { _ in Task { await fetcher.removeObserver(id) } }
+        }
+        _ = registration
+        return stream
+    }
+
+    private func serve(_ request: LoadingRequest) async {
+        do {
+            let info = try await contentInformation()
+            try Task.checkCancellation()
+            request.contentInformationRequest?.fill(info)
+            if let data = request.dataRequest {
+                let end = data.requestsAllDataToEndOfResource
+                    ? info.contentLength : min(info.contentLength, data.requestedOffset + data.requestedLength)
+                guard data.requestedOffset <= info.contentLength else {
+                    throw StreamingError.outOfRange(offset: data.requestedOffset, length: info.contentLength)
+                }
+                try await deliver(to: data, until: end)
+            }
+            try Task.checkCancellation()
+            request.finishLoading()
+        } catch {
+            if request.isCancelled || Task.isCancelled { return }
+            request.finishLoading(with: StreamingError.wrap(error))
+        }
+    }
+
+    /// Gives `data` its bytes from its current offset to `end`.
+    private func deliver(to data: DataRequest, until end: Int) async throws {
+        var idleRounds = 0
+        while data.currentOffset < end {
+            try Task.checkCancellation()
+            let before = data.currentOffset
+            switch try await fetcher.plan(from: before, url: url, headers: headers) {
+            case .end:
+                return
+            case .store(let range):
+                do {
+                    try readStore(range.lowerBound..<min(range.upperBound, end), into: data)
+                } catch let error as StoreError {
+                    // Evicted or dropped as corrupt meanwhile: plan again (the hole is refetched).
+                    if idleRounds > 3 { throw error }
+                }
+            case .stream(let stream):
+                for try await piece in stream {
+                    let wanted = end - data.currentOffset
+                    let part = piece.count > wanted ? Data(piece.prefix(wanted)) : piece
+                    data.respond(with: part)
+                    served.withLock { $0.bytesServedFromOrigin += part.count }
+                    if data.currentOffset >= end { return }
+                }
+            }
+            idleRounds = data.currentOffset == before ? idleRounds + 1 : 0
+            if idleRounds > 50 { throw OriginError.connectionLost(reason: "no progress reading \(url.absoluteString.prefix(200))") }
+        }
+    }
+
+    private func readStore(_ range: Range<Int>, into data: DataRequest) throws {
+        let chunkSize = cache.store.configuration.chunkSize
+        var position = range.lowerBound
+        while position < range.upperBound {
+            try Task.checkCancellation()
+            let stop = min(range.upperBound, (position / chunkSize + 1) * chunkSize)
+            let bytes = try cache.store.read(forKey: cacheKey, range: position..<stop, includeExpired: true)
+            data.respond(with: bytes)
+            served.withLock { $0.bytesServedFromStore += bytes.count }
+            position = stop
+        }
+    }
+
+    /// Fetches every missing byte into the store (what ``StreamingItem/download()``
+    /// and ``OfflineDownloader`` do), reporting (cached bytes, length) as it goes.
+    /// Already cached chunks are not fetched again; cancelling the calling task stops it.
+    ///
+    /// - throws: ``StreamingError``; a resource played without caching cannot be downloaded.
+    public func downloadAll(progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws(StreamingError) {
+        do {
+            let info = try await contentInformation()
+            let length = info.contentLength
+            if let reason = await fetcher.cachingSkipped {
+                throw StreamingError.notCacheable(reason: reason)
+            }
+            var cached = (try cache.store.info(forKey: cacheKey))?.cachedBytes ?? 0
+            progress(cached, length)
+            while let hole = try await fetcher.firstMissingByte(from: 0) {
+                try Task.checkCancellation()
+                guard case .stream(let stream) = try await fetcher.plan(from: hole, url: url, headers: headers) else { continue }
+                for try await piece in stream {
+                    cached = min(length, cached + piece.count)
+                    progress(cached, length)
+                }
+                try Task.checkCancellation()
+                if let reason = await fetcher.cachingSkipped {
+                    throw StreamingError.notCacheable(reason: reason)
+                }
+            }
+            progress(length, length)
+        } catch {
+            throw StreamingError.wrap(error)
+        }
+    }
+}

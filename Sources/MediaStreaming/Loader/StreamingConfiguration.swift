@@ -1,0 +1,45 @@
+import Foundation
+import MediaStore
+
+/// How a ``StreamingCache`` fetches, keeps and revalidates resources.
+public struct StreamingConfiguration: Sendable {
+    /// Maps request URLs to cache keys. ``CacheKeyPolicy/url`` by default.
+    public var cacheKeyPolicy: CacheKeyPolicy
+    /// Chunks asked for per origin request (each request is a `Range`
+    /// aligned to chunk boundaries). 4 by default (about 1 MiB).
+    public var chunksPerRequest: Int
+    /// A reader this close ahead of a running download waits for it
+    /// rather than opening a request of its own. One request's worth by default.
+    public var lookaheadBytes: Int?
+    /// Expiry of entries written by the loader. `.default` uses the store's.
+    public var expiry: ExpiryPolicy
+    /// Whether `Cache-Control: max-age` / `Expires` set the expiry instead
+    /// of ``expiry`` when the origin sends them. `false` by default.
+    public var honorsCacheControl: Bool
+    /// Whether a fresh entry is revalidated anyway on its first use by a
+    /// fetcher. `false` by default: only expired entries are.
+    public var alwaysRevalidate: Bool
+    /// Retries of a request after a transient failure (dropped
+    /// connection, stall, truncated body, 5xx). 2 by default.
+    public var maxRetries: Int
+    /// Seconds without a byte before a request counts as stalled and is retried. 15 by default.
+    public var stallTimeout: TimeInterval
+    /// Headers sent with every origin request of this cache.
+    public var headers: [String: String]
+
+    public init(
+        cacheKeyPolicy: CacheKeyPolicy = .url, chunksPerRequest: Int = 4, lookaheadBytes: Int? = nil,
+        expiry: ExpiryPolicy = .default, honorsCacheControl: Bool = false, alwaysRevalidate: Bool = false,
+        maxRetries: Int = 2, stallTimeout: TimeInterval = 15, headers: [String: String] = [:]
+    ) {
+        self.cacheKeyPolicy = cacheKeyPolicy
+        self.chunksPerRequest = max(1, chunksPerRequest)
+        self.lookaheadBytes = lookaheadBytes
+        self.expiry = expiry
+        self.honorsCacheControl = honorsCacheControl
+        self.alwaysRevalidate = alwaysRevalidate
+        self.maxRetries = max(0, maxRetries)
+        self.stallTimeout = stallTimeout
+        self.headers = headers
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// Why bytes could not be had from the origin. Every failure a player
+/// sees is one of these (or a ``StreamingError``), never an untyped error.
+public enum OriginError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The origin answered with an error status (4xx/5xx) or one the
+    /// loader cannot use.
+    case httpStatus(code: Int, url: URL)
+    /// The connection failed or dropped before or during the body.
+    case connectionLost(reason: String)
+    /// No byte arrived for longer than the allowed stall time.
+    case stalled(seconds: Double)
+    /// The body ended before the announced length.
+    case truncated(expected: Int, received: Int)
+    /// The body ran past the announced or known length.
+    case overlong(expected: Int)
+    /// `Content-Range` does not describe the bytes asked for.
+    case contentRangeMismatch(requested: String, received: String)
+    /// A header the loader needs is malformed.
+    case malformedResponse(reason: String)
+    /// The request was cancelled.
+    case cancelled
+
+    /// Whether trying again may help (dropped connections, stalls,
+    /// truncated bodies, 5xx), as opposed to a definite answer.
+    public var isTransient: Bool {
+        switch self {
+        case .connectionLost, .stalled, .truncated: true
+        case .httpStatus(let code, _): code >= 500 || code == 408 || code == 429
+        default: false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .httpStatus(let code, let url): "HTTP \(code) from \(url.absoluteString.prefix(200))"
+        case .connectionLost(let reason): "connection lost: \(reason)"
+        case .stalled(let seconds): "no data for \(seconds) s"
+        case .truncated(let expected, let received): "body ended after \(received) of \(expected) bytes"
+        case .overlong(let expected): "body longer than the \(expected) bytes announced"
+        case .contentRangeMismatch(let requested, let received):
+            "asked for \(requested), got Content-Range \(received)"
+        case .malformedResponse(let reason): "malformed response: \(reason)"
+        case .cancelled: "cancelled"
+        }
+    }
+}
