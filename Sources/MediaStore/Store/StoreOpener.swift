@@ -29,6 +29,7 @@ struct StoreOpener {
         if existing && !StoreFormat.looksLikeLMDB(path: dataPath) {
             throw .notAStore(path: path, reason: "data.mdb is not an LMDB file")
         }
+        if existing, let damage = StoreFormat.metaPageDamage(path: dataPath) { throw .damagedStore(reason: damage) }
         if !existing && readOnly {
             throw .notAStore(path: path, reason: size == nil ? "no data.mdb in the directory" : "data.mdb is empty")
         }

@@ -1,0 +1,150 @@
+import Foundation
+import MediaStore
+
+/// Damages copies of a store's `data.mdb` (flipped bytes anywhere, flipped
+/// bytes in LMDB's own meta/branch/leaf pages, truncation) and runs
+/// `cachetool verify` on each, then classifies what happened.
+///
+/// When verify calls a damaged copy clean, every key is read back with
+/// `cachetool cat`: bytes that differ from what was stored would be
+/// silent corruption, the one outcome that must never happen. Also never
+/// allowed: cachetool itself dying (verify walks in a child process).
+struct CorruptionSuite {
+    enum Damage: String, CaseIterable {
+        /// 1–8 bytes XORed at uniformly random offsets.
+        case flipAnywhere = "flip-anywhere"
+        /// 1–8 bytes XORed inside one meta, branch or leaf page.
+        case flipStructure = "flip-btree-page"
+        /// The file cut at a random length.
+        case truncate
+    }
+
+    enum Outcome: String, CaseIterable {
+        /// verify exited 3 and named the damage.
+        case detected
+        /// LMDB faulted in verify's child; the parent reported it (exit 3).
+        case crashContained = "crash-contained"
+        /// verify exited 0 and every key read back intact (the damage hit
+        /// free or unused space).
+        case harmless
+        /// verify exited 0, a read then failed with an error (no bad bytes).
+        case missedCaughtOnRead = "missed-caught-on-read"
+        /// verify exited 1 (an error other than corruption).
+        case error
+        /// Bad bytes were returned as good. Must be 0.
+        case silentCorruption = "SILENT-CORRUPTION"
+        /// cachetool itself died. Must be 0.
+        case toolCrash = "TOOL-CRASH"
+    }
+
+    let seed: UInt64
+    let cases: Int
+    var counts: [Damage: [Outcome: Int]] = [:]
+    var failures: [String] = []
+
+    init(seed: UInt64, cases: Int) {
+        self.seed = seed
+        self.cases = cases
+    }
+
+    mutating func run() throws {
+        let directory = try TemporaryDirectory("corruption")
+        defer { directory.remove() }
+        var random = SplitMix(seed: seed)
+        // The original: raw chunks, zstd chunks, shared chunks, inline values.
+        let original = URL(fileURLWithPath: directory.path("original"))
+        var values: [String: Data] = [:]
+        values["raw"] = random.bytes(400_000)
+        values["text"] = random.text(400_000)
+        values["copy-of-raw"] = values["raw"]
+        for index in 0..<12 { values["small\(index)"] = random.text(200 + index * 300) }
+        for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+            let put = try ToolProcess.cachetool(["-s", original.path, "put", key, "-"], input: value)
+            guard put.status == 0 else { throw ToolTestError("put \(key) failed: \(put.errors)") }
+        }
+        let pristine = try Data(contentsOf: original.appendingPathComponent("data.mdb"))
+        let structurePages = Self.structurePages(pristine)
+
+        for index in 0..<cases {
+            let damage = Damage.allCases[index % Damage.allCases.count]
+            var bytes = pristine
+            var description = ""
+            switch damage {
+            case .flipAnywhere, .flipStructure:
+                let count = 1 + Int(random.next() % 8)
+                var offsets: [Int] = []
+                let page = structurePages[Int(random.next() % UInt64(structurePages.count))]
+                for _ in 0..<count {
+                    let offset = damage == .flipAnywhere
+                        ? Int(random.next() % UInt64(bytes.count)) : page * 4096 + Int(random.next() % 4096)
+                    bytes[offset] ^= UInt8(1 + random.next() % 255)
+                    offsets.append(offset)
+                }
+                description = "\(damage.rawValue) at \(offsets)"
+            case .truncate:
+                let length = Int(random.next() % UInt64(bytes.count))
+                bytes = bytes.prefix(length)
+                description = "truncated to \(length) of \(pristine.count) bytes"
+            }
+            let copy = URL(fileURLWithPath: directory.path("case\(index)"))
+            try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
+            try bytes.write(to: copy.appendingPathComponent("data.mdb"))
+            let outcome = try classify(copy, values: values)
+            counts[damage, default: [:]][outcome, default: 0] += 1
+            if outcome == .silentCorruption || outcome == .toolCrash {
+                failures.append("case \(index) (seed \(seed)): \(description): \(outcome.rawValue)")
+            }
+            try? FileManager.default.removeItem(at: copy)
+        }
+    }
+
+    private func classify(_ store: URL, values: [String: Data]) throws -> Outcome {
+        let verify = try ToolProcess.cachetool(["-s", store.path, "verify", "--json"])
+        if verify.signaled { return .toolCrash }
+        switch verify.status {
+        case 3: return verify.json?["crashed"] as? Bool == true ? .crashContained : .detected
+        case 0: break
+        default: return .error
+        }
+        var caught = false
+        for (key, value) in values {
+            let cat = try ToolProcess.cachetool(["-s", store.path, "cat", key])
+            if cat.signaled { return .toolCrash }
+            if cat.status == 0 && cat.output != value { return .silentCorruption }
+            if cat.status != 0 { caught = true }
+        }
+        return caught ? .missedCaughtOnRead : .harmless
+    }
+
+    /// Pages whose LMDB header says meta (0x08), branch (0x01) or leaf (0x02).
+    static func structurePages(_ file: Data) -> [Int] {
+        var pages: [Int] = []
+        for page in 0..<(file.count / 4096) {
+            let flags = UInt16(file[page * 4096 + 10]) | UInt16(file[page * 4096 + 11]) << 8
+            if flags & 0x04 == 0 && flags & 0x0B != 0 { pages.append(page) }
+        }
+        return pages.isEmpty ? [0, 1] : pages
+    }
+
+    /// One line per damage kind with its outcome shares, and totals.
+    var summary: String {
+        var lines: [String] = []
+        var totals: [Outcome: Int] = [:]
+        for damage in Damage.allCases {
+            let row = counts[damage] ?? [:]
+            let total = row.values.reduce(0, +)
+            for (outcome, count) in row { totals[outcome, default: 0] += count }
+            lines.append("  \(damage.rawValue) (\(total) cases): " + Self.shares(row, total: total))
+        }
+        let all = totals.values.reduce(0, +)
+        lines.append("  all (\(all) cases): " + Self.shares(totals, total: all))
+        return lines.joined(separator: "\n")
+    }
+
+    private static func shares(_ row: [Outcome: Int], total: Int) -> String {
+        Outcome.allCases.compactMap { outcome in
+            guard let count = row[outcome], count > 0 else { return nil }
+            return "\(outcome.rawValue) \(count) (\(String(format: "%.0f", 100 * Double(count) / Double(max(1, total))))%)"
+        }.joined(separator: ", ")
+    }
+}
