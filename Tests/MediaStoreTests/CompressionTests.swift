@@ -109,3 +109,22 @@ import Testing
         }
     }
 }
+
+/// An entry whose first chunk does not compress is not tried again.
+@Suite struct AdaptiveCompressionTests {
+    @Test func chunksAfterAnIncompressibleOneAreStoredRawUntried() throws {
+        let chunk = 4096
+        let t = try TestStore(configuration: StoreConfiguration(chunkSize: chunk, initialMapSize: 16 << 20))
+        var generator = SeededGenerator(seed: 5)
+        // Random first chunk, then three different, highly compressible ones.
+        let value = generator.bytes(chunk) + (0..<3).flatMap { [UInt8](repeating: UInt8(65 + $0), count: chunk) }
+        try t.store.put(value, forKey: "whole")
+        let stats = try t.store.statistics()
+        #expect(stats.storedBytes == value.count + 4 * ChunkHeader.size)
+        // The same bytes starting with the compressible part do compress.
+        try t.store.removeAll()
+        try t.store.put(Array(value[chunk...]) + Array(value[..<chunk]), forKey: "whole")
+        #expect(try t.store.statistics().storedBytes < 2 * chunk)
+        #expect(try t.store.data(forKey: "whole") == Data(Array(value[chunk...]) + Array(value[..<chunk])))
+    }
+}

@@ -161,7 +161,8 @@ import Testing
             record.ownerPID = owner
             for index in 0..<2 {
                 let chunk = generator.bytes(store.configuration.chunkSize)
-                let slot = try chunk.withUnsafeBytes { try transaction.storeChunk($0, compress: false) }
+                var compress = false
+                let slot = try chunk.withUnsafeBytes { try transaction.storeChunk($0, compress: &compress) }
                 try transaction.putExtent(entryID: record.entryID, index: index, chunk: slot, length: chunk.count)
                 record.presentChunks += 1
                 record.cachedBytes += chunk.count

@@ -110,6 +110,7 @@ public final class EntryWriter {
         guard !queued.isEmpty else { return }
         let chunks = queued
         let firstIndex = chunksWritten
+        var attempt = compress ?? true
         do {
             try store.run {
                 try store.write { transaction in
@@ -122,7 +123,7 @@ public final class EntryWriter {
                         record.ownerPID = getpid()
                     }
                     for (offset, chunk) in chunks.enumerated() {
-                        let slot = try chunk.withUnsafeBytes { try transaction.storeChunk($0, compress: compress ?? true) }
+                        let slot = try chunk.withUnsafeBytes { try transaction.storeChunk($0, compress: &attempt) }
                         try transaction.putExtent(entryID: record.entryID, index: firstIndex + offset, chunk: slot, length: chunk.count)
                         record.presentChunks += 1
                         record.cachedBytes += chunk.count
@@ -136,6 +137,7 @@ public final class EntryWriter {
             throw error
         }
         stagingID = stagingIDCandidate
+        compress = attempt
         chunksWritten += chunks.count
         queued.removeAll()
         queuedBytes = 0

@@ -169,16 +169,17 @@ extension StoreTransaction {
             record.length = end
         }
         guard !bytes.isEmpty else { return try finishFill(&record, slot: slot) }
-        let compress = !MediaSniffer.isCompressedMedia(offset == 0 ? Array(bytes.prefix(16)) : [])
+        // Skip zstd for media that announces itself as compressed, and for
+        // the rest of an entry once a chunk of it did not compress.
+        var compress = !MediaSniffer.isCompressedMedia(offset == 0 ? Array(bytes.prefix(16)) : [])
             && !record.flags.contains(.compressedMedia)
-        if offset == 0 && !compress { record.flags.insert(.compressedMedia) }
         var position = 0
         while position < bytes.count {
             let index = (offset + position) / chunkSize
             let stop = min(position + chunkSize, bytes.count)
             if try extent(entryID: record.entryID, index: index) == nil {
                 let chunk = UnsafeRawBufferPointer(rebasing: bytes[position..<stop])
-                let chunkSlot = try storeChunk(chunk, compress: compress)
+                let chunkSlot = try storeChunk(chunk, compress: &compress)
                 try putExtent(entryID: record.entryID, index: index, chunk: chunkSlot, length: chunk.count)
                 record.presentChunks += 1
                 record.cachedBytes += chunk.count
@@ -186,6 +187,7 @@ extension StoreTransaction {
             }
             position = stop
         }
+        if !compress { record.flags.insert(.compressedMedia) }
         try finishFill(&record, slot: slot)
     }
 

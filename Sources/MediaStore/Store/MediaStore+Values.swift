@@ -162,13 +162,13 @@ extension StoreTransaction {
                 record.flags.insert(.inline)
                 record.inlineBytes = [UInt8](buffer)
             } else {
-                let compress = !MediaSniffer.isCompressedMedia(buffer.prefix(16))
+                var compress = !MediaSniffer.isCompressedMedia(buffer.prefix(16))
                 var index = 0
                 var offset = 0
                 while offset < buffer.count {
                     let end = min(offset + configuration.chunkSize, buffer.count)
                     let chunk = UnsafeRawBufferPointer(rebasing: buffer[offset..<end])
-                    let slot = try storeChunk(chunk, compress: compress)
+                    let slot = try storeChunk(chunk, compress: &compress)
                     try putExtent(entryID: record.entryID, index: index, chunk: slot, length: chunk.count)
                     index += 1
                     offset = end

@@ -242,7 +242,11 @@ final class StoreTransaction {
 
     /// Stores one chunk (or shares an identical stored one) and returns
     /// its slot, holding one new reference.
-    func storeChunk(_ bytes: UnsafeRawBufferPointer, compress: Bool) throws -> [UInt8] {
+    ///
+    /// - parameter compress: whether to try zstd. Set to `false` when the
+    ///   attempt saved too little, so that the caller skips the attempt
+    ///   for the rest of an entry whose first chunk did not compress.
+    func storeChunk(_ bytes: UnsafeRawBufferPointer, compress: inout Bool) throws -> [UInt8] {
         let digest = ContentDigest(of: bytes)
         let prefix = StoreKeys.slot(digest, ordinal: 0)
         let cursor = try txn.cursor(db.chunks)
@@ -263,8 +267,9 @@ final class StoreTransaction {
         }
         let slot = StoreKeys.slot(digest, ordinal: nextOrdinal)
         let level = store.configuration.compressionLevel
-        let compressed = compress && level > 0 && bytes.count >= 64
-            ? store.withCodec { $0.compress(bytes, limit: bytes.count - bytes.count / 33) } : nil
+        let attempt = compress && level > 0 && bytes.count >= 64
+        let compressed = attempt ? store.withCodec { $0.compress(bytes, limit: bytes.count - bytes.count / 33) } : nil
+        if attempt && compressed == nil { compress = false }
         let header = ChunkHeader(
             codec: compressed == nil ? .raw : .zstd, rawLength: bytes.count,
             storedLength: compressed?.count ?? bytes.count)
