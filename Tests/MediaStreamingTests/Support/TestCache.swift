@@ -43,6 +43,22 @@ final class TestCache: @unchecked Sendable {
         cache = StreamingCache(store: store, origin: origin, configuration: configuration)
     }
 
+    /// A new cache over the same store and origin (a new session: no
+    /// content information remembered in memory).
+    func freshCache(configuration: StreamingConfiguration? = nil) {
+        cache = StreamingCache(store: store, origin: origin, configuration: configuration ?? self.configuration)
+    }
+
+    /// Whether every cached byte of `url` equals `original`.
+    func cachedBytesMatch(_ url: URL, _ original: Data) throws -> Bool {
+        let key = cache.cacheKey(for: url)
+        for range in try store.cachedRanges(forKey: key) {
+            guard range.upperBound <= original.count else { return false }
+            if try store.read(forKey: key, range: range, includeExpired: true) != original[range] { return false }
+        }
+        return true
+    }
+
     func player(_ url: URL, cacheKey: String? = nil) -> PlayerSimulator {
         PlayerSimulator(loader: cache.loader(for: url, cacheKey: cacheKey))
     }

@@ -1,0 +1,161 @@
+import Foundation
+import MediaStore
+
+/// One resource downloaded for offline use by an ``OfflineDownloader``
+/// (the role of `AVAssetDownloadTask`): progress as a `Foundation.Progress`
+/// and as an async sequence; pause, resume, cancel.
+public final class OfflineDownload: Sendable {
+    /// Where a download stands.
+    public enum State: Sendable, Equatable {
+        /// Waiting for a free slot.
+        case queued
+        /// Fetching.
+        case downloading
+        /// Paused; ``OfflineDownload/resume()`` continues from the missing chunks.
+        case paused
+        /// Every byte is in the store, and the entry is pinned.
+        case completed
+        /// Failed; ``OfflineDownload/resume()`` retries.
+        case failed(StreamingError)
+        /// Cancelled; what was fetched stays cached but unpinned.
+        case cancelled
+    }
+
+    /// The URL downloaded.
+    public let url: URL
+    /// Its cache key.
+    public let cacheKey: String
+    /// Byte progress: `totalUnitCount` is the length once known.
+    public let progress: Progress
+    let loader: ResourceLoader
+    private let status = Protected<(state: State, bytes: Int, total: Int)>((.queued, 0, 0))
+    private let observers = Protected<[UUID: AsyncStream<DownloadProgress>.Continuation]>([:])
+    private let task = Protected<Task<Void, Never>?>(nil)
+    private let onChange: @Sendable () -> Void
+
+    init(loader: ResourceLoader, onChange: @escaping @Sendable () -> Void) {
+        self.url = loader.url
+        self.cacheKey = loader.cacheKey
+        self.loader = loader
+        self.onChange = onChange
+        self.progress = Progress(totalUnitCount: 0)
+    }
+
+    /// The current state.
+    public var state: State { status.current.state }
+
+    /// The current snapshot.
+    public var snapshot: DownloadProgress {
+        let current = status.current
+        return DownloadProgress(bytes: current.bytes, total: current.total, state: current.state)
+    }
+
+    /// Snapshots from now on (the current one first), until the download
+    /// completes, fails or is cancelled.
+    public func progressUpdates() -> AsyncStream<DownloadProgress> {
+        let (stream, continuation) = AsyncStream<DownloadProgress>.makeStream(bufferingPolicy: .bufferingNewest(64))
+        let id = UUID()
+        continuation.yield(snapshot)
+        if isFinal(state) {
+            continuation.finish()
+            return stream
+        }
+        observers.withLock { $0[id] = continuation }
+        continuation.onTermination = { [weak self] _ in _ = self?.observers.withLock { $0.removeValue(forKey: id) } }
+        return stream
+    }
+
+    /// Waits until the download completes (returns) or fails or is cancelled (throws).
+    public func completion() async throws(StreamingError) {
+        for await update in progressUpdates() {
+            switch update.state {
+            case .completed: return
+            case .failed(let error): throw error
+            case .cancelled: throw .cancelled
+            default: continue
+            }
+        }
+        if case .failed(let error) = state { throw error }
+        if state == .cancelled { throw .cancelled }
+    }
+
+    /// Stops fetching; ``resume()`` continues with the missing chunks only.
+    public func pause() {
+        guard state == .downloading || state == .queued else { return }
+        stopTask()
+        update(state: .paused)
+        onChange()
+    }
+
+    /// Queues a paused or failed download again.
+    public func resume() {
+        switch state {
+        case .paused, .failed: update(state: .queued)
+        default: return
+        }
+        onChange()
+    }
+
+    /// Stops for good; fetched bytes stay cached (unpinned, so evictable).
+    public func cancel() {
+        guard !isFinal(state) else { return }
+        stopTask()
+        update(state: .cancelled)
+        onChange()
+    }
+
+    func start() {
+        guard state == .queued else { return }
+        update(state: .downloading)
+        let running = Task { [weak self] in
+            guard let self else { return }
+            do {
+                try await self.loader.downloadAll { [weak self] bytes, total in self?.update(bytes: bytes, total: total) }
+                try self.loader.cache.store.setPinned(true, forKey: self.cacheKey)
+                self.update(state: .completed)
+            } catch {
+                let failure = StreamingError.wrap(error)
+                guard failure != .cancelled, self.state == .downloading else { return }
+                self.update(state: .failed(failure))
+            }
+            self.onChange()
+        }
+        task.withLock { $0 = running }
+    }
+
+    private func stopTask() {
+        task.withLock { task in
+            task?.cancel()
+            task = nil
+        }
+    }
+
+    private func isFinal(_ state: State) -> Bool {
+        switch state {
+        case .completed, .cancelled: true
+        default: false
+        }
+    }
+
+    private func update(state: State? = nil, bytes: Int? = nil, total: Int? = nil) {
+        let current = status.withLock { status -> (state: State, bytes: Int, total: Int) in
+            if let state { status.state = state }
+            if let total { status.total = total }
+            if let bytes { status.bytes = bytes }
+            if status.state == .completed { status.bytes = status.total }
+            return status
+        }
+        progress.totalUnitCount = Int64(current.total)
+        progress.completedUnitCount = Int64(current.bytes)
+        let snapshot = DownloadProgress(bytes: current.bytes, total: current.total, state: current.state)
+        let final = isFinal(current.state) || { if case .failed = current.state { return true } else { return false } }()
+        let continuations = observers.withLock { observers -> [AsyncStream<DownloadProgress>.Continuation] in
+            defer { if final { observers = [:] } }
+            return Array(observers.values)
+        }
+        for continuation in continuations {
+            continuation.yield(snapshot)
+            if final { continuation.finish() }
+        }
+    }
+}

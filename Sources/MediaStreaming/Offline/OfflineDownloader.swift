@@ -1,0 +1,81 @@
+import Foundation
+import MediaStore
+
+/// Downloads resources fully for offline playback, at most
+/// ``maxParallelDownloads`` at a time (the role of `AVAssetDownloadTask`).
+///
+/// A completed download's entry is pinned: eviction never removes it
+/// until ``release(_:)``. Downloads share the cache's fetchers, so a
+/// download and a player of the same URL fetch each byte once.
+///
+/// ```swift
+/// let downloader = OfflineDownloader(cache: cache, maxParallelDownloads: 2)
+/// let download = downloader.download(trackURL)
+/// for await update in download.progressUpdates() { print(update.fraction) }
+/// ```
+public final class OfflineDownloader: Sendable {
+    /// The cache downloads go into.
+    public let cache: StreamingCache
+    /// Most downloads fetching at once.
+    public let maxParallelDownloads: Int
+    private let queue = Protected<[OfflineDownload]>([])
+
+    public init(cache: StreamingCache, maxParallelDownloads: Int = 3) {
+        self.cache = cache
+        self.maxParallelDownloads = max(1, maxParallelDownloads)
+    }
+
+    /// Queues `url` (or returns its existing download, resuming it when
+    /// paused or failed).
+    @discardableResult
+    public func download(_ url: URL, cacheKey: String? = nil, headers: [String: String] = [:]) -> OfflineDownload {
+        let key = cacheKey ?? cache.cacheKey(for: url)
+        let (download, isNew) = queue.withLock { queue -> (OfflineDownload, Bool) in
+            if let existing = queue.first(where: { $0.cacheKey == key && $0.state != .cancelled }) { return (existing, false) }
+            let download = OfflineDownload(loader: cache.loader(for: url, cacheKey: key, headers: headers)) { [weak self] in
+                self?.schedule()
+            }
+            queue.append(download)
+            return (download, true)
+        }
+        if !isNew { download.resume() }
+        schedule()
+        return download
+    }
+
+    /// Every download not cancelled, in the order queued.
+    public var downloads: [OfflineDownload] {
+        queue.current.filter { $0.state != .cancelled }
+    }
+
+    /// The download of `url`, if any.
+    public func download(for url: URL) -> OfflineDownload? {
+        let key = cache.cacheKey(for: url)
+        return downloads.first { $0.cacheKey == key }
+    }
+
+    /// Unpins `url`'s entry (it becomes evictable again) and forgets its download.
+    public func release(_ url: URL) throws(StoreError) {
+        let key = cache.cacheKey(for: url)
+        let matching = queue.withLock { queue -> [OfflineDownload] in
+            let matching = queue.filter { $0.cacheKey == key }
+            queue.removeAll { $0.cacheKey == key }
+            return matching
+        }
+        for download in matching { download.cancel() }
+        if try cache.store.info(forKey: key) != nil {
+            try cache.store.setPinned(false, forKey: key)
+        }
+    }
+
+    /// Starts queued downloads while fewer than the maximum run.
+    private func schedule() {
+        let toStart = queue.withLock { queue -> [OfflineDownload] in
+            queue.removeAll { $0.state == .cancelled }
+            let running = queue.filter { $0.state == .downloading }.count
+            let free = max(0, maxParallelDownloads - running)
+            return Array(queue.filter { $0.state == .queued }.prefix(free))
+        }
+        for download in toStart { download.start() }
+    }
+}
