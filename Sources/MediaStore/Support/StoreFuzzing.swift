@@ -1,0 +1,40 @@
+/// Entry points for the libFuzzer targets in `FuzzTesting/` and the test
+/// that replays their corpora: the decoders of bytes read from disk. Each
+/// must accept or reject any input without crashing. Not API: reachable
+/// only with `@_spi(Fuzzing) import MediaStore`.
+@_spi(Fuzzing) public enum StoreFuzzing {
+    /// Decodes an index record; a decoded record must re-encode to a
+    /// record that decodes equal. Returns whether `bytes` decoded.
+    @discardableResult
+    public static func decodeRecord(_ bytes: [UInt8]) -> Bool {
+        guard let record = bytes.withUnsafeBytes(EntryRecord.decode) else { return false }
+        let again = record.encode().withUnsafeBytes(EntryRecord.decode)
+        precondition(again == record, "an index record does not survive encode/decode")
+        _ = record.info()
+        return true
+    }
+
+    /// Decodes a stored chunk (header, zstd payload, size caps) and, when
+    /// it decodes, checks it against the digest in its first 16 bytes.
+    /// Returns whether it decoded.
+    @discardableResult
+    public static func decodeChunk(_ bytes: [UInt8]) -> Bool {
+        let expected = ContentDigest(canonical: bytes.prefix(16))
+        let decoded = bytes.withUnsafeBytes { try? StoreTransaction.decodeChunk($0, expected: nil) }
+        if let decoded, let expected { _ = ContentDigest(of: decoded) == expected }
+        return decoded != nil
+    }
+
+    /// Decodes the counters record. Returns whether it decoded.
+    @discardableResult
+    public static func decodeCounters(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes(StoreCounters.decode) != nil
+    }
+
+    /// Runs the media sniffer and the format-tag parser.
+    public static func sniff(_ bytes: [UInt8]) {
+        _ = MediaSniffer.isCompressedMedia(bytes.prefix(16))
+        _ = MediaSniffer.mimeType(of: bytes)
+        _ = StoreFormat.version(of: bytes)
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Issue 5, reliability 6: cachetool reads while another process streams,
+/// fills ranges, removes and evicts (crash-writer, the crash test's writer,
+/// run without the kill). Every answer is consistent: verify is clean in
+/// every snapshot, nothing reads as corrupt, and what `cat` returns matches
+/// a digest the entry had. `MULTIPROCESS_SECONDS` sets the duration (3 s).
+@Suite struct MultiProcessTests {
+    @Test func cachetoolReadsConsistentlyWhileAnotherProcessWrites() throws {
+        let seconds = ProcessInfo.processInfo.environment["MULTIPROCESS_SECONDS"].flatMap { Double($0) } ?? 3
+        let directory = try TemporaryDirectory("multiprocess")
+        defer { directory.remove() }
+        let store = directory.path("store")
+        let writer = Process()
+        writer.executableURL = try ToolProcess.executable("crash-writer")
+        writer.arguments = [store, "4242", directory.path("ack.log")]
+        writer.standardOutput = FileHandle.nullDevice
+        writer.standardError = FileHandle.nullDevice
+        try writer.run()
+        defer {
+            kill(writer.processIdentifier, SIGKILL)
+            writer.waitUntilExit()
+        }
+        // Wait for the writer to create the store.
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: store + "/data.mdb") && Date() < deadline { usleep(20_000) }
+        usleep(200_000)
+
+        var rounds = 0
+        var verified = 0
+        var catsServed = 0
+        var catsMissed = 0
+        var problems: [String] = []
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end && problems.count < 5 {
+            rounds += 1
+            let stats = try ToolProcess.cachetool(["-s", store, "stats", "--json"])
+            if stats.status != 0 { problems.append("stats: \(stats.status) \(stats.errors)") }
+            let ls = try ToolProcess.cachetool(["-s", store, "ls", "--json", "--complete"])
+            if ls.status != 0 { problems.append("ls: \(ls.status) \(ls.errors)") }
+            let entries = ls.json?["entries"] as? [[String: Any]] ?? []
+            if let entry = entries.randomElement(), let key = entry["key"] as? String {
+                let cat = try ToolProcess.cachetool(["-s", store, "cat", key])
+                let after = try ToolProcess.cachetool(["-s", store, "info", "--json", key]).json
+                let digests = [entry["contentDigest"] as? String, after?["contentDigest"] as? String]
+                switch cat.status {
+                case 0:
+                    catsServed += 1
+                    let digest = MediaStoreDigest.hex(cat.output)
+                    if !digests.contains(digest) { problems.append("cat \(key): bytes match neither digest") }
+                case 1: catsMissed += 1  // removed, evicted or replaced by a partial entry meanwhile
+                default: problems.append("cat \(key): exit \(cat.status) \(cat.errors)")
+                }
+            }
+            if rounds % 3 == 1 {
+                let verify = try ToolProcess.cachetool(["-s", store, "verify", "--json"])
+                if verify.status != 0 { problems.append("verify: exit \(verify.status) \(verify.text) \(verify.errors)") }
+                verified += 1
+            }
+        }
+        #expect(writer.isRunning, "the writer stopped by itself")
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+        #expect(catsServed > 0, "no entry was read while the writer ran")
+        print("multi-process: \(rounds) rounds in \(seconds) s, \(verified) clean verifies, \(catsServed) cats served, \(catsMissed) missed (key gone meanwhile)")
+    }
+}
