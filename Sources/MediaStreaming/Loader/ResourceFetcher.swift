@@ -67,7 +67,10 @@ actor ResourceFetcher {
     /// fresh entry of known length exists (no origin request), otherwise
     /// from the origin (a conditional request for an expired entry).
     func contentInformation(url: URL, headers: [String: String]) async throws -> ContentInformation {
-        if let information { return information }
+        if var information {
+            information.isEntireLengthAvailableOnDemand = cachingSkipped == nil && ((try? store.info(forKey: key))?.isComplete ?? false)
+            return information
+        }
         if !resolving {
             resolving = true
             startResolving(url: url, headers: headers)

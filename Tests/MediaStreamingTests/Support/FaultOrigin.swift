@@ -19,6 +19,8 @@ final class FaultOrigin: Origin, @unchecked Sendable {
         case status(Int)
         /// Announces a different ETag (the resource "changed").
         case changedETag
+        /// Waits this long before passing on each body piece (a slow network).
+        case throttle(milliseconds: Int)
     }
 
     let base: any Origin
@@ -81,6 +83,13 @@ final class FaultOrigin: Origin, @unchecked Sendable {
             continuation.yield(Data("error".utf8))
             continuation.finish()
             return OriginResponse(statusCode: code, headers: ["Content-Type": "text/plain", "Content-Length": "5"], body: body)
+        case .throttle(let milliseconds):
+            var response = try await base.fetch(request)
+            response.body = relay(response.body) { piece, _ in
+                try await Task.sleep(for: .milliseconds(milliseconds))
+                return piece
+            }
+            return response
         case .changedETag:
             let response = try await base.fetch(request)
             var headers = response.headers

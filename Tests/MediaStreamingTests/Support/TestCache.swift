@@ -15,11 +15,11 @@ final class TestCache: @unchecked Sendable {
     private(set) var cache: StreamingCache!
 
     init(
-        sizeLimit: Int = 0, configuration: StreamingConfiguration = StreamingConfiguration(chunksPerRequest: 2, stallTimeout: 2),
+        sizeLimit: Int = 0, accounting: SizeAccounting = .stored, configuration: StreamingConfiguration = StreamingConfiguration(chunksPerRequest: 2, stallTimeout: 2),
         origin: (any Origin)? = nil
     ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("mediastreaming-test-\(UUID().uuidString)")
-        storeConfiguration = StoreConfiguration(sizeLimit: sizeLimit, chunkSize: Self.chunkSize, initialMapSize: 64 << 20)
+        storeConfiguration = StoreConfiguration(sizeLimit: sizeLimit, sizeAccounting: accounting, chunkSize: Self.chunkSize, initialMapSize: 64 << 20)
         self.configuration = configuration
         self.origin = RecordingOrigin(origin ?? HTTPOrigin(timeout: 10))
         store = try MediaStore(directory: directory, configuration: storeConfiguration)
