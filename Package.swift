@@ -50,7 +50,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "mediacache-bench",
-            dependencies: ["MediaStore", "CLMDB"],
+            dependencies: ["MediaStore", "MediaCache", "CLMDB"],
             path: "Sources/MediaCacheBench"
         ),
         .target(

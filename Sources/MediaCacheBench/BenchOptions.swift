@@ -13,7 +13,7 @@ struct BenchOptions: Sendable {
     /// `churn`); empty runs them all.
     var only: Set<String> = []
 
-    static let groups = ["stream", "small", "large", "range", "churn"]
+    static let groups = ["stream", "small", "large", "range", "churn", "facade"]
 
     static let usage = """
         usage: mediacache-bench [--json] [--quick] [--dir PATH] [--only GROUP[,GROUP…]]

@@ -46,6 +46,7 @@ final class BenchmarkRunner {
         if options.runs("large") { try runLargeValues() }
         if options.runs("range") { try runRangeReads() }
         if options.runs("churn") { try runChurn() }
+        if options.runs("facade") { try runFacade() }
         let seconds = Double(Stopwatch.now() - started) / 1e9
         notes.append(String(format: "Total run time %.0f s on %d CPU(s).", seconds, ProcessInfo.processInfo.activeProcessorCount))
         for problem in problems { notes.append("VERIFICATION FAILED: " + problem) }

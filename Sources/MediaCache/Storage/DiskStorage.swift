@@ -77,25 +77,22 @@ public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
         }
     }
 
-    /// The stored bytes and absolute expiry for `key`, expired or not.
+    /// The stored bytes and absolute expiry for `key`, expired or not,
+    /// in one read transaction.
     func rawEntry(forKey key: Key) throws -> (data: Data, expiry: Date?)? {
-        let name = storeKey(key)
-        do {
-            guard let info = try store.info(forKey: name), info.isComplete else { return nil }
-            let length = info.length ?? info.cachedBytes
-            let data = length == 0 ? Data() : try store.read(forKey: name, range: 0..<length, includeExpired: true)
-            return (data, info.expiry)
-        } catch .notFound {
-            return nil
-        } catch {
-            throw StorageError(error)
-        }
+        try storedEntry(forKey: key, includeExpired: true)
     }
 
-    /// The bytes of the unexpired entry for `key`, in one read.
-    func liveData(forKey key: Key) throws -> Data? {
+    /// The bytes and absolute expiry of the unexpired entry for `key`,
+    /// in one read transaction.
+    func liveEntry(forKey key: Key) throws -> (data: Data, expiry: Date?)? {
+        try storedEntry(forKey: key, includeExpired: false)
+    }
+
+    private func storedEntry(forKey key: Key, includeExpired: Bool) throws -> (data: Data, expiry: Date?)? {
         do {
-            return try store.data(forKey: storeKey(key))
+            guard let found = try store.entry(forKey: storeKey(key), includeExpired: includeExpired) else { return nil }
+            return (found.data, found.info.expiry)
         } catch {
             throw StorageError(error)
         }
@@ -156,8 +153,8 @@ public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
 
     /// The unexpired object for `key`, in one read transaction.
     public func object(forKey key: Key) throws -> Value {
-        guard let data = try liveData(forKey: key) else { throw StorageError.notFound }
-        return try decode(data)
+        guard let live = try liveEntry(forKey: key) else { throw StorageError.notFound }
+        return try decode(live.data)
     }
 
     /// Whether an unexpired entry exists for `key` (without reading or decoding it).

@@ -65,11 +65,9 @@ public final class HybridStorage<Key: Hashable, Value>: @unchecked Sendable {
     public func object(forKey key: Key) throws -> Value {
         try domain.sync {
             if let object = liveMemoryObject(forKey: key, touch: true) { return object }
-            guard let data = try diskStorage.liveData(forKey: key) else { throw StorageError.notFound }
-            let object = try diskStorage.decode(data)
-            if case .some(let expiry) = try diskStorage.expiryDate(forKey: key) {
-                memoryStorage.setObject(object, forKey: key, absoluteExpiry: expiry, cost: data.count)
-            }
+            guard let live = try diskStorage.liveEntry(forKey: key) else { throw StorageError.notFound }
+            let object = try diskStorage.decode(live.data)
+            memoryStorage.setObject(object, forKey: key, absoluteExpiry: live.expiry, cost: live.data.count)
             return object
         }
     }
@@ -105,8 +103,8 @@ public final class HybridStorage<Key: Hashable, Value>: @unchecked Sendable {
         domain.sync {
             allKeys.compactMap { key in
                 if let object = liveMemoryObject(forKey: key, touch: false) { return object }
-                guard let data = try? diskStorage.liveData(forKey: key) else { return nil }
-                return try? diskStorage.decode(data)
+                guard let live = try? diskStorage.liveEntry(forKey: key) else { return nil }
+                return try? diskStorage.decode(live.data)
             }
         }
     }

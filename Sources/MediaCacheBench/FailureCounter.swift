@@ -1,0 +1,10 @@
+import Foundation
+
+/// A thread-safe failure counter.
+final class FailureCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+
+    func add() { lock.withLock { value += 1 } }
+    var count: Int { lock.withLock { value } }
+}
