@@ -1,93 +1,86 @@
-// The main job for now: stores a generated track, reads a range back,
-// shows deduplication, a sparse fill in seek order, and the store's stats.
+// The main job: nginx on loopback serves a real MP3; the track is played
+// twice through a StreamingItem with a seek, and each play shows where its
+// bytes came from. Then the store's stats. Nothing to configure.
 import Foundation
 import MediaStore
+import MediaStreaming
 
-func megabytes(_ bytes: Int) -> String { String(format: "%.2f MiB", Double(bytes) / 1_048_576) }
-
-func milliseconds(since start: Date) -> String { String(format: "%.1f ms", Date().timeIntervalSince(start) * 1000) }
-
-/// A stand-in for an MP3: an ID3 tag, then incompressible frames.
-func generatedTrack(bytes count: Int, seed: UInt64) -> Data {
-    var state = seed
-    var data = Data("ID3\u{4}\0\0\0\0\0\0".utf8)
-    data.reserveCapacity(count)
-    while data.count < count {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        withUnsafeBytes(of: z ^ (z >> 31)) { data.append(contentsOf: $0) }
-    }
-    return data.prefix(count)
+func formatBytes(_ bytes: Int) -> String {
+    bytes >= 1 << 20 ? String(format: "%.2f MiB", Double(bytes) / 1_048_576)
+        : bytes >= 1024 ? String(format: "%.1f KiB", Double(bytes) / 1024) : "\(bytes) B"
 }
 
-let arguments = CommandLine.arguments
-let directory: URL
-let isTemporary: Bool
-if let index = arguments.firstIndex(of: "--store"), index + 1 < arguments.count {
-    directory = URL(fileURLWithPath: arguments[index + 1])
-    isTemporary = false
-} else {
-    directory = FileManager.default.temporaryDirectory.appendingPathComponent("mediacache-demo-\(UUID().uuidString)")
-    isTemporary = true
+func formatDuration(_ duration: Duration?) -> String {
+    guard let duration else { return "-" }
+    let ms = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+    return ms < 1 ? String(format: "%.0f µs", ms * 1000) : String(format: "%.1f ms", ms)
 }
-defer { if isTemporary { try? FileManager.default.removeItem(at: directory) } }
+
+func row(_ cells: [String], widths: [Int]) -> String {
+    zip(cells, widths).map { cell, width in cell.padding(toLength: width, withPad: " ", startingAt: 0) }.joined(separator: " | ")
+}
+
+let work = FileManager.default.temporaryDirectory.appendingPathComponent("mediacache-demo-\(UUID().uuidString)")
+defer { try? FileManager.default.removeItem(at: work) }
 
 do {
-    let store = try MediaStore(directory: directory, configuration: StoreConfiguration(sizeLimit: 256 << 20))
-    print("Store: \(directory.path)\n")
+    let root = work.appendingPathComponent("www")
+    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    let track = try DemoTrack.make(in: root)
+    let length = try Data(contentsOf: track).count
+    let server = try DemoServer(serving: root, in: work.appendingPathComponent("nginx"))
+    defer { server.stop() }
+    let url = server.url("track.mp3")
 
-    let track = generatedTrack(bytes: 8_000_000, seed: 42)
-    let url = "https://cdn.example.com/tracks/4711.mp3?token=first"
-    var start = Date()
-    let info = try store.put(
-        track, forKey: url,
-        options: WriteOptions(expiry: .after(7 * 86_400), metadata: EntryMetadata(mimeType: "audio/mpeg", etag: "\"v1\"")))
-    print("1. Stored \(megabytes(track.count)) under \(url) in \(milliseconds(since: start))")
-    print("   content digest \(info.contentDigest!.hexString) (the same as `xxh128sum` of the file)")
+    let chunkSize = 64 * 1024
+    let store = try MediaStore(
+        directory: work.appendingPathComponent("store"),
+        configuration: StoreConfiguration(sizeLimit: 64 << 20, chunkSize: chunkSize))
+    let cache = StreamingCache(store: store, origin: HTTPOrigin(), configuration: StreamingConfiguration(chunksPerRequest: 4))
+    print("nginx on 127.0.0.1:\(server.port) serving \(url.lastPathComponent) (\(formatBytes(length)));")
+    print("store with \(formatBytes(chunkSize)) chunks at \(store.directory.path)\n")
 
-    start = Date()
-    let range = 3_000_000..<(3_000_000 + 65_536)
-    let slice = try store.read(forKey: url, range: range)
-    print("2. Read bytes \(range.lowerBound)..<\(range.upperBound) back in \(milliseconds(since: start)): "
-        + (slice == track[range] ? "identical" : "DIFFERENT"))
+    let seekFrom = length / 4
+    let seekTo = length * 3 / 5
+    print("Each play, as AVPlayer asks: bytes=0-1 with content info, bytes 0 to \(formatBytes(seekFrom)), a seek to \(formatBytes(seekTo)), then to the end.\n")
+    let widths = [22, 17, 16, 18, 14, 15]
+    print(row(["", "bytes from origin", "bytes from store", "time to first byte", "chunks fetched", "origin requests"], widths: widths))
+    print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "-+-"))
 
-    let before = try store.statistics()
-    let renamed = "https://cdn.example.com/tracks/4711.mp3?token=second"
-    try store.put(track, forKey: renamed)
-    let after = try store.statistics()
-    print("3. Stored the same bytes under a second URL: chunks \(before.chunkCount) → \(after.chunkCount), "
-        + "stored \(megabytes(before.storedBytes)) → \(megabytes(after.storedBytes)) (deduplicated)")
-
-    let other = generatedTrack(bytes: 3_000_000, seed: 7)
-    let sparseKey = "https://cdn.example.com/tracks/99.mp3"
-    try store.prepareEntry(forKey: sparseKey, length: other.count)
-    let chunk = store.configuration.chunkSize
-    let seekChunk = 5 * chunk..<(6 * chunk)
-    try store.write(other[seekChunk], at: seekChunk.lowerBound, forKey: sparseKey)
-    print("4. A seek filled the middle first; cached ranges: \(try store.cachedRanges(forKey: sparseKey))")
-    var offset = 0
-    while offset < other.count {
-        let end = min(offset + chunk, other.count)
-        try store.write(other[offset..<end], at: offset, forKey: sparseKey)
-        offset = end
+    for play in 1...2 {
+        let before = cache.statistics
+        let item = StreamingItem(url: url, cache: cache)
+        let result = try await DemoPlayer(loader: item.loader).play(seekFrom: seekFrom, seekTo: seekTo)
+        try await Task.sleep(for: .milliseconds(50))
+        let delta = cache.statistics.since(before)
+        let served = item.loader.statistics
+        print(row([
+            "play \(play) (\(result.information?.mimeType ?? "?"))", formatBytes(delta.originBytes),
+            formatBytes(served.bytesServedFromStore), formatDuration(result.firstByte), "\(delta.chunksFetched)",
+            "\(delta.originRequests)",
+        ], widths: widths))
     }
-    let sparse = try store.info(forKey: sparseKey)!
-    print("   filled the rest: complete = \(sparse.isComplete), digest matches = "
-        + "\(sparse.contentDigest == ContentDigest(of: other))")
+
+    let before = cache.statistics
+    let item = StreamingItem(url: url, cache: cache)
+    item.download()
+    for await event in item.events {
+        if case .finishedDownloading = event { break }
+        if case .downloadFailed(let error) = event { throw error }
+    }
+    let delta = cache.statistics.since(before)
+    print(row(["download() fills gap", formatBytes(delta.originBytes), "-", "-", "\(delta.chunksFetched)", "\(delta.originRequests)"], widths: widths))
+
+    let ranges = try store.cachedRanges(forKey: url.absoluteString)
+    let info = try store.info(forKey: url.absoluteString)
+    print("\nCached ranges: \(ranges.map { "\($0.lowerBound)..<\($0.upperBound)" }.joined(separator: ", ")); complete: \(info?.isComplete == true)")
+    if let digest = info?.contentDigest { print("Content digest (xxh128sum of the file): \(digest.hexString)") }
+    print("nginx logged \(server.loggedRequests().count) requests in all.\n")
 
     let stats = try store.statistics()
-    print("\n| statistic | value |\n|---|---|")
-    print("| entries (complete) | \(stats.entryCount) (\(stats.completeCount)) |")
-    print("| logical bytes | \(megabytes(stats.logicalBytes)) |")
-    print("| stored bytes | \(megabytes(stats.storedBytes)) |")
-    print("| unique chunks | \(stats.chunkCount) |")
-    print("| data.mdb in use | \(megabytes(stats.fileBytes)) |")
-    print("| map size | \(megabytes(stats.mapSize)) |")
-    let report = try store.verify()
-    print("\nverify: \(report.entries) entries, \(report.chunksRead) chunk reads, "
-        + (report.isClean ? "clean" : "PROBLEMS: \(report.problems)"))
+    print("Store: \(stats.entryCount) entries (\(stats.completeCount) complete), \(formatBytes(stats.logicalBytes)) logical,")
+    print("       \(formatBytes(stats.storedBytes)) stored in \(stats.chunkCount) chunks, data.mdb uses \(formatBytes(stats.fileBytes)),")
+    print("       limit \(formatBytes(stats.sizeLimit)), \(stats.evictions) evictions.")
 } catch {
     print("demo failed: \(error)")
     exit(1)

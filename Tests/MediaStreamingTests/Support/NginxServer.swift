@@ -81,10 +81,11 @@ final class NginxServer: Sendable {
         try config.write(to: configURL, atomically: true, encoding: .utf8)
         let nginx = ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/opt/homebrew/bin/nginx", "/usr/local/bin/nginx"]
             .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "nginx"
+        // The shell becomes nginx; the watchdog runs in its own session, so
+        // it outlives whatever ends the test process, and then kills nginx.
         let script = """
-            "\(nginx)" -p "\(d)" -e "\(d)/error.log" -c "\(configURL.path)" & n=$!
-            while kill -0 \(getpid()) 2>/dev/null && kill -0 $n 2>/dev/null; do sleep 0.3; done
-            kill $n 2>/dev/null
+            setsid sh -c 'while kill -0 \(getpid()) 2>/dev/null && kill -0 '$$' 2>/dev/null; do sleep 0.3; done; kill -9 '$$' 2>/dev/null' >/dev/null 2>&1 < /dev/null &
+            exec "\(nginx)" -p "\(d)" -e "\(d)/error.log" -c "\(configURL.path)"
             """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
