@@ -35,13 +35,11 @@ let package = Package(
         ),
         .target(
             name: "MediaCache",
-            dependencies: ["MediaStore"],
-            exclude: ["README-section.md"]
+            dependencies: ["MediaStore"]
         ),
         .target(
             name: "MediaStreaming",
-            dependencies: ["MediaStore"],
-            exclude: ["README-section.md"]
+            dependencies: ["MediaStore"]
         ),
         .executableTarget(
             name: "mediacache-demo",
