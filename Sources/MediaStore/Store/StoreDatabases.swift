@@ -13,12 +13,16 @@ struct StoreDatabases: Sendable {
     let refs: LMDBDatabase
     /// Access tick + entry slot → nothing: least recently used first.
     let lru: LMDBDatabase
+    /// Entry slot → its current access tick and time (16 bytes). Kept
+    /// apart from the record so that applying a batch of reads moves
+    /// 24-byte rows instead of rewriting whole records.
+    let access: LMDBDatabase
     /// Expiry time + entry slot → nothing: soonest first.
     let expiry: LMDBDatabase
     /// Entry id → ``EntryRecord`` of a streamed write not yet finished.
     let staging: LMDBDatabase
 
-    static let names = ["meta", "keys", "extents", "chunks", "refs", "lru", "expiry", "staging"]
+    static let names = ["meta", "keys", "extents", "chunks", "refs", "lru", "access", "expiry", "staging"]
 
     init(open: (String) throws -> LMDBDatabase) throws {
         meta = try open("meta")
@@ -27,6 +31,7 @@ struct StoreDatabases: Sendable {
         chunks = try open("chunks")
         refs = try open("refs")
         lru = try open("lru")
+        access = try open("access")
         expiry = try open("expiry")
         staging = try open("staging")
     }

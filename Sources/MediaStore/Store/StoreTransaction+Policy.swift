@@ -9,10 +9,10 @@ import Foundation
 extension StoreTransaction {
     /// Writes batched access times, oldest first, so LRU order follows reads.
     func applyAccessTimes(_ pending: [[UInt8]: Double]) throws {
+        // Only the access and LRU rows move; the records stay as written.
         for (slot, time) in pending.sorted(by: { $0.value < $1.value }) {
             guard var record = try record(atSlot: slot) else { continue }
             try touch(&record, slot: slot, at: time)
-            try save(record, atSlot: slot)
         }
     }
 

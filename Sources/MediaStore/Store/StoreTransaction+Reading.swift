@@ -55,7 +55,7 @@ extension StoreTransaction {
         var item = try cursor.first()
         while let current = item {
             if let record = current.value.withUnsafeBytes(EntryRecord.decode) {
-                result.append((current.key, record))
+                result.append((current.key, try withCurrentAccess(record, slot: current.key)))
             }
             item = try cursor.next()
         }
@@ -70,7 +70,7 @@ extension StoreTransaction {
         if let slot, item?.key == slot { item = try cursor.next() }
         while let current = item, result.count < limit {
             if let record = current.value.withUnsafeBytes(EntryRecord.decode) {
-                result.append((current.key, record))
+                result.append((current.key, try withCurrentAccess(record, slot: current.key)))
             }
             item = try cursor.next()
         }

@@ -64,7 +64,7 @@ final class StoreTransaction {
             }
             return record
         }
-        if let direct { return (prefix, direct) }
+        if let direct { return (prefix, try withCurrentAccess(direct, slot: prefix)) }
         // A colliding key holds ordinal 0, or it was freed: walk the ordinals.
         let cursor = try txn.cursor(db.keys)
         var item = try cursor.seek(atLeast: prefix)
@@ -79,7 +79,7 @@ final class StoreTransaction {
             }
             // Keys are compared as bytes: `==` on String is canonical
             // equivalence, under which "é" and "e\u{301}" would alias.
-            if record.key.utf8.elementsEqual(key.utf8) { return (current.key, record) }
+            if record.key.utf8.elementsEqual(key.utf8) { return (current.key, try withCurrentAccess(record, slot: current.key)) }
             item = try cursor.next()
         }
         return nil
@@ -100,7 +100,22 @@ final class StoreTransaction {
     }
 
     func record(atSlot slot: [UInt8]) throws -> EntryRecord? {
-        try txn.withValue(db.keys, key: slot) { buffer in buffer.flatMap(EntryRecord.decode) }
+        guard let record = try txn.withValue(db.keys, key: slot, { buffer in buffer.flatMap(EntryRecord.decode) }) else {
+            return nil
+        }
+        return try withCurrentAccess(record, slot: slot)
+    }
+
+    /// `record` with its access tick and time from `access`, which a
+    /// batch of reads updates without rewriting the record.
+    func withCurrentAccess(_ record: EntryRecord, slot: [UInt8]) throws -> EntryRecord {
+        try txn.withValue(db.access, key: slot) { buffer in
+            guard let buffer, buffer.count == 16 else { return record }
+            var record = record
+            record.accessTick = UInt64(littleEndian: buffer.loadUnaligned(as: UInt64.self))
+            record.lastAccess = Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+            return record
+        }
     }
 
     func save(_ record: EntryRecord, atSlot slot: [UInt8]) throws {
@@ -118,6 +133,10 @@ final class StoreTransaction {
         if !record.isPinned {
             try txn.put(db.lru, key: StoreKeys.lru(tick: record.accessTick, slot: slot), value: [UInt8]())
         }
+        var row = ByteWriter(capacity: 16)
+        row.write(littleEndian: record.accessTick)
+        row.write(time)
+        try txn.put(db.access, key: slot, value: row.bytes)
     }
 
     func setExpiry(_ record: inout EntryRecord, slot: [UInt8], to expiry: Double?) throws {
@@ -175,6 +194,7 @@ final class StoreTransaction {
         if record.accessTick != 0 {
             try txn.delete(db.lru, key: StoreKeys.lru(tick: record.accessTick, slot: slot))
         }
+        try txn.delete(db.access, key: slot)
         if let expiry = record.expiry {
             try txn.delete(db.expiry, key: StoreKeys.expiry(milliseconds: Self.milliseconds(expiry), slot: slot))
         }
