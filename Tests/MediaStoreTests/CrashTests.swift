@@ -20,7 +20,7 @@ import Testing
 /// `CRASH_SEED` override the round count and the master seed.
 @Suite struct CrashTests {
     static let environment = ProcessInfo.processInfo.environment
-    static let rounds = environment["CRASH_ROUNDS"].flatMap { Int($0) } ?? 24
+    static let rounds = environment["CRASH_ROUNDS"].flatMap { Int($0) } ?? 30
 
     @Test func sigkillAtRandomPointsLosesNothingAcknowledged() throws {
         let writer = try #require(
