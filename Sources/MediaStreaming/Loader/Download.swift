@@ -8,7 +8,7 @@ final class Download: @unchecked Sendable {
     /// A reader waiting for bytes from `offset` on.
     struct Subscriber {
         var offset: Int
-        let continuation: AsyncThrowingStream<Data, any Error>.Continuation
+        let channel: ReaderChannel
     }
 
     let id: Int
@@ -32,6 +32,8 @@ final class Download: @unchecked Sendable {
     let headers: [String: String]
     var isStopped = false
     var lastProgress = ContinuousClock.now
+    /// Waiting for a slow reader to take its backlog (not a stall).
+    var waitingForReaders = false
     var task: Task<Void, Never>?
     /// The MIME type the first response declared.
     var declaredMIMEType: String?

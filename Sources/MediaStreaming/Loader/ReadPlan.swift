@@ -5,8 +5,9 @@ enum ReadPlan: Sendable {
     /// These bytes are in the store.
     case store(Range<Int>)
     /// Bytes from the requested offset on, as a download receives them;
-    /// ends when the download stops (the reader then plans again).
-    case stream(AsyncThrowingStream<Data, any Error>)
+    /// ends when the download stops or lets the reader go for being too
+    /// far behind (the reader then plans again).
+    case stream(ReaderStream)
     /// The offset is at or past the end of the resource.
     case end
 }

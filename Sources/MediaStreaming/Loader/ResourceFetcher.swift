@@ -61,6 +61,16 @@ actor ResourceFetcher {
         cacheStatistics.withLock(body)
     }
 
+    /// Adds `delta` to the reader backlog of this resource and of the cache, keeping the peaks.
+    private static func adjustBacklog(_ delta: Int, _ boxes: [Protected<StreamingStatistics>]) {
+        for box in boxes {
+            box.withLock {
+                $0.readerBacklogBytes += delta
+                $0.peakReaderBacklogBytes = max($0.peakReaderBacklogBytes, $0.readerBacklogBytes)
+            }
+        }
+    }
+
     // MARK: Content information
 
     /// The content information, resolving it first: from the store when a
@@ -173,20 +183,20 @@ actor ResourceFetcher {
         return position < length ? position : nil
     }
 
-    private func subscribe(_ download: Download, from offset: Int) -> AsyncThrowingStream<Data, any Error> {
-        let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
+    private func subscribe(_ download: Download, from offset: Int) -> ReaderStream {
+        let boxes = [statistics, cacheStatistics]
+        let channel = ReaderChannel { Self.adjustBacklog($0, boxes) }
         nextID += 1
         let id = nextID
         if offset < download.position {
             let from = download.buffer.startIndex + (offset - download.bufferStart)
-            continuation.yield(Data(download.buffer[from...]))
+            channel.send(Data(download.buffer[from...]))
         }
-        download.subscribers[id] = Download.Subscriber(offset: max(offset, download.position), continuation: continuation)
+        download.subscribers[id] = Download.Subscriber(offset: max(offset, download.position), channel: channel)
         let downloadID = download.id
-        continuation.onTermination = { [weak self] _ in
+        return ReaderStream(channel: channel) { [weak self] in
             Task { await self?.unsubscribe(id, from: downloadID) }
         }
-        return stream
     }
 
     private func unsubscribe(_ id: Int, from downloadID: Int) {
@@ -267,6 +277,7 @@ actor ResourceFetcher {
     }
 
     private func idleTime(_ download: Download) -> Double {
+        if download.waitingForReaders { return 0 }
         let idle = ContinuousClock.now - download.lastProgress
         return Double(idle.components.seconds) + Double(idle.components.attoseconds) / 1e18
     }
@@ -447,11 +458,37 @@ actor ResourceFetcher {
         download.buffer.append(bytes)
         for (id, subscriber) in download.subscribers where subscriber.offset < download.position {
             let from = bytes.startIndex + max(0, subscriber.offset - pieceStart)
-            subscriber.continuation.yield(Data(bytes[from...]))
+            subscriber.channel.send(Data(bytes[from...]))
             download.subscribers[id]?.offset = download.position
         }
         try await flush(download)
         try resolveProbeIfReady(download)
+        await keepReadersBounded(download)
+    }
+
+    /// Back-pressure. A reader more than `readerBufferLimit` behind is let
+    /// go when the bytes are cached: it takes what it was handed, then goes
+    /// on from the store (where every byte it was handed already is, or is
+    /// in this download's buffer, which it rejoins). When they are not
+    /// cached, the download stops reading the origin until the reader is
+    /// halfway back. Either way, a slow reader costs bounded memory.
+    private func keepReadersBounded(_ download: Download) async {
+        let limit = configuration.readerBufferLimit
+        if cachingSkipped == nil {
+            for (id, subscriber) in download.subscribers where subscriber.channel.backlog > limit {
+                subscriber.channel.finish()
+                download.subscribers[id] = nil
+            }
+            return
+        }
+        while !download.isStopped, !Task.isCancelled,
+            let lagging = download.subscribers.values.first(where: { $0.channel.backlog > limit })
+        {
+            download.waitingForReaders = true
+            await lagging.channel.waitForBacklog(atMost: limit / 2)
+            download.waitingForReaders = false
+            download.lastProgress = .now
+        }
     }
 
     private func flush(_ download: Download) async throws {
@@ -481,7 +518,7 @@ actor ResourceFetcher {
 
     private func finish(_ download: Download) {
         downloads[download.id] = nil
-        for subscriber in download.subscribers.values { subscriber.continuation.finish() }
+        for subscriber in download.subscribers.values { subscriber.channel.finish() }
         download.subscribers = [:]
         if download.isProbe && information == nil {
             failResolution(.origin(.connectionLost(reason: "the first response ended before the content was known")))
@@ -490,7 +527,7 @@ actor ResourceFetcher {
 
     private func fail(_ download: Download, _ error: StreamingError) {
         downloads[download.id] = nil
-        for subscriber in download.subscribers.values { subscriber.continuation.finish(throwing: error) }
+        for subscriber in download.subscribers.values { subscriber.channel.finish(throwing: error) }
         download.subscribers = [:]
         if download.isProbe && information == nil { failResolution(error) }
     }

@@ -26,11 +26,17 @@ public struct StreamingConfiguration: Sendable {
     public var stallTimeout: TimeInterval
     /// Headers sent with every origin request of this cache.
     public var headers: [String: String]
+    /// Back-pressure: bytes a download may hand a reader ahead of what the
+    /// reader has taken. A reader further behind is let go and goes on from
+    /// the store; when the resource is played without caching, the download
+    /// waits for it instead. 2 MiB by default.
+    public var readerBufferLimit: Int
 
     public init(
         cacheKeyPolicy: CacheKeyPolicy = .url, chunksPerRequest: Int = 4, lookaheadBytes: Int? = nil,
         expiry: ExpiryPolicy = .default, honorsCacheControl: Bool = false, alwaysRevalidate: Bool = false,
-        maxRetries: Int = 2, stallTimeout: TimeInterval = 15, headers: [String: String] = [:]
+        maxRetries: Int = 2, stallTimeout: TimeInterval = 15, headers: [String: String] = [:],
+        readerBufferLimit: Int = 2 << 20
     ) {
         self.cacheKeyPolicy = cacheKeyPolicy
         self.chunksPerRequest = max(1, chunksPerRequest)
@@ -41,5 +47,6 @@ public struct StreamingConfiguration: Sendable {
         self.maxRetries = max(0, maxRetries)
         self.stallTimeout = stallTimeout
         self.headers = headers
+        self.readerBufferLimit = max(1, readerBufferLimit)
     }
 }

@@ -16,10 +16,17 @@ public struct StreamingStatistics: Sendable, Equatable {
     public var notModified = 0
     /// Requests retried after a transient failure.
     public var retries = 0
+    /// Bytes handed to readers that they have not taken yet, now.
+    public var readerBacklogBytes = 0
+    /// The most ``readerBacklogBytes`` has been: what back-pressure keeps
+    /// near ``StreamingConfiguration/readerBufferLimit`` per reader, however
+    /// much faster the origin is than the reader.
+    public var peakReaderBacklogBytes = 0
 
     public init() {}
 
-    /// The change from `earlier` to `self`.
+    /// The change from `earlier` to `self` (the backlog figures are
+    /// `self`'s own: a level and a peak, not counters).
     public func since(_ earlier: StreamingStatistics) -> StreamingStatistics {
         var delta = StreamingStatistics()
         delta.originRequests = originRequests - earlier.originRequests
@@ -30,6 +37,8 @@ public struct StreamingStatistics: Sendable, Equatable {
         delta.revalidations = revalidations - earlier.revalidations
         delta.notModified = notModified - earlier.notModified
         delta.retries = retries - earlier.retries
+        delta.readerBacklogBytes = readerBacklogBytes
+        delta.peakReaderBacklogBytes = peakReaderBacklogBytes
         return delta
     }
 }

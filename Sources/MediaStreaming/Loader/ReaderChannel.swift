@@ -1,0 +1,170 @@
+import Foundation
+
+/// The queue between a download and one reader: the bytes the download
+/// has handed over and the reader has not taken yet (its backlog).
+///
+/// The backlog is counted so that a reader slower than the origin is
+/// noticed: the fetcher then detaches the reader (it goes on from the
+/// store) or, when the bytes are not cached, waits for it with
+/// ``waitForBacklog(atMost:)``. Either way memory stays bounded.
+///
+/// The download's side (``send(_:)``, ``finish(throwing:)``,
+/// ``waitForBacklog(atMost:)``) runs on the fetcher; the reader's side
+/// (``next()``, ``close()``) on the reader's task.
+final class ReaderChannel: @unchecked Sendable {
+    private struct State {
+        var pieces: [Data] = []
+        var head = 0
+        var backlog = 0
+        var ended = false
+        var failure: (any Error)?
+        /// The reader is gone: bytes sent now are dropped.
+        var closed = false
+        var readerCancelled = false
+        var drainCancelled = false
+        var reader: CheckedContinuation<Data?, any Error>?
+        var drain: (limit: Int, continuation: CheckedContinuation<Void, Never>)?
+    }
+
+    private let lock = NSLock()
+    private var state = State()
+    /// Told of each change of the backlog: + when bytes are queued, − when
+    /// they are taken or dropped.
+    private let onBacklogChange: @Sendable (Int) -> Void
+
+    init(onBacklogChange: @escaping @Sendable (Int) -> Void = { _ in }) {
+        self.onBacklogChange = onBacklogChange
+    }
+
+    /// Bytes handed over and not taken yet.
+    var backlog: Int { lock.withLock { state.backlog } }
+
+    // MARK: The download's side
+
+    /// Hands `data` to the reader (dropped once the reader is gone or the channel ended).
+    func send(_ data: Data) {
+        guard !data.isEmpty else { return }
+        enum Outcome { case dropped, queued, handed(CheckedContinuation<Data?, any Error>) }
+        let outcome = lock.withLock { () -> Outcome in
+            if state.closed || state.ended { return .dropped }
+            if let reader = state.reader {
+                state.reader = nil
+                return .handed(reader)
+            }
+            state.pieces.append(data)
+            state.backlog += data.count
+            return .queued
+        }
+        switch outcome {
+        case .dropped: break
+        case .queued: onBacklogChange(data.count)
+        case .handed(let reader): reader.resume(returning: data)
+        }
+    }
+
+    /// Ends the channel: the reader gets what is queued, then the end (or `error`).
+    func finish(throwing error: (any Error)? = nil) {
+        let reader = lock.withLock { () -> CheckedContinuation<Data?, any Error>? in
+            guard !state.ended else { return nil }
+            state.ended = true
+            state.failure = error
+            defer { state.reader = nil }
+            return state.reader
+        }
+        if let error { reader?.resume(throwing: error) } else { reader?.resume(returning: nil) }
+    }
+
+    /// Waits until the backlog is at most `limit`, the reader is gone, or
+    /// the calling task is cancelled.
+    func waitForBacklog(atMost limit: Int) async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = lock.withLock { () -> Bool in
+                    if state.backlog <= limit || state.closed || state.drainCancelled { return true }
+                    state.drain = (limit, continuation)
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            let drain = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+                state.drainCancelled = true
+                defer { state.drain = nil }
+                return state.drain?.continuation
+            }
+            drain?.resume()
+        }
+    }
+
+    // MARK: The reader's side
+
+    /// The next bytes, `nil` at the end; throws the download's error, or
+    /// `CancellationError` when the reading task is cancelled.
+    func next() async throws -> Data? {
+        if let ready = try take() { return ready.value }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data?, any Error>) in
+                do {
+                    if let ready = try take(orWait: continuation) { continuation.resume(returning: ready.value) }
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        } onCancel: {
+            let reader = lock.withLock { () -> CheckedContinuation<Data?, any Error>? in
+                state.readerCancelled = true
+                defer { state.reader = nil }
+                return state.reader
+            }
+            reader?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// The reader is gone: drops the backlog and releases a waiting download.
+    func close() {
+        let (dropped, drain) = lock.withLock { () -> (Int, CheckedContinuation<Void, Never>?) in
+            state.closed = true
+            let dropped = state.backlog
+            state.backlog = 0
+            state.pieces = []
+            state.head = 0
+            defer { state.drain = nil }
+            return (dropped, state.drain?.continuation)
+        }
+        if dropped > 0 { onBacklogChange(-dropped) }
+        drain?.resume()
+    }
+
+    /// A value that may be `nil` (the end), boxed so that "nothing yet" can be told apart.
+    private struct Ready { var value: Data? }
+
+    /// Takes the next piece, or the end, or the failure; with `waiter`,
+    /// registers it when there is nothing yet (and returns `nil`).
+    private func take(orWait waiter: CheckedContinuation<Data?, any Error>? = nil) throws -> Ready? {
+        let (ready, taken, drain) = try lock.withLock { () throws -> (Ready?, Int, CheckedContinuation<Void, Never>?) in
+            if state.head < state.pieces.count {
+                let piece = state.pieces[state.head]
+                state.head += 1
+                if state.head == state.pieces.count {
+                    state.pieces.removeAll(keepingCapacity: true)
+                    state.head = 0
+                }
+                state.backlog -= piece.count
+                var drain: CheckedContinuation<Void, Never>?
+                if let waiting = state.drain, state.backlog <= waiting.limit {
+                    drain = waiting.continuation
+                    state.drain = nil
+                }
+                return (Ready(value: piece), piece.count, drain)
+            }
+            if state.readerCancelled { throw CancellationError() }
+            if let failure = state.failure { throw failure }
+            if state.ended || state.closed { return (Ready(value: nil), 0, nil) }
+            if let waiter { state.reader = waiter }
+            return (nil, 0, nil)
+        }
+        if taken > 0 { onBacklogChange(-taken) }
+        drain?.resume()
+        return ready
+    }
+}
