@@ -14,38 +14,40 @@ extension StoreTransaction {
             }
             return Data(record.inlineBytes[range])
         }
-        var output = Data(count: range.count)
+        // Every byte is written below, so skip Data(count:)'s zero fill.
+        let out = UnsafeMutableRawBufferPointer.allocate(byteCount: range.count, alignment: 16)
+        var handedOver = false
+        defer { if !handedOver { out.deallocate() } }
         let chunkSize = record.chunkSize
-        try output.withUnsafeMutableBytes { out in
-            var position = range.lowerBound
-            while position < range.upperBound {
-                let index = position / chunkSize
-                let chunkStart = index * chunkSize
-                guard let extent = try extent(entryID: record.entryID, index: index) else {
-                    throw StoreError.rangeNotCached(key: record.key, missing: chunkStart..<(chunkStart + chunkSize))
-                }
-                let to: Int
-                do {
-                    to = try withVerifiedChunk(extent.chunk) { bytes in
-                        guard bytes.count == extent.length else {
-                            throw StoreError.corrupted(key: record.key, reason: "chunk \(index) has the wrong length")
-                        }
-                        let from = position - chunkStart
-                        let to = min(bytes.count, range.upperBound - chunkStart)
-                        guard from < to else {
-                            throw StoreError.rangeNotCached(key: record.key, missing: position..<range.upperBound)
-                        }
-                        let target = UnsafeMutableRawBufferPointer(rebasing: out[(position - range.lowerBound)...])
-                        target.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[from..<to]))
-                        return to
-                    }
-                } catch let fault as ChunkFault {
-                    throw StoreError.corrupted(key: record.key, reason: fault.description + " (chunk \(index))")
-                }
-                position = chunkStart + to
+        var position = range.lowerBound
+        while position < range.upperBound {
+            let index = position / chunkSize
+            let chunkStart = index * chunkSize
+            guard let extent = try extent(entryID: record.entryID, index: index) else {
+                throw StoreError.rangeNotCached(key: record.key, missing: chunkStart..<(chunkStart + chunkSize))
             }
+            let to: Int
+            do {
+                to = try withVerifiedChunk(extent.chunk) { bytes in
+                    guard bytes.count == extent.length else {
+                        throw StoreError.corrupted(key: record.key, reason: "chunk \(index) has the wrong length")
+                    }
+                    let from = position - chunkStart
+                    let to = min(bytes.count, range.upperBound - chunkStart)
+                    guard from < to else {
+                        throw StoreError.rangeNotCached(key: record.key, missing: position..<range.upperBound)
+                    }
+                    let target = UnsafeMutableRawBufferPointer(rebasing: out[(position - range.lowerBound)...])
+                    target.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[from..<to]))
+                    return to
+                }
+            } catch let fault as ChunkFault {
+                throw StoreError.corrupted(key: record.key, reason: fault.description + " (chunk \(index))")
+            }
+            position = chunkStart + to
         }
-        return output
+        handedOver = true
+        return Data(bytesNoCopy: out.baseAddress!, count: range.count, deallocator: .custom { pointer, _ in pointer.deallocate() })
     }
 
     /// Every entry record with its slot, in slot order.
