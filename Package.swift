@@ -48,7 +48,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "mediacache-bench",
-            dependencies: ["MediaStore", "MediaCache", "CLMDB"],
+            dependencies: ["MediaStore", "MediaCache", "MediaStreaming", "CLMDB"],
             path: "Sources/MediaCacheBench"
         ),
         .target(

@@ -47,6 +47,7 @@ final class BenchmarkRunner {
         if options.runs("range") { try runRangeReads() }
         if options.runs("churn") { try runChurn() }
         if options.runs("facade") { try runFacade() }
+        if options.runs("playback") { try runPlayback() }
         let seconds = Double(Stopwatch.now() - started) / 1e9
         notes.append(String(format: "Total run time %.0f s on %d CPU(s).", seconds, ProcessInfo.processInfo.activeProcessorCount))
         for problem in problems { notes.append("VERIFICATION FAILED: " + problem) }

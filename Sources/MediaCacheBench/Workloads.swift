@@ -41,6 +41,9 @@ struct Workloads: Sendable {
     /// Eviction goes down to this share of the limit (the engine's default).
     var churnLowWater = 0.9
 
+    /// Playback: the track replayed from the store (100 MB, as issue 4 asks).
+    var playbackEntryBytes = 100_000_000
+
     /// Raw-lmdb batches streamed chunks into commits of this many bytes,
     /// as the engine's writer does.
     var streamCommitBytes = 8 << 20
@@ -53,7 +56,8 @@ struct Workloads: Sendable {
         smallCount: 1_000, singleSetBlock: 200, getPasses: 3,
         largeCount: 6,
         rangeEntryBytes: 16 << 20, rangeReads: 300,
-        churnLimit: 32 << 20, churnTotalBytes: 160 << 20, churnMaxSize: 4 << 20)
+        churnLimit: 32 << 20, churnTotalBytes: 160 << 20, churnMaxSize: 4 << 20,
+        playbackEntryBytes: 16_000_000)
 
     // MARK: Seeds
 
