@@ -58,6 +58,7 @@ final class LMDBEnvironment: @unchecked Sendable {
     }
 
     deinit {
+        for reader in idleReaders.withLock({ $0 }) { mdb_txn_abort(reader) }
         mdb_env_close(handle)
         Self.openFiles.withLock { _ = $0.remove(identity) }
     }
@@ -71,6 +72,26 @@ final class LMDBEnvironment: @unchecked Sendable {
         var info = stat()
         guard stat(directory, &info) == 0 else { return directory }
         return "\(info.st_dev):\(info.st_ino)"
+    }
+
+    /// Reset read transactions kept for reuse (they hold a reader slot
+    /// but no snapshot, so they pin no pages).
+    private let idleReaders = Locked<[OpaquePointer]>([])
+    private static let idleReaderLimit = 8
+
+    /// A reset read transaction to renew, if one is kept.
+    func takeIdleReader() -> OpaquePointer? {
+        idleReaders.withLock { $0.popLast() }
+    }
+
+    /// Keeps a reset read transaction for reuse, or frees it.
+    func keepIdleReader(_ reader: OpaquePointer) {
+        let kept = idleReaders.withLock { readers -> Bool in
+            guard readers.count < Self.idleReaderLimit else { return false }
+            readers.append(reader)
+            return true
+        }
+        if !kept { mdb_txn_abort(reader) }
     }
 
     /// The current map size in bytes.

@@ -20,8 +20,16 @@ final class LMDBTransaction {
         while true {
             environment.mapLock.lockShared()
             var txn: OpaquePointer?
-            let flags = readOnly ? UInt32(MDB_RDONLY) : 0
-            let rc = mdb_txn_begin(environment.handle, nil, flags, &txn)
+            var rc: Int32
+            if readOnly, let idle = environment.takeIdleReader() {
+                // Renewing a reset reader skips the allocation and the
+                // reader-table lock of mdb_txn_begin.
+                rc = mdb_txn_renew(idle)
+                if rc == MDB_SUCCESS { txn = idle } else { mdb_txn_abort(idle) }
+            } else {
+                let flags = readOnly ? UInt32(MDB_RDONLY) : 0
+                rc = mdb_txn_begin(environment.handle, nil, flags, &txn)
+            }
             if rc == MDB_SUCCESS, let txn {
                 handle = txn
                 return
@@ -54,11 +62,17 @@ final class LMDBTransaction {
         try LMDBError.check(rc)
     }
 
-    /// Abandons the transaction; safe to call twice.
+    /// Abandons the transaction; safe to call twice. A reader is reset
+    /// and kept for reuse rather than freed.
     func abort() {
         guard let txn = handle else { return }
         handle = nil
-        mdb_txn_abort(txn)
+        if isReadOnly {
+            mdb_txn_reset(txn)
+            environment.keepIdleReader(txn)
+        } else {
+            mdb_txn_abort(txn)
+        }
         environment.mapLock.unlockShared()
     }
 

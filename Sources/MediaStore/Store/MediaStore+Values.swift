@@ -42,13 +42,14 @@ extension MediaStore {
 
     /// The info and whole value of a complete entry, read in one
     /// transaction; `nil` when absent or partial, and when expired unless
-    /// `includeExpired`. Counts as an access.
+    /// `includeExpired`. Counts as an access. The info's `lastAccess` is
+    /// as of the last write (use ``info(forKey:)`` for the current one).
     public func entry(forKey key: String, includeExpired: Bool = false) throws(StoreError) -> (info: EntryInfo, data: Data)? {
         let found: (slot: [UInt8], info: EntryInfo, data: Data)?
         do {
             found = try run {
                 try read { transaction -> (slot: [UInt8], info: EntryInfo, data: Data)? in
-                    guard let (slot, record) = try transaction.findEntry(key), record.isComplete,
+                    guard let (slot, record) = try transaction.findEntry(key, currentAccess: false), record.isComplete,
                         includeExpired || !record.isExpired(at: transaction.now)
                     else { return nil }
                     let data = try transaction.readRange(record, 0..<(record.length ?? 0))

@@ -52,7 +52,11 @@ final class StoreTransaction {
     // MARK: Slots and records
 
     /// The slot holding `key`, if any, with its record.
-    func findEntry(_ key: String) throws -> (slot: [UInt8], record: EntryRecord)? {
+    ///
+    /// - parameter currentAccess: whether to read the entry's access tick
+    ///   and time from `access` (needed to move it in the LRU index or to
+    ///   report it); plain reads of the value skip that lookup.
+    func findEntry(_ key: String, currentAccess: Bool = true) throws -> (slot: [UInt8], record: EntryRecord)? {
         let digest = store.keyDigest(key)
         let prefix = StoreKeys.slot(digest, ordinal: 0)
         // Fast path: almost every key sits at ordinal 0 — one lookup, and
@@ -64,7 +68,7 @@ final class StoreTransaction {
             }
             return record
         }
-        if let direct { return (prefix, try withCurrentAccess(direct, slot: prefix)) }
+        if let direct { return (prefix, currentAccess ? try withCurrentAccess(direct, slot: prefix) : direct) }
         // A colliding key holds ordinal 0, or it was freed: walk the ordinals.
         let cursor = try txn.cursor(db.keys)
         var item = try cursor.seek(atLeast: prefix)
@@ -79,7 +83,9 @@ final class StoreTransaction {
             }
             // Keys are compared as bytes: `==` on String is canonical
             // equivalence, under which "é" and "e\u{301}" would alias.
-            if record.key.utf8.elementsEqual(key.utf8) { return (current.key, try withCurrentAccess(record, slot: current.key)) }
+            if record.key.utf8.elementsEqual(key.utf8) {
+                return (current.key, currentAccess ? try withCurrentAccess(record, slot: current.key) : record)
+            }
             item = try cursor.next()
         }
         return nil
