@@ -74,7 +74,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CacheToolTests",
-            dependencies: ["CacheToolCore", "MediaStore"],
+            dependencies: ["CacheToolCore", "MediaStore", "MediaStreaming"],
             exclude: ["Fuzz"]
         ),
         .testTarget(

@@ -25,6 +25,10 @@ let package = Package(
             name: "FuzzRecords", dependencies: [.product(name: "MediaStore", package: "MediaCache")]),
         .executableTarget(
             name: "FuzzChunks", dependencies: [.product(name: "MediaStore", package: "MediaCache")]),
+        .executableTarget(
+            name: "FuzzHTTP", dependencies: [.product(name: "MediaStreaming", package: "MediaCache")]),
+        .executableTarget(
+            name: "FuzzStoreFile", dependencies: [.product(name: "MediaStore", package: "MediaCache")]),
     ],
     swiftLanguageModes: [.v6]
 )

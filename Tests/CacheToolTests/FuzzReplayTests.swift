@@ -3,6 +3,7 @@ import Testing
 
 @testable import CacheToolCore
 @_spi(Fuzzing) import MediaStore
+@_spi(Fuzzing) import MediaStreaming
 
 /// Replays the committed libFuzzer corpora and crash reproducers
 /// (Tests/CacheToolTests/Fuzz/<target>/) through the same entry points
@@ -42,4 +43,38 @@ import Testing
         #expect(!inputs.isEmpty)
         for input in inputs { StoreFuzzing.decodeChunk(input) }
     }
+
+    /// `Content-Range` and the other response headers, the `Range` header
+    /// and content-type sniffing (FuzzHTTP). Some seeds parse.
+    @Test func httpCorpus() throws {
+        let inputs = try Self.inputs("FuzzHTTP")
+        #expect(inputs.count >= 5)
+        let parsed = inputs.filter { StreamingFuzzing.parseResponse($0) }.count
+        #expect(parsed >= 3, "the seed Content-Range values should parse")
+    }
+
+    /// Arbitrary bytes as `data.mdb` (FuzzStoreFile). The checks before
+    /// mapping run here for every input, and a file they refuse must be
+    /// refused by opening too. A file they pass is opened only in a child
+    /// process: `cachetool verify` (which itself walks the store in a
+    /// grandchild) must end with 0, 1 or 3, never by a signal.
+    @Test func storeFileCorpus() throws {
+        let inputs = try Self.inputs("FuzzStoreFile")
+        #expect(inputs.count >= 5)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fuzz-replay-store-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var passed = 0
+        for input in inputs {
+            let verdict = StoreFuzzing.checkStoreFile(input, directory: directory)
+            guard verdict == .passes else {
+                StoreFuzzing.openStoreFile(verdict: verdict, directory: directory)
+                continue
+            }
+            passed += 1
+            let result = try ToolProcess.cachetool(["verify", "--store", directory.path, "--json"])
+            #expect(!result.signaled && [0, 1, 3].contains(result.status), "cachetool verify: \(result.status) \(result.errors)")
+        }
+        #expect(passed >= 2, "the seed stores should pass the checks")
+    }
 }
+

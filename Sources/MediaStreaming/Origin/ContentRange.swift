@@ -30,7 +30,9 @@ public struct ContentRange: Sendable, Equatable {
             return
         }
         let bounds = rangeText.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard bounds.count == 2, let first = Int(bounds[0]), let last = Int(bounds[1]), first >= 0, last >= first
+        // `last < Int.max`: `last + 1` must not overflow (found by FuzzHTTP).
+        guard bounds.count == 2, let first = Int(bounds[0]), let last = Int(bounds[1]), first >= 0, last >= first,
+            last < Int.max
         else { return nil }
         if let total, last >= total { return nil }
         range = first..<(last + 1)

@@ -52,7 +52,9 @@ public struct OriginResponse: Sendable {
             let directives = control.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             if directives.contains("no-store") || directives.contains("no-cache") { return 0 }
             for directive in directives where directive.hasPrefix("max-age=") || directive.hasPrefix("s-maxage=") {
-                if let seconds = Double(directive.split(separator: "=", maxSplits: 1)[1].trimmingCharacters(in: .init(charactersIn: "\" "))) {
+                // `max-age=` with nothing after it is malformed, not a crash (found by FuzzHTTP).
+                let value = directive.drop { $0 != "=" }.dropFirst()
+                if let seconds = Double(value.trimmingCharacters(in: .init(charactersIn: "\" "))) {
                     return max(0, seconds)
                 }
             }

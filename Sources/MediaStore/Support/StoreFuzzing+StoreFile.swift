@@ -1,0 +1,88 @@
+import Foundation
+
+/// Entry points for the libFuzzer target `FuzzStoreFile`: arbitrary bytes
+/// as a store's `data.mdb`.
+///
+/// LMDB trusts its file, so only the checks made before LMDB maps it
+/// (``StoreFormat/looksLikeLMDB(path:)`` and the meta-page check) are
+/// safe to run on any input in-process; ``openStoreFile(_:directory:)``
+/// may fault inside LMDB and belongs in a child process.
+extension StoreFuzzing {
+    /// What the checks before mapping say about a file.
+    public enum StoreFileVerdict: Sendable, Equatable {
+        /// An empty file: what a crash during the very first open leaves;
+        /// a read-write open initialises it as a new store.
+        case empty
+        /// Not an LMDB file (too short, wrong magic or version): refused as `notAStore`.
+        case notLMDB
+        /// Meta pages that do not describe the file: refused as `damagedStore`.
+        case damaged
+        /// LMDB will map it.
+        case passes
+    }
+
+    /// Writes `bytes` as `directory/data.mdb` (creating the directory and
+    /// removing any lock files a previous input left) and runs the checks
+    /// opening makes before LMDB maps the file. They must never crash,
+    /// and must agree with the bytes: a file passes only with LMDB's magic
+    /// and version at offset 16.
+    @discardableResult
+    public static func checkStoreFile(_ bytes: [UInt8], directory: URL) -> StoreFileVerdict {
+        let path = directory.appendingPathComponent("data.mdb").path
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for name in [StoreOpener.lockFileName, ".maintenance-lock"] {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        }
+        guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
+            preconditionFailure("cannot write \(path)")
+        }
+        if bytes.isEmpty { return .empty }
+        guard StoreFormat.looksLikeLMDB(path: path) else { return .notLMDB }
+        precondition(bytes.count >= 24 && bytes[16..<24] == [0xDE, 0xC0, 0xEF, 0xBE, 1, 0, 0, 0], "not LMDB's magic")
+        return StoreFormat.metaPageDamage(path: path) == nil ? .passes : .damaged
+    }
+
+    /// Opens the store in `directory` the way `cachetool` does (read-only)
+    /// and the way an app does (read-write), and walks whatever opens:
+    /// statistics, entries, every complete entry's bytes, `verify()`.
+    /// Returns a one-line outcome. Every failure must be a typed
+    /// ``StoreError``; a file refused by ``checkStoreFile(_:directory:)``
+    /// must be refused here too. May fault inside LMDB for a file that
+    /// passes the checks: run it in a child process.
+    @discardableResult
+    public static func openStoreFile(verdict: StoreFileVerdict, directory: URL) -> String {
+        var outcomes: [String] = []
+        for readOnly in [true, false] {
+            do throws(StoreError) {
+                let store = readOnly
+                    ? try MediaStore.openReadOnly(directory: directory)
+                    : try MediaStore(directory: directory, configuration: StoreConfiguration(initialMapSize: 1 << 20))
+                precondition(verdict == .passes || (verdict == .empty && !readOnly), "a file the checks refuse opened")
+                outcomes.append("opened: " + walk(store))
+            } catch {
+                switch (verdict, error) {
+                case (.notLMDB, .notAStore), (.empty, .notAStore), (.damaged, .damagedStore), (.passes, _): break
+                default: preconditionFailure("the checks said \(verdict), opening threw \(error)")
+                }
+                outcomes.append("refused: \(error)")
+            }
+        }
+        return outcomes.joined(separator: "; ")
+    }
+
+    /// Reads everything a store offers; returns a short summary.
+    private static func walk(_ store: MediaStore) -> String {
+        do throws(StoreError) {
+            let statistics = try store.statistics()
+            let entries = try store.entries()
+            for info in entries.prefix(64) where info.isComplete {
+                _ = try? store.data(forKey: info.key)
+                _ = try? store.cachedRanges(forKey: info.key)
+            }
+            let report = try store.verify()
+            return "\(statistics.entryCount) entries, \(report.isClean ? "clean" : "\(report.problems.count) problems")"
+        } catch {
+            return "error while reading: \(error)"
+        }
+    }
+}
