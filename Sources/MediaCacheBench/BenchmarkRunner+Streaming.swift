@@ -21,7 +21,7 @@ extension BenchmarkRunner {
 
     /// Streams one large value in, in fixed pieces: the engine through
     /// ``EntryWriter``; raw-lmdb as 256 KiB chunk items committed every
-    /// 8 MiB (as the engine's writer commits); file-per-key as
+    /// 4 MiB (as the engine's writer commits); file-per-key as
     /// `FileHandle` appends to a temporary file, fsynced and renamed into
     /// place. Reports throughput and the engine's peak resident-memory growth.
     func runStreaming() throws {
@@ -119,7 +119,7 @@ extension BenchmarkRunner {
             throughput: Self.megabytesPerSecond(w.streamBytes, seconds), memory: memory, peakGrowth: peakGrowth)
     }
 
-    /// raw-lmdb: 256 KiB chunk items keyed by index, a commit per 8 MiB.
+    /// raw-lmdb: 256 KiB chunk items keyed by index, a commit per 4 MiB.
     private func streamRawLMDB() throws -> StreamMeasurement {
         let w = workloads
         let directory = try freshDirectory("raw-stream")

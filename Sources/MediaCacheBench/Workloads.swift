@@ -46,7 +46,7 @@ struct Workloads: Sendable {
 
     /// Raw-lmdb batches streamed chunks into commits of this many bytes,
     /// as the engine's writer does.
-    var streamCommitBytes = 8 << 20
+    var streamCommitBytes = 4 << 20
 
     static let full = Workloads()
 

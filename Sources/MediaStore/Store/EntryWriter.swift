@@ -9,7 +9,7 @@ import Foundation
 /// Streams one value into the store in pieces of any size.
 ///
 /// Memory stays bounded: full chunks are committed in batches of about
-/// 8 MiB to a hidden staging entry. ``finish()`` publishes the entry
+/// 4 MiB to a hidden staging entry. ``finish()`` publishes the entry
 /// atomically, replacing any previous value; until then readers see the
 /// previous value (or nothing). A writer dropped without ``finish()``
 /// is cancelled, and one abandoned by a crash is cleaned up when the

@@ -5,7 +5,7 @@ extension MediaStore {
     ///
     /// Values up to ``StoreConfiguration/inlineLimit`` live in the index
     /// record; larger ones are cut into chunks, shared with any identical
-    /// chunk already stored. Values above 8 MiB are streamed in through an
+    /// chunk already stored. Values above 16 MiB are streamed in through an
     /// ``EntryWriter`` so that no transaction grows unbounded.
     ///
     /// - throws: ``StoreError/entryTooLarge(key:size:limit:)`` when the
@@ -14,7 +14,7 @@ extension MediaStore {
     public func put(_ value: some ContiguousBytes, forKey key: String, options: WriteOptions = WriteOptions()) throws(StoreError) -> EntryInfo {
         let count = value.withUnsafeBytes { $0.count }
         try checkFits(key: key, size: count)
-        if count > Self.writeBatchBytes {
+        if count > Self.singleTransactionBytes {
             let writer = try makeWriter(forKey: key, options: options, expectedLength: count)
             try writer.append(value)
             return try writer.finish()

@@ -43,8 +43,13 @@ public final class MediaStore: @unchecked Sendable {
     static let accessBatchSize = 2048
     private let accessFlushQueue = DispatchQueue(label: "MediaStore.accessFlush", qos: .utility)
     private let flushScheduled = Locked(false)
-    /// Streamed writes commit at least this often (bounds memory).
-    static let writeBatchBytes = 8 << 20
+    /// Streamed writes commit at least this often (bounds memory: the
+    /// queued chunks plus LMDB's dirty pages of one commit).
+    static let writeBatchBytes = 4 << 20
+    /// Whole values up to this size are written in one transaction; larger
+    /// ones are streamed (LMDB 0.9.24 leaks on very large single puts, and a
+    /// transaction's dirty pages are held in memory until it commits).
+    static let singleTransactionBytes = 16 << 20
 
     /// Opens the store in `directory`, creating it when missing.
     ///

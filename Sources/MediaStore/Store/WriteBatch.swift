@@ -15,13 +15,13 @@ public final class WriteBatch {
         self.transaction = transaction
     }
 
-    /// Stores a whole value under `key` (at most 8 MiB; stream larger ones).
+    /// Stores a whole value under `key` (at most 16 MiB; stream larger ones).
     @discardableResult
     public func put(_ value: some ContiguousBytes, forKey key: String, options: WriteOptions = WriteOptions()) throws -> EntryInfo {
         let count = value.withUnsafeBytes { $0.count }
         try transaction.store.checkFits(key: key, size: count)
-        guard count <= MediaStore.writeBatchBytes else {
-            throw StoreError.entryTooLarge(key: key, size: count, limit: MediaStore.writeBatchBytes)
+        guard count <= MediaStore.singleTransactionBytes else {
+            throw StoreError.entryTooLarge(key: key, size: count, limit: MediaStore.singleTransactionBytes)
         }
         return try transaction.putWhole(value, forKey: key, options: options)
     }
