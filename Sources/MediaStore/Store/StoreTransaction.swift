@@ -282,7 +282,7 @@ final class StoreTransaction {
             // Share only after the bytes compare equal: XXH3 is not
             // collision-resistant, and one URL must never get another's bytes.
             let same = try txn.withValue(db.chunks, key: current) { stored in
-                stored.flatMap { try? Self.decodeChunk($0, expected: nil) }.map { $0.elementsEqual(bytes) } ?? false
+                stored.map { Self.chunk($0, holds: bytes) } ?? false
             }
             if same {
                 try addReference(current, delta: 1)
@@ -380,6 +380,18 @@ final class StoreTransaction {
             let raw = try Self.decodeChunk(buffer, expected: digest)
             return try raw.withUnsafeBytes(body)
         }
+    }
+
+    /// Whether the stored chunk value decodes to exactly `bytes` (raw
+    /// chunks are compared in place, without a copy).
+    static func chunk(_ value: UnsafeRawBufferPointer, holds bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let header = ChunkHeader.decode(value), header.rawLength == bytes.count else { return false }
+        if bytes.isEmpty { return true }
+        if header.codec == .raw {
+            return memcmp(value.baseAddress! + ChunkHeader.size, bytes.baseAddress!, bytes.count) == 0
+        }
+        guard let raw = try? decodeChunk(value, expected: nil) else { return false }
+        return raw.withUnsafeBytes { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }
     }
 
     /// Decodes a chunk value into its raw bytes, checking `expected`.
