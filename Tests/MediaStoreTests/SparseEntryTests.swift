@@ -221,3 +221,34 @@ import Testing
         #expect(pieces.reduce(Data(), +) == Data(value[100..<3 * c + 5]))
     }
 }
+
+/// A chunk-by-chunk read never mixes two versions of an entry.
+@Suite struct ChunkedReadConsistencyTests {
+    @Test func replacingTheEntryMidStreamStopsTheRead() throws {
+        let chunk = 4096
+        let t = try TestStore(configuration: StoreConfiguration(chunkSize: chunk, initialMapSize: 16 << 20))
+        try t.store.put([UInt8](repeating: 1, count: 3 * chunk), forKey: "k")
+        var received: [Data] = []
+        #expect(throws: StoreError.changedDuringRead(key: "k")) {
+            try t.store.read(forKey: "k", range: 0..<(3 * chunk)) { data in
+                received.append(data)
+                if received.count == 1 { try t.store.put([UInt8](repeating: 2, count: 3 * chunk), forKey: "k") }
+            }
+        }
+        #expect(received.count == 1)
+        #expect(received.allSatisfy { $0.allSatisfy { $0 == 1 } })
+    }
+
+    @Test func fillingHolesMidStreamIsFine() throws {
+        let chunk = 4096
+        let t = try TestStore(configuration: StoreConfiguration(chunkSize: chunk, initialMapSize: 16 << 20))
+        try t.store.prepareEntry(forKey: "k", length: 2 * chunk)
+        try t.store.write([UInt8](repeating: 1, count: chunk), at: 0, forKey: "k")
+        var received = Data()
+        try t.store.read(forKey: "k", range: 0..<(2 * chunk)) { data in
+            if received.isEmpty { try t.store.write([UInt8](repeating: 2, count: chunk), at: chunk, forKey: "k") }
+            received.append(data)
+        }
+        #expect(received == Data([UInt8](repeating: 1, count: chunk) + [UInt8](repeating: 2, count: chunk)))
+    }
+}

@@ -35,7 +35,7 @@ import Testing
     /// or went away between calls); anything else is a failure.
     static func isExpectedRace(_ error: Error) -> Bool {
         switch error as? StoreError {
-        case .notFound, .invalidRange, .rangeNotCached, .lengthMismatch, .misalignedWrite: true
+        case .notFound, .invalidRange, .rangeNotCached, .lengthMismatch, .misalignedWrite, .changedDuringRead: true
         default: false
         }
     }

@@ -96,31 +96,43 @@ extension MediaStore {
     /// - throws: ``StoreError/notFound(key:)``, ``StoreError/invalidRange(key:range:length:)``,
     ///   ``StoreError/rangeNotCached(key:missing:)``, ``StoreError/corrupted(key:reason:)``.
     public func read(forKey key: String, range: Range<Int>, includeExpired: Bool = false) throws(StoreError) -> Data {
-        let result: (slot: [UInt8], data: Data)
+        try readSlice(forKey: key, range: range, includeExpired: includeExpired, entryID: nil).data
+    }
+
+    /// Reads `range` in one transaction; when `entryID` is given, the entry
+    /// must still be that one (not replaced since an earlier slice).
+    private func readSlice(
+        forKey key: String, range: Range<Int>, includeExpired: Bool, entryID: UInt64?
+    ) throws(StoreError) -> (data: Data, entryID: UInt64) {
+        let result: (slot: [UInt8], data: Data, entryID: UInt64)
         do {
             result = try run {
                 try read { transaction in
-                    guard let (slot, record) = try transaction.findEntry(key),
+                    guard let (slot, record) = try transaction.findEntry(key, currentAccess: false),
                         includeExpired || !record.isExpired(at: transaction.now)
                     else { throw StoreError.notFound(key: key) }
+                    if let entryID, record.entryID != entryID { throw StoreError.changedDuringRead(key: key) }
                     let known = record.length ?? (record.isInline ? record.inlineBytes.count : nil)
                     guard range.lowerBound >= 0, known.map({ range.upperBound <= $0 }) ?? true else {
                         throw StoreError.invalidRange(key: key, range: range, length: known)
                     }
-                    return (slot, try transaction.readRange(record, range))
+                    return (slot, try transaction.readRange(record, range), record.entryID)
                 }
             }
         } catch {
             throw dropIfCorrupt(key: key, error)
         }
         recordAccess(slot: result.slot)
-        return result.data
+        return (result.data, result.entryID)
     }
 
     /// Streams `range` of an entry to `body` one chunk at a time, each
     /// chunk in its own short read transaction, so that no reader pins
     /// pages for the whole stream. The entry is protected from eviction
-    /// meanwhile.
+    /// meanwhile. Filling holes of the entry meanwhile is fine; if it is
+    /// replaced (or removed) mid-stream the read stops with
+    /// ``StoreError/changedDuringRead(key:)`` (or `notFound`), so the
+    /// bytes handed out never mix two versions.
     public func read(
         forKey key: String, range: Range<Int>, includeExpired: Bool = false,
         chunkHandler body: (Data) throws -> Void
@@ -132,9 +144,12 @@ extension MediaStore {
         defer { unmarkInUse(key) }
         let chunkSize = info.chunkSize
         var position = range.lowerBound
+        var entryID: UInt64?
         while position < range.upperBound {
             let end = min(range.upperBound, (position / chunkSize + 1) * chunkSize)
-            try body(try read(forKey: key, range: position..<end, includeExpired: true))
+            let slice = try readSlice(forKey: key, range: position..<end, includeExpired: true, entryID: entryID)
+            entryID = slice.entryID
+            try body(slice.data)
             position = end
         }
     }

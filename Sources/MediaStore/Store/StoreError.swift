@@ -20,7 +20,10 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case notFound(key: String)
     /// Part of the requested range is not cached.
     case rangeNotCached(key: String, missing: Range<Int>)
-    /// The range lies outside the entry, or is empty or inverted.
+    /// The entry was replaced or removed while a chunk-by-chunk read of it
+    /// was under way; the bytes already handed out are all of the old one.
+    case changedDuringRead(key: String)
+    /// The range lies outside the entry, or is inverted.
     case invalidRange(key: String, range: Range<Int>, length: Int?)
     /// A range write does not start on a chunk boundary or does not end
     /// on one (except at the end of the entry).
@@ -50,6 +53,7 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notFound(let key): "no entry for key \(key.prefix(200))"
         case .rangeNotCached(let key, let missing):
             "bytes \(missing.lowerBound)..<\(missing.upperBound) of \(key.prefix(200)) are not cached"
+        case .changedDuringRead(let key): "\(key.prefix(200)) was replaced while it was being read"
         case .invalidRange(let key, let range, let length):
             "range \(range.lowerBound)..<\(range.upperBound) is outside \(key.prefix(200)) (length \(length.map(String.init) ?? "unknown"))"
         case .misalignedWrite(let key, let offset, let count, let chunkSize):

@@ -69,8 +69,13 @@ enum ToolProcess {
         process.standardInput = input == nil ? FileHandle.nullDevice : inputPipe
         try process.run()
         if let input {
-            try inputPipe.fileHandleForWriting.write(contentsOf: input)
-            try inputPipe.fileHandleForWriting.close()
+            // A child that exits before reading all of its input (a full
+            // disk, a bad argument) must not kill the test process with
+            // SIGPIPE; the write then fails with EPIPE and the child's own
+            // exit status tells the story.
+            signal(SIGPIPE, SIG_IGN)
+            try? inputPipe.fileHandleForWriting.write(contentsOf: input)
+            try? inputPipe.fileHandleForWriting.close()
         }
         // Read both pipes concurrently so that neither fills and blocks the child.
         let errorBox = ErrorBox()
