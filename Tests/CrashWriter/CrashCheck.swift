@@ -43,7 +43,8 @@ struct CrashCheck {
         let pending = model.pending?.op
         // Killed with nothing in flight: before the first operation, or
         // between two (while reading, or preparing the next one).
-        summary.pending = pending?.name
+        summary.pending =
+            pending?.name
             ?? (model.acknowledgedSinceCheck > 0 ? "between" : model.startedSinceCheck ? "startup" : "unstarted")
         var resolved: [String: KeyState] = [:]
         var evictionsSeen = model.evictions
@@ -75,7 +76,9 @@ struct CrashCheck {
                     problems.append("the eviction counter went back from \(model.evictions) to \(statistics.evictions)")
                 }
                 if pending == nil && statistics.evictions != model.evictions {
-                    problems.append("the eviction counter is \(statistics.evictions), \(model.evictions) acknowledged, nothing in flight")
+                    problems.append(
+                        "the eviction counter is \(statistics.evictions), \(model.evictions) acknowledged, nothing in flight"
+                    )
                 }
                 let evictedInFlight = statistics.evictions > model.evictions
                 if evictedInFlight && pending?.key == nil && pending != nil { summary.outcome = "evicted" }

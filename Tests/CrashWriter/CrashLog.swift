@@ -155,7 +155,9 @@ enum CrashOp: Equatable, CustomStringConvertible {
             return .absent
         case .prepare(_, let id, let length):
             guard state == .absent else { throw LogError("PREP of a key that is not absent (\(state))") }
-            return length == 0 ? .complete(id: id, length: 0, pinned: false, expires: false) : .partial(id: id, length: length, chunks: [])
+            return length == 0
+                ? .complete(id: id, length: 0, pinned: false, expires: false)
+                : .partial(id: id, length: length, chunks: [])
         case .fill(_, let id, let first, let count):
             guard case .partial(id, let length, var chunks) = state else {
                 throw LogError("FILL of id \(id) into \(state)")
@@ -240,7 +242,9 @@ struct CrashModel {
             guard fields.count == 4, let seq = Int(fields[1]), let evicted = Int(fields[2]) else {
                 throw LogError("bad acknowledgement")
             }
-            guard let pending, pending.seq == seq else { throw LogError("acknowledgement of \(seq) without its intent") }
+            guard let pending, pending.seq == seq else {
+                throw LogError("acknowledgement of \(seq) without its intent")
+            }
             if let key = pending.op.key { set(key, try pending.op.effect(on: state(key))) }
             if fields[3] != "-" {
                 for key in fields[3].split(separator: ",") { set(String(key), .absent) }
@@ -298,7 +302,9 @@ final class LogFile {
             try file.append(bytes: Data(lines.map { $0 + "\n" }.joined().utf8))
             guard fsync(file.descriptor) == 0 else { throw LogError("fsync of \(temporary) failed") }
         }
-        guard rename(temporary, path) == 0 else { throw LogError("cannot rename \(temporary): \(String(cString: strerror(errno)))") }
+        guard rename(temporary, path) == 0 else {
+            throw LogError("cannot rename \(temporary): \(String(cString: strerror(errno)))")
+        }
     }
 
     /// Cuts an unterminated last line off the log at `path`.

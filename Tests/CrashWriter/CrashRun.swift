@@ -59,10 +59,15 @@ final class CrashRun {
         case 47..<52: try cancelledStream()
         case 52..<70: try sparse()
         case 70..<76: try remove()
-        case 76..<79: try perform(.removeExpired) { _ = try store.removeExpired(); return nil }
+        case 76..<79:
+            try perform(.removeExpired) {
+                _ = try store.removeExpired(); return nil
+            }
         case 79..<82:
             let bytes = Int.random(in: 1 << 20...6 << 20, using: &random)
-            try perform(.evict(bytes: bytes)) { _ = try store.evict(toBytes: bytes); return nil }
+            try perform(.evict(bytes: bytes)) {
+                _ = try store.evict(toBytes: bytes); return nil
+            }
         default: try get()
         }
     }
@@ -85,7 +90,10 @@ final class CrashRun {
 
     private func put(streamed: Bool) throws {
         let pinned = random.chance(0.12)
-        let key = pinned ? CrashSetup.pinnedKeys.randomElement(using: &random)! : CrashSetup.regularKeys.randomElement(using: &random)!
+        let key =
+            pinned
+            ? CrashSetup.pinnedKeys.randomElement(using: &random)!
+            : CrashSetup.regularKeys.randomElement(using: &random)!
         let id = contentID()
         let length = randomLength()
         let expires = !pinned && random.chance(0.15)
@@ -135,14 +143,16 @@ final class CrashRun {
         let partial = CrashSetup.regularKeys.filter {
             if case .partial = model.state($0) { return true } else { return false }
         }
-        let key = random.chance(0.7) && !partial.isEmpty
+        let key =
+            random.chance(0.7) && !partial.isEmpty
             ? partial.randomElement(using: &random)! : CrashSetup.regularKeys.randomElement(using: &random)!
         switch model.state(key) {
         case .partial(let id, let length, let chunks):
             let total = KeyState.chunkCount(length: length)
             let missing = (0..<total).filter { !chunks.contains($0) }
             // Mostly start at a hole; sometimes overlap present chunks.
-            let first = random.chance(0.8) ? missing.randomElement(using: &random)! : Int.random(in: 0..<total, using: &random)
+            let first =
+                random.chance(0.8) ? missing.randomElement(using: &random)! : Int.random(in: 0..<total, using: &random)
             let count = Int.random(in: 1...4, using: &random)
             let range = first * CrashSetup.chunkSize..<min(length, (first + count) * CrashSetup.chunkSize)
             let bytes = Content.bytes(id: id, range: range)
@@ -195,14 +205,18 @@ final class CrashRun {
                 let start = Int.random(in: 0..<length, using: &random)
                 let end = Int.random(in: start + 1...length, using: &random)
                 let part = try store.read(forKey: key, range: start..<end, includeExpired: true)
-                if part != Data(expected[start..<end]) { fail("\(key): read(\(start)..<\(end)) returned wrong bytes of \(state)") }
+                if part != Data(expected[start..<end]) {
+                    fail("\(key): read(\(start)..<\(end)) returned wrong bytes of \(state)")
+                }
             }
         case .partial(let id, let length, let chunks):
             if data != nil { fail("\(key): data(forKey:) returned a partial entry") }
             if let index = chunks.randomElement(using: &random) {
                 let range = index * CrashSetup.chunkSize..<min(length, (index + 1) * CrashSetup.chunkSize)
                 let part = try store.read(forKey: key, range: range)
-                if part != Data(Content.bytes(id: id, range: range)) { fail("\(key): chunk \(index) of \(state) read back wrong") }
+                if part != Data(Content.bytes(id: id, range: range)) {
+                    fail("\(key): chunk \(index) of \(state) read back wrong")
+                }
             }
         }
     }

@@ -25,7 +25,9 @@ import Testing
 
     /// Stores `value` three ways (put, writer, sparse) under fresh keys and
     /// returns the stored bytes each added.
-    static func storedSizes(of value: [UInt8], configuration: StoreConfiguration = StoreConfiguration(initialMapSize: 64 << 20)) throws -> [Int] {
+    static func storedSizes(
+        of value: [UInt8], configuration: StoreConfiguration = StoreConfiguration(initialMapSize: 64 << 20)
+    ) throws -> [Int] {
         var sizes: [Int] = []
         for way in 0..<3 {
             let t = try TestStore(configuration: configuration)

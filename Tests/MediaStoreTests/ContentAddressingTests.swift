@@ -122,7 +122,9 @@ import Testing
             let total = ChunkHeader.size + planted.count
             try transaction.txn.putReserved(transaction.db.chunks, key: collidingSlot, count: total) { out in
                 header.encode(into: out)
-                planted.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[ChunkHeader.size...]).copyMemory(from: $0) }
+                planted.withUnsafeBytes {
+                    UnsafeMutableRawBufferPointer(rebasing: out[ChunkHeader.size...]).copyMemory(from: $0)
+                }
             }
             transaction.updateCounters {
                 $0.chunkCount += 1

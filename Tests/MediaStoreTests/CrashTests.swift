@@ -51,7 +51,8 @@ import Testing
         for round in 1...Self.rounds {
             let seed = generator.next() >> 1
             let delay = 20 + Int(generator.next() % 281)
-            let context = "round \(round), seed \(seed), killed after \(delay) ms (master seed \(master), CRASH_SEED=\(master) repeats the seeds)"
+            let context =
+                "round \(round), seed \(seed), killed after \(delay) ms (master seed \(master), CRASH_SEED=\(master) repeats the seeds)"
 
             let child = Process()
             child.executableURL = writer
@@ -68,7 +69,9 @@ import Testing
             guard child.terminationReason == .uncaughtSignal && child.terminationStatus == SIGKILL else {
                 keep = true
                 let stderr = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
-                Issue.record("the writer ended by itself (status \(child.terminationStatus)) before the kill, \(context):\n\(stderr.suffix(3000))")
+                Issue.record(
+                    "the writer ended by itself (status \(child.terminationStatus)) before the kill, \(context):\n\(stderr.suffix(3000))"
+                )
                 return
             }
 

@@ -34,18 +34,21 @@ import Testing
         let t = try TestStore()
         var generator = SeededGenerator(seed: 82)
         let expired: [(String, ExpiryPolicy)] = [
-            ("after-1", .after(-1)), ("past", .at(Date(timeIntervalSince1970: 1_000))), ("epoch", .at(Date(timeIntervalSince1970: 0))),
+            ("after-1", .after(-1)), ("past", .at(Date(timeIntervalSince1970: 1_000))),
+            ("epoch", .at(Date(timeIntervalSince1970: 0))),
             ("before-epoch", .at(Date(timeIntervalSince1970: -5))), ("just-now", .after(0)),
         ]
         let alive: [(String, ExpiryPolicy)] = [
-            ("hour", .after(3_600)), ("future", .at(Date(timeIntervalSince1970: 4e9))), ("never", .never), ("default", .default),
+            ("hour", .after(3_600)), ("future", .at(Date(timeIntervalSince1970: 4e9))), ("never", .never),
+            ("default", .default),
         ]
         for (index, (key, expiry)) in (expired + alive).enumerated() {
             let size = index.isMultiple(of: 2) ? 100 : 100_000 + index
             try t.store.put(generator.bulkBytes(size), forKey: key, options: WriteOptions(expiry: expiry))
         }
         // Pinned and in-use entries are not swept even when expired.
-        try t.store.put(generator.bulkBytes(10), forKey: "pinned", options: WriteOptions(expiry: .after(-1), pinned: true))
+        try t.store.put(
+            generator.bulkBytes(10), forKey: "pinned", options: WriteOptions(expiry: .after(-1), pinned: true))
         try t.store.put(generator.bulkBytes(10), forKey: "leased", options: WriteOptions(expiry: .after(-1)))
         var lease: EntryLease? = t.store.lease(forKey: "leased")
         #expect(lease?.key == "leased")
@@ -95,7 +98,9 @@ import Testing
         let after = Date()
         for info in [put, streamed, sparse] {
             let expiry = try #require(info.expiry, "\(info.key)")
-            #expect(expiry >= before.addingTimeInterval(99.999) && expiry <= after.addingTimeInterval(100.001), "\(info.key)")
+            #expect(
+                expiry >= before.addingTimeInterval(99.999) && expiry <= after.addingTimeInterval(100.001),
+                "\(info.key)")
         }
         #expect(never.expiry == nil)
         // What the writes returned is what was stored.

@@ -52,7 +52,8 @@ import Testing
     /// Writes an LMDB environment (`data.mdb` in `directory`) with the raw binding.
     func writeLMDB(_ directory: URL, _ body: (LMDBTransaction) throws -> Void) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let environment = try LMDBEnvironment(directory: directory.path, mapSize: 8 << 20, maxDatabases: 8, readOnly: false)
+        let environment = try LMDBEnvironment(
+            directory: directory.path, mapSize: 8 << 20, maxDatabases: 8, readOnly: false)
         let transaction = try LMDBTransaction(environment: environment, readOnly: false)
         try body(transaction)
         try transaction.commit()
@@ -71,7 +72,8 @@ import Testing
     @Test func aDirectoryOfOtherFilesIsNotAStore() throws {
         defer { try? FileManager.default.removeItem(at: root) }
         try Data("notes".utf8).write(to: root.appendingPathComponent("notes.txt"))
-        try FileManager.default.createDirectory(at: root.appendingPathComponent("photos"), withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(
+            at: root.appendingPathComponent("photos"), withIntermediateDirectories: false)
         let error = #expect(throws: StoreError.self) { try MediaStore(directory: root) }
         #expect(error.map(Self.isNotAStore) == true, "got \(String(describing: error))")
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: root.path)) == ["notes.txt", "photos"])

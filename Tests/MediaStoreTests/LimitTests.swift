@@ -161,7 +161,8 @@ import Testing
     /// everything else, never itself.
     @Test(arguments: ["put", "writer", "sparse"])
     func aLargeButFittingEntryDoesNotEvictItself(path: String) throws {
-        let t = try TestStore(configuration: StoreConfiguration(sizeLimit: Self.limit, chunkSize: 16_384, initialMapSize: 64 << 20))
+        let t = try TestStore(
+            configuration: StoreConfiguration(sizeLimit: Self.limit, chunkSize: 16_384, initialMapSize: 64 << 20))
         var generator = SeededGenerator(seed: 95)
         try t.store.put(generator.bulkBytes(Self.valueSize), forKey: "old")
         let value = generator.bulkBytes(95_000)

@@ -36,7 +36,8 @@ import Testing
     }
 
     @Test func streamedAndSparseWritesGrowTheMapToo() throws {
-        let t = try TestStore.inMemoryFileSystem(configuration: StoreConfiguration(chunkSize: 65_536, initialMapSize: 1 << 20))
+        let t = try TestStore.inMemoryFileSystem(
+            configuration: StoreConfiguration(chunkSize: 65_536, initialMapSize: 1 << 20))
         var generator = SeededGenerator(seed: 102)
         let streamed = generator.bulkBytes(20 << 20)
         let writer = try t.store.makeWriter(forKey: "streamed")

@@ -8,7 +8,9 @@ import Testing
     static let metadata = EntryMetadata(
         mimeType: "audio/mpeg", etag: "\"v1-" + String(repeating: "e", count: 2_000) + "\"",
         lastModified: "Wed, 21 Oct 2015 07:28:00 GMT",
-        userInfo: ["title": "Café del Mar 🎵", "empty": "", "bitrate": "320", "x-\(String(repeating: "k", count: 300))": "v"])
+        userInfo: [
+            "title": "Café del Mar 🎵", "empty": "", "bitrate": "320", "x-\(String(repeating: "k", count: 300))": "v",
+        ])
     static let expiry = Date(timeIntervalSince1970: 4_000_000_000)
     static let options = WriteOptions(expiry: .at(expiry), metadata: metadata, cost: 12_345, pinned: true)
 

@@ -51,7 +51,8 @@ import Testing
                 let value = content()
                 let pinned = random.next() % 10 == 0
                 let expired = random.next() % 12 == 0
-                try t.store.put(value, forKey: key, options: WriteOptions(expiry: expired ? .after(-10) : .never, pinned: pinned))
+                try t.store.put(
+                    value, forKey: key, options: WriteOptions(expiry: expired ? .after(-10) : .never, pinned: pinned))
                 model[key] = ModelEntry(bytes: value, present: [], complete: true, expired: expired, pinned: pinned)
             case 22..<30:
                 let value = content()
@@ -74,7 +75,8 @@ import Testing
                 guard model[key] == nil else { break }
                 let value = content()
                 try t.store.prepareEntry(forKey: key, length: value.count)
-                model[key] = ModelEntry(bytes: value, present: [], complete: value.isEmpty, expired: false, pinned: false)
+                model[key] = ModelEntry(
+                    bytes: value, present: [], complete: value.isEmpty, expired: false, pinned: false)
             case 40..<55:
                 guard var entry = model[key], !entry.complete, !entry.expired else { break }
                 let chunks = (entry.bytes.count + Self.chunkSize - 1) / Self.chunkSize

@@ -29,8 +29,10 @@ import Testing
         let big = generator.bulkBytes(600_000)
         let chunk = 65_536
         do {
-            let store = try MediaStore(directory: directory, configuration: StoreConfiguration(chunkSize: chunk, initialMapSize: 64 << 20))
-            try store.put([1, 2, 3], forKey: "small", options: WriteOptions(metadata: EntryMetadata(mimeType: "text/plain")))
+            let store = try MediaStore(
+                directory: directory, configuration: StoreConfiguration(chunkSize: chunk, initialMapSize: 64 << 20))
+            try store.put(
+                [1, 2, 3], forKey: "small", options: WriteOptions(metadata: EntryMetadata(mimeType: "text/plain")))
             try store.put(big, forKey: "big")
             try store.prepareEntry(forKey: "partial", length: 3 * chunk)
             try store.write(big[..<chunk], at: chunk, forKey: "partial")
@@ -106,7 +108,8 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         var generator = SeededGenerator(seed: 112)
         do {
-            let store = try MediaStore(directory: directory, configuration: StoreConfiguration(initialMapSize: 64 << 20))
+            let store = try MediaStore(
+                directory: directory, configuration: StoreConfiguration(initialMapSize: 64 << 20))
             try store.put(generator.bulkBytes(1_000_000), forKey: "big")
         }
         let live = try startBlockedReader()

@@ -11,9 +11,10 @@ import Testing
         try t.store.put([1], forKey: "old", options: WriteOptions(expiry: .after(-1)))
         for key in ["a", "b", "c"] { try t.store.put([2], forKey: key) }
         // Four entries over a limit of three: down to 90% (2), oldest first.
-        #expect(removals.withLock { $0 } == [
-            StoreRemoval(key: "old", reason: .evicted), StoreRemoval(key: "a", reason: .evicted),
-        ])
+        #expect(
+            removals.withLock { $0 } == [
+                StoreRemoval(key: "old", reason: .evicted), StoreRemoval(key: "a", reason: .evicted),
+            ])
         try t.store.put([3], forKey: "soon", options: WriteOptions(expiry: .after(-1)))
         removals.withLock { $0 = [] }
         #expect(try t.store.removeExpired() == 1)

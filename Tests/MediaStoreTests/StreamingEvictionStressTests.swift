@@ -67,7 +67,9 @@ import Testing
                         fail("step \(step): torn value of \(data.count) bytes for \(key)")
                     }
                 case 52..<60:  // chunk by chunk from the start, with eviction protection
-                    guard let info = try store.info(forKey: key), info.isComplete, let length = info.length else { continue }
+                    guard let info = try store.info(forKey: key), info.isComplete, let length = info.length else {
+                        continue
+                    }
                     var streamed = Data()
                     try store.read(forKey: key, range: 0..<length) { streamed.append($0) }
                     // Each chunk is its own transaction and nothing stops a
@@ -89,7 +91,9 @@ import Testing
                     let data = try withExtendedLifetime(lease) {
                         try store.read(forKey: key, range: 0..<Int.random(in: 8...20_000, using: &random))
                     }
-                    if !ThreadTests.isGenuinePrefix(data, key: key) { fail("step \(step): torn leased range of \(key)") }
+                    if !ThreadTests.isGenuinePrefix(data, key: key) {
+                        fail("step \(step): torn leased range of \(key)")
+                    }
                 case 78..<84:
                     _ = try store.evict(toBytes: Int.random(in: 0...sizeLimit, using: &random))
                 case 84..<89:
@@ -113,7 +117,7 @@ import Testing
                     try store.removeExpired()
                     try store.flushAccessTimes()
                 }
-            } catch where ThreadTests.isExpectedRace(error) || isLimit(error) {
+            } catch  where ThreadTests.isExpectedRace(error) || isLimit(error) {
                 continue
             } catch {
                 fail("step \(step) (roll \(roll)) on \(key): \(error)")

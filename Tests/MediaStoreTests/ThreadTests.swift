@@ -63,7 +63,9 @@ import Testing
                     if !isGenuinePrefix(data, key: key) { fail("step \(step): torn range of \(key)") }
                 case 60..<67:  // range read anywhere, chunk by chunk
                     let start = Int.random(in: 0..<40_000, using: &random)
-                    try store.read(forKey: key, range: start..<start + Int.random(in: 1...20_000, using: &random)) { _ in }
+                    try store.read(forKey: key, range: start..<start + Int.random(in: 1...20_000, using: &random)) {
+                        _ in
+                    }
                 case 67..<75:
                     try store.remove(forKey: key)
                 case 75..<83:  // streamed in three pieces
@@ -91,7 +93,7 @@ import Testing
                     try store.removeExpired()
                     try store.flushAccessTimes()
                 }
-            } catch where isExpectedRace(error) {
+            } catch  where isExpectedRace(error) {
                 continue
             } catch {
                 fail("step \(step) (roll \(roll)) on \(key): \(error)")
@@ -143,7 +145,8 @@ import Testing
         let seed = UInt64.random(in: 0...UInt64.max)
         let t = try TestStore.inMemoryFileSystem(
             configuration: StoreConfiguration(
-                sizeLimit: 150_000, countLimit: 4, defaultLifetime: 3_600, chunkSize: Self.chunk, initialMapSize: 2 << 20))
+                sizeLimit: 150_000, countLimit: 4, defaultLifetime: 3_600, chunkSize: Self.chunk,
+                initialMapSize: 2 << 20))
         try Self.hammer(t.store, seed: seed)
         let stats = try t.store.statistics()
         #expect(stats.storedBytes <= 150_000, "seed \(seed)")

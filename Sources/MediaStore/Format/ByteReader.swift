@@ -23,7 +23,9 @@ struct ByteReader {
         let size = MemoryLayout<T>.size
         guard remaining >= size else { throw Malformed() }
         var value = T.zero
-        withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + size])) }
+        withUnsafeMutableBytes(of: &value) {
+            $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + size]))
+        }
         offset += size
         return T(littleEndian: value)
     }
@@ -32,7 +34,9 @@ struct ByteReader {
         let size = MemoryLayout<T>.size
         guard remaining >= size else { throw Malformed() }
         var value = T.zero
-        withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + size])) }
+        withUnsafeMutableBytes(of: &value) {
+            $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + size]))
+        }
         offset += size
         return T(bigEndian: value)
     }

@@ -99,7 +99,8 @@ struct EntryRecord: Equatable {
         else { return false }
         var key = key
         return key.withUTF8 { utf8 in
-            utf8.count == stored.count && (utf8.isEmpty || memcmp(utf8.baseAddress!, stored.baseAddress!, utf8.count) == 0)
+            utf8.count == stored.count
+                && (utf8.isEmpty || memcmp(utf8.baseAddress!, stored.baseAddress!, utf8.count) == 0)
         }
     }
 

@@ -1,5 +1,5 @@
-import Foundation
 import CXXHash
+import Foundation
 
 /// Incremental XXH3-128 over bytes fed in pieces.
 final class StreamingHasher {

@@ -23,11 +23,13 @@ extension LMDBEnvironment {
         final class Lines { var text = "" }
         let lines = Lines()
         let context = Unmanaged.passUnretained(lines).toOpaque()
-        _ = mdb_reader_list(handle, { message, context in
-            guard let message, let context else { return 0 }
-            Unmanaged<Lines>.fromOpaque(context).takeUnretainedValue().text += String(cString: message)
-            return 0
-        }, context)
+        _ = mdb_reader_list(
+            handle,
+            { message, context in
+                guard let message, let context else { return 0 }
+                Unmanaged<Lines>.fromOpaque(context).takeUnretainedValue().text += String(cString: message)
+                return 0
+            }, context)
         return Self.parseReaderList(lines.text)
     }
 

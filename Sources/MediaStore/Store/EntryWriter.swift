@@ -116,7 +116,9 @@ public final class EntryWriter {
                 try store.write { transaction in
                     var record: EntryRecord
                     if let stagingID {
-                        guard let existing = try transaction.stagingRecord(stagingID) else { throw StoreError.writerClosed }
+                        guard let existing = try transaction.stagingRecord(stagingID) else {
+                            throw StoreError.writerClosed
+                        }
                         record = existing
                     } else {
                         record = transaction.newRecord(key: key, options: options, length: nil)
@@ -124,7 +126,8 @@ public final class EntryWriter {
                     }
                     for (offset, chunk) in chunks.enumerated() {
                         let slot = try chunk.withUnsafeBytes { try transaction.storeChunk($0, compress: &attempt) }
-                        try transaction.putExtent(entryID: record.entryID, index: firstIndex + offset, chunk: slot, length: chunk.count)
+                        try transaction.putExtent(
+                            entryID: record.entryID, index: firstIndex + offset, chunk: slot, length: chunk.count)
                         record.presentChunks += 1
                         record.cachedBytes += chunk.count
                     }

@@ -35,13 +35,16 @@ extension MediaStore {
                 guard !record.isInline else { return ChunkSharing(chunkCount: 0, sharedChunkCount: 0, sharingKeys: []) }
                 var own = Set<[UInt8]>()
                 for (index, _) in try transaction.extents(entryID: record.entryID) {
-                    if let extent = try transaction.extent(entryID: record.entryID, index: index) { own.insert(extent.chunk) }
+                    if let extent = try transaction.extent(entryID: record.entryID, index: index) {
+                        own.insert(extent.chunk)
+                    }
                 }
                 var shared = Set<[UInt8]>()
                 for chunk in own where try transaction.referenceCount(chunk) > 1 { shared.insert(chunk) }
                 var keys: [String] = []
                 if !shared.isEmpty {
-                    for (_, other) in try transaction.allRecords() where other.entryID != record.entryID && !other.isInline {
+                    for (_, other) in try transaction.allRecords()
+                    where other.entryID != record.entryID && !other.isInline {
                         for (index, _) in try transaction.extents(entryID: other.entryID) {
                             if let extent = try transaction.extent(entryID: other.entryID, index: index),
                                 shared.contains(extent.chunk)
@@ -74,7 +77,9 @@ extension MediaStore {
         guard FileManager.default.fileExists(atPath: dataPath) else {
             throw .store(.notAStore(path: path, reason: "no data.mdb in the directory"))
         }
-        guard let lock = MaintenanceLock.exclusive(directory: directory) else { throw .storeInUse(path: path, pid: nil) }
+        guard let lock = MaintenanceLock.exclusive(directory: directory) else {
+            throw .storeInUse(path: path, pid: nil)
+        }
         defer { withExtendedLifetime(lock) {} }
         let lmdbLock = directory.appendingPathComponent(StoreOpener.lockFileName).path
         if let pid = LMDBEnvironment.openLockHolder(lockFile: lmdbLock) { throw .storeInUse(path: path, pid: pid) }
@@ -83,7 +88,8 @@ extension MediaStore {
         let copyPath = directory.appendingPathComponent(".compact-\(getpid()).mdb").path
         unlink(copyPath)
         do {
-            let opened = try StoreOpener(directory: directory, configuration: StoreConfiguration(), readOnly: true).open()
+            let opened = try StoreOpener(directory: directory, configuration: StoreConfiguration(), readOnly: true)
+                .open()
             try opened.environment.copyCompacted(to: copyPath)
         } catch let error as StoreError {
             unlink(copyPath)

@@ -160,7 +160,9 @@ extension MediaStore {
             let stored = try transaction.referenceCount(current.key)
             let expected = references[current.key] ?? 0
             if stored != expected {
-                report.problems.append("chunk \(current.key.prefix(16).map { String(format: "%02x", $0) }.joined()): reference count \(stored), \(expected) references")
+                report.problems.append(
+                    "chunk \(current.key.prefix(16).map { String(format: "%02x", $0) }.joined()): reference count \(stored), \(expected) references"
+                )
             }
             item = try cursor.next()
         }

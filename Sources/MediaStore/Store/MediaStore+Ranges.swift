@@ -50,7 +50,8 @@ extension MediaStore {
     /// Chunks already present are kept. When the last hole is filled the
     /// entry becomes complete and its content digest is computed.
     @discardableResult
-    public func write(_ bytes: some ContiguousBytes, at offset: Int, forKey key: String) throws(StoreError) -> EntryInfo {
+    public func write(_ bytes: some ContiguousBytes, at offset: Int, forKey key: String) throws(StoreError) -> EntryInfo
+    {
         markInUse(key)
         defer { unmarkInUse(key) }
         return try run {
@@ -186,7 +187,8 @@ extension StoreTransaction {
         guard !bytes.isEmpty else { return try finishFill(&record, slot: slot) }
         // Skip zstd for media that announces itself as compressed, and for
         // the rest of an entry once a chunk of it did not compress.
-        var compress = !MediaSniffer.isCompressedMedia(offset == 0 ? Array(bytes.prefix(16)) : [])
+        var compress =
+            !MediaSniffer.isCompressedMedia(offset == 0 ? Array(bytes.prefix(16)) : [])
             && !record.flags.contains(.compressedMedia)
         var position = 0
         while position < bytes.count {

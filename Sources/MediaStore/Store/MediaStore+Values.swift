@@ -11,7 +11,9 @@ extension MediaStore {
     /// - throws: ``StoreError/entryTooLarge(key:size:limit:)`` when the
     ///   value exceeds the whole size limit; ``StoreError/diskFull``.
     @discardableResult
-    public func put(_ value: some ContiguousBytes, forKey key: String, options: WriteOptions = WriteOptions()) throws(StoreError) -> EntryInfo {
+    public func put(_ value: some ContiguousBytes, forKey key: String, options: WriteOptions = WriteOptions())
+        throws(StoreError) -> EntryInfo
+    {
         let count = value.withUnsafeBytes { $0.count }
         try checkFits(key: key, size: count)
         if count > Self.singleTransactionBytes {
@@ -44,7 +46,9 @@ extension MediaStore {
     /// transaction; `nil` when absent or partial, and when expired unless
     /// `includeExpired`. Counts as an access. The info's `lastAccess` is
     /// as of the last write (use ``info(forKey:)`` for the current one).
-    public func entry(forKey key: String, includeExpired: Bool = false) throws(StoreError) -> (info: EntryInfo, data: Data)? {
+    public func entry(forKey key: String, includeExpired: Bool = false) throws(StoreError) -> (
+        info: EntryInfo, data: Data
+    )? {
         let found: (slot: [UInt8], info: EntryInfo, data: Data)?
         do {
             found = try run {
@@ -116,7 +120,8 @@ extension MediaStore {
     /// Sets when an entry expires (`.default` applies the configured lifetime from now).
     public func setExpiry(_ expiry: ExpiryPolicy, forKey key: String) throws(StoreError) {
         try updateRecord(forKey: key) { transaction, record, slot in
-            let date = expiry.resolve(now: Date(timeIntervalSince1970: transaction.now), defaultLifetime: configuration.defaultLifetime)
+            let date = expiry.resolve(
+                now: Date(timeIntervalSince1970: transaction.now), defaultLifetime: configuration.defaultLifetime)
             try transaction.setExpiry(&record, slot: slot, to: date?.timeIntervalSince1970)
         }
     }

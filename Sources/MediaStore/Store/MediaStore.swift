@@ -57,7 +57,8 @@ public final class MediaStore: @unchecked Sendable {
     ///   holds something else, ``StoreError/unsupportedFormatVersion(found:supported:)``
     ///   for a newer store, ``StoreError/inaccessible(path:reason:)`` when
     ///   it cannot be created or written. Nothing is ever deleted.
-    public convenience init(directory: URL, configuration: StoreConfiguration = StoreConfiguration()) throws(StoreError) {
+    public convenience init(directory: URL, configuration: StoreConfiguration = StoreConfiguration()) throws(StoreError)
+    {
         try self.init(directory: directory, configuration: configuration, readOnly: false, keyHash: nil)
     }
 
@@ -203,10 +204,12 @@ public final class MediaStore: @unchecked Sendable {
             pending[slot] = now
             return pending.count >= Self.accessBatchSize
         }
-        if shouldFlush && flushScheduled.withLock({ scheduled in
-            defer { scheduled = true }
-            return !scheduled
-        }) {
+        if shouldFlush
+            && flushScheduled.withLock({ scheduled in
+                defer { scheduled = true }
+                return !scheduled
+            })
+        {
             accessFlushQueue.async { [weak self] in
                 guard let self else { return }
                 self.flushScheduled.withLock { $0 = false }

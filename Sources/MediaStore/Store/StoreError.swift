@@ -46,7 +46,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
             "store format version \(found) is not supported (this build reads version \(supported))"
         case .alreadyOpen(let path): "\(path) is already open in this process"
         case .inaccessible(let path, let reason): "cannot use \(path): \(reason)"
-        case .corrupted(let key, let reason): "corrupt data for key \(key.prefix(200)): \(reason); the entry was dropped"
+        case .corrupted(let key, let reason):
+            "corrupt data for key \(key.prefix(200)): \(reason); the entry was dropped"
         case .damagedStore(let reason): "the store file is damaged: \(reason)"
         case .entryTooLarge(let key, let size, let limit):
             "\(key.prefix(200)) is \(size) bytes, larger than the store's whole size limit of \(limit) bytes; not cached"

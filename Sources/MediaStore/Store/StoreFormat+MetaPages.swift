@@ -22,7 +22,9 @@ extension StoreFormat {
         func field<T: FixedWidthInteger>(_ bytes: Data, _ offset: Int, _: T.Type) -> T? {
             guard offset + MemoryLayout<T>.size <= bytes.count else { return nil }
             let start = bytes.startIndex + offset
-            return bytes[start..<start + MemoryLayout<T>.size].withUnsafeBytes { T(littleEndian: $0.loadUnaligned(as: T.self)) }
+            return bytes[start..<start + MemoryLayout<T>.size].withUnsafeBytes {
+                T(littleEndian: $0.loadUnaligned(as: T.self))
+            }
         }
         guard let pageSize = field(first, 16 + 24, UInt32.self), pageSize >= 512, pageSize <= 65536,
             pageSize.nonzeroBitCount == 1

@@ -41,7 +41,9 @@ struct StoreOpener {
         } catch {
             if error.isFormatError { throw .notAStore(path: path, reason: error.description) }
             if error.code == EBUSY { throw .alreadyOpen(path: path) }
-            if error.code == EACCES || error.code == EROFS { throw .inaccessible(path: path, reason: error.description) }
+            if error.code == EACCES || error.code == EROFS {
+                throw .inaccessible(path: path, reason: error.description)
+            }
             throw MediaStore.storeError(error)
         }
         if !readOnly && environment.mapSize < configuration.effectiveInitialMapSize {
@@ -71,7 +73,9 @@ struct StoreOpener {
             // created first, so a crash during the first open may leave it alone.
             let foreign = contents.filter { !["data.mdb", Self.lockFileName].contains($0) && !$0.hasPrefix(".") }
             if !contents.contains("data.mdb") && !foreign.isEmpty {
-                throw .notAStore(path: path, reason: "the directory holds other files (\(foreign.prefix(3).joined(separator: ", ")))")
+                throw .notAStore(
+                    path: path, reason: "the directory holds other files (\(foreign.prefix(3).joined(separator: ", ")))"
+                )
             }
         } else {
             if readOnly { throw .notAStore(path: path, reason: "the directory does not exist") }
@@ -124,7 +128,8 @@ struct StoreOpener {
         if isNew {
             seed = UInt64.random(in: 1...UInt64.max)
             try transaction.put(databases.meta, key: Array("format".utf8), value: StoreFormat.encoded())
-            try transaction.put(databases.meta, key: Array("seed".utf8), value: withUnsafeBytes(of: seed.littleEndian) { Array($0) })
+            try transaction.put(
+                databases.meta, key: Array("seed".utf8), value: withUnsafeBytes(of: seed.littleEndian) { Array($0) })
             try transaction.put(databases.meta, key: Array("counters".utf8), value: StoreCounters().encode())
         } else {
             guard let bytes = try transaction.value(databases.meta, key: Array("seed".utf8)), bytes.count == 8 else {

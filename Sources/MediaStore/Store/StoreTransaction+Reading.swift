@@ -47,7 +47,9 @@ extension StoreTransaction {
             position = chunkStart + to
         }
         handedOver = true
-        return Data(bytesNoCopy: out.baseAddress!, count: range.count, deallocator: .custom { pointer, _ in pointer.deallocate() })
+        return Data(
+            bytesNoCopy: out.baseAddress!, count: range.count,
+            deallocator: .custom { pointer, _ in pointer.deallocate() })
     }
 
     /// Every entry record with its slot, in slot order.

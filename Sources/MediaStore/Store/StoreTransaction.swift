@@ -26,9 +26,10 @@ final class StoreTransaction {
     /// The store's totals as of this transaction (read on first use).
     var counters: StoreCounters {
         if let loadedCounters { return loadedCounters }
-        let counters = (try? txn.withValue(db.meta, key: Self.countersKey) { buffer in
-            buffer.flatMap(StoreCounters.decode)
-        }) ?? nil
+        let counters =
+            (try? txn.withValue(db.meta, key: Self.countersKey) { buffer in
+                buffer.flatMap(StoreCounters.decode)
+            }) ?? nil
         loadedCounters = counters ?? StoreCounters()
         return loadedCounters!
     }
@@ -106,7 +107,8 @@ final class StoreTransaction {
     }
 
     func record(atSlot slot: [UInt8]) throws -> EntryRecord? {
-        guard let record = try txn.withValue(db.keys, key: slot, { buffer in buffer.flatMap(EntryRecord.decode) }) else {
+        guard let record = try txn.withValue(db.keys, key: slot, { buffer in buffer.flatMap(EntryRecord.decode) })
+        else {
             return nil
         }
         return try withCurrentAccess(record, slot: slot)
@@ -119,7 +121,8 @@ final class StoreTransaction {
             guard let buffer, buffer.count == 16 else { return record }
             var record = record
             record.accessTick = UInt64(littleEndian: buffer.loadUnaligned(as: UInt64.self))
-            record.lastAccess = Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+            record.lastAccess = Double(
+                bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
             return record
         }
     }
@@ -151,7 +154,8 @@ final class StoreTransaction {
         }
         record.expiry = expiry
         if let expiry {
-            try txn.put(db.expiry, key: StoreKeys.expiry(milliseconds: Self.milliseconds(expiry), slot: slot), value: [UInt8]())
+            try txn.put(
+                db.expiry, key: StoreKeys.expiry(milliseconds: Self.milliseconds(expiry), slot: slot), value: [UInt8]())
         }
     }
 
@@ -256,8 +260,11 @@ final class StoreTransaction {
         while let current = item, current.key.starts(with: prefix), current.key.count == 12,
             current.value.count == StoreKeys.slotSize + 4
         {
-            let index = Int(current.key[8]) << 24 | Int(current.key[9]) << 16 | Int(current.key[10]) << 8 | Int(current.key[11])
-            let length = Int(current.value[18]) | Int(current.value[19]) << 8 | Int(current.value[20]) << 16 | Int(current.value[21]) << 24
+            let index =
+                Int(current.key[8]) << 24 | Int(current.key[9]) << 16 | Int(current.key[10]) << 8 | Int(current.key[11])
+            let length =
+                Int(current.value[18]) | Int(current.value[19]) << 8 | Int(current.value[20]) << 16 | Int(
+                    current.value[21]) << 24
             result.append((index, length))
             item = try cursor.next()
         }

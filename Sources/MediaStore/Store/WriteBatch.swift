@@ -17,7 +17,9 @@ public final class WriteBatch {
 
     /// Stores a whole value under `key` (at most 16 MiB; stream larger ones).
     @discardableResult
-    public func put(_ value: some ContiguousBytes, forKey key: String, options: WriteOptions = WriteOptions()) throws -> EntryInfo {
+    public func put(_ value: some ContiguousBytes, forKey key: String, options: WriteOptions = WriteOptions()) throws
+        -> EntryInfo
+    {
         let count = value.withUnsafeBytes { $0.count }
         try transaction.store.checkFits(key: key, size: count)
         guard count <= MediaStore.singleTransactionBytes else {

@@ -54,7 +54,8 @@ extension StoreFuzzing {
         var outcomes: [String] = []
         for readOnly in [true, false] {
             do throws(StoreError) {
-                let store = readOnly
+                let store =
+                    readOnly
                     ? try MediaStore.openReadOnly(directory: directory)
                     : try MediaStore(directory: directory, configuration: StoreConfiguration(initialMapSize: 1 << 20))
                 precondition(verdict == .passes || (verdict == .empty && !readOnly), "a file the checks refuse opened")

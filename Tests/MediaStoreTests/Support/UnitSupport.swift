@@ -32,7 +32,8 @@ func runTool(_ path: String, _ arguments: [String], anyStatus: Bool = false) thr
     let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     guard anyStatus || process.terminationStatus == 0 else {
-        throw ToolFailure(message: "\(path) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+        throw ToolFailure(
+            message: "\(path) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
     }
     return String(decoding: data, as: UTF8.self)
 }
