@@ -20,17 +20,15 @@ struct ByteReader {
     }
 
     mutating func read<T: FixedWidthInteger>(littleEndian type: T.Type) throws(Malformed) -> T {
-        let size = MemoryLayout<T>.size
-        guard remaining >= size else { throw Malformed() }
-        var value = T.zero
-        withUnsafeMutableBytes(of: &value) {
-            $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + size]))
-        }
-        offset += size
-        return T(littleEndian: value)
+        T(littleEndian: try readStoredBytes(of: type))
     }
 
     mutating func read<T: FixedWidthInteger>(bigEndian type: T.Type) throws(Malformed) -> T {
+        T(bigEndian: try readStoredBytes(of: type))
+    }
+
+    /// The next `MemoryLayout<T>.size` bytes as they are stored.
+    private mutating func readStoredBytes<T: FixedWidthInteger>(of type: T.Type) throws(Malformed) -> T {
         let size = MemoryLayout<T>.size
         guard remaining >= size else { throw Malformed() }
         var value = T.zero
@@ -38,7 +36,7 @@ struct ByteReader {
             $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + size]))
         }
         offset += size
-        return T(bigEndian: value)
+        return value
     }
 
     mutating func readDouble() throws(Malformed) -> Double {
