@@ -41,6 +41,7 @@ extension Expiry {
     }
 
     /// The expiry an entry stored with `absoluteDate` reports.
+    @inlinable
     init(absoluteDate: Date?) {
         self = absoluteDate.map { .date($0) } ?? .never
     }

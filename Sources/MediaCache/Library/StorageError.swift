@@ -29,6 +29,7 @@ public enum StorageError: Error, Equatable, Sendable {
 
 extension StorageError {
     /// Maps an engine error to the facade's vocabulary.
+    @usableFromInline
     init(_ error: StoreError) {
         switch error {
         case .notFound: self = .notFound

@@ -16,7 +16,7 @@ public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
     public let path: String
     /// The engine underneath. (MediaCache addition.)
     public let store: MediaStore
-    let transformer: Transformer<Value>
+    @usableFromInline let transformer: Transformer<Value>
 
     /// Opens (creating when needed) the store in
     /// `config.directory ?? cachesDirectory` + `config.name`.
@@ -67,6 +67,7 @@ public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
 
     // MARK: Bytes
 
+    @inlinable
     func storeKey(_ key: Key) -> String { KeyCoder.encode(key) }
 
     static func policy(_ expiry: Expiry) -> ExpiryPolicy {
@@ -79,17 +80,20 @@ public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
 
     /// The stored bytes and absolute expiry for `key`, expired or not,
     /// in one read transaction.
+    @inlinable
     func rawEntry(forKey key: Key) throws -> (data: Data, expiry: Date?)? {
         try storedEntry(forKey: key, includeExpired: true)
     }
 
     /// The bytes and absolute expiry of the unexpired entry for `key`,
     /// in one read transaction.
+    @inlinable
     func liveEntry(forKey key: Key) throws -> (data: Data, expiry: Date?)? {
         try storedEntry(forKey: key, includeExpired: false)
     }
 
-    private func storedEntry(forKey key: Key, includeExpired: Bool) throws -> (data: Data, expiry: Date?)? {
+    @inlinable
+    func storedEntry(forKey key: Key, includeExpired: Bool) throws -> (data: Data, expiry: Date?)? {
         do {
             guard let found = try store.entry(forKey: storeKey(key), includeExpired: includeExpired) else { return nil }
             return (found.data, found.info.expiry)
@@ -139,6 +143,7 @@ public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
         }
     }
 
+    @inlinable
     func decode(_ data: Data) throws -> Value {
         try transformer.fromData(data)
     }
@@ -146,18 +151,21 @@ public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
     // MARK: StorageAware
 
     /// The entry for `key`, also when expired; ``Entry/filePath`` is the store's directory.
+    @inlinable
     public func entry(forKey key: Key) throws -> Entry<Value> {
         guard let raw = try rawEntry(forKey: key) else { throw StorageError.notFound }
         return Entry(object: try decode(raw.data), expiry: Expiry(absoluteDate: raw.expiry), filePath: path)
     }
 
     /// The unexpired object for `key`, in one read transaction.
+    @inlinable
     public func object(forKey key: Key) throws -> Value {
         guard let live = try liveEntry(forKey: key) else { throw StorageError.notFound }
         return try decode(live.data)
     }
 
     /// Whether an unexpired entry exists for `key` (without reading or decoding it).
+    @inlinable
     public func objectExists(forKey key: Key) -> Bool {
         (try? store.contains(storeKey(key))) ?? false
     }

@@ -12,7 +12,7 @@ public final class HybridStorage<Key: Hashable, Value>: @unchecked Sendable {
     public let memoryStorage: MemoryStorage<Key, Value>
     /// The disk tier.
     public let diskStorage: DiskStorage<Key, Value>
-    let domain: SerialDomain
+    @usableFromInline let domain: SerialDomain
     let hub: ObservationHub<Key>
 
     /// Combines the two tiers under a new serialization domain.
@@ -43,16 +43,19 @@ public final class HybridStorage<Key: Hashable, Value>: @unchecked Sendable {
     /// unexpired object, otherwise from disk (then copied into memory with
     /// the disk's expiry).
     /// - throws: ``StorageError/notFound`` when neither tier has it.
+    @inlinable
     public func entry(forKey key: Key) throws -> Entry<Value> {
         try domain.sync {
+            let memoryKey = LRUCache<Key>.HashedKey(key)
             var stale: Entry<Value>?
-            if let entry = try? memoryStorage.entry(forKey: key) {
+            if let capsule = memoryStorage.cache.capsule(forKey: memoryKey), let object = capsule.object as? Value {
+                let entry = Entry(object: object, expiry: Expiry(absoluteDate: capsule.expiry), filePath: nil)
                 if !entry.expiry.isExpired { return entry }
                 stale = entry
             }
             if let raw = try diskStorage.rawEntry(forKey: key) {
                 let object = try diskStorage.decode(raw.data)
-                memoryStorage.setObject(object, forKey: key, absoluteExpiry: raw.expiry, cost: raw.data.count)
+                memoryStorage.setObject(object, forKey: memoryKey, absoluteExpiry: raw.expiry, cost: raw.data.count)
                 return Entry(object: object, expiry: Expiry(absoluteDate: raw.expiry), filePath: diskStorage.path)
             }
             if let stale { return stale }
@@ -62,24 +65,30 @@ public final class HybridStorage<Key: Hashable, Value>: @unchecked Sendable {
 
     /// The unexpired object for `key`.
     /// - throws: ``StorageError/notFound`` when missing or expired.
+    @inlinable
     public func object(forKey key: Key) throws -> Value {
         try domain.sync {
-            if let object = liveMemoryObject(forKey: key, touch: true) { return object }
+            // Hashed once for the lookup and the insert that follows a miss.
+            let memoryKey = LRUCache<Key>.HashedKey(key)
+            if let object = liveMemoryObject(forKey: memoryKey, touch: true) { return object }
             guard let live = try diskStorage.liveEntry(forKey: key) else { throw StorageError.notFound }
             let object = try diskStorage.decode(live.data)
-            memoryStorage.setObject(object, forKey: key, absoluteExpiry: live.expiry, cost: live.data.count)
+            memoryStorage.setObject(object, forKey: memoryKey, absoluteExpiry: live.expiry, cost: live.data.count)
             return object
         }
     }
 
     /// Whether an unexpired object exists for `key` (without decoding it).
+    @inlinable
     public func objectExists(forKey key: Key) -> Bool {
         domain.sync {
-            liveMemoryObject(forKey: key, touch: false) != nil || diskStorage.objectExists(forKey: key)
+            liveMemoryObject(forKey: LRUCache<Key>.HashedKey(key), touch: false) != nil
+                || diskStorage.objectExists(forKey: key)
         }
     }
 
-    private func liveMemoryObject(forKey key: Key, touch: Bool) -> Value? {
+    @inlinable
+    func liveMemoryObject(forKey key: LRUCache<Key>.HashedKey, touch: Bool) -> Value? {
         guard let capsule = memoryStorage.cache.capsule(forKey: key, touch: touch), !capsule.isExpired(at: Date())
         else { return nil }
         return capsule.object as? Value
@@ -102,7 +111,7 @@ public final class HybridStorage<Key: Hashable, Value>: @unchecked Sendable {
     public var allObjects: [Value] {
         domain.sync {
             allKeys.compactMap { key in
-                if let object = liveMemoryObject(forKey: key, touch: false) { return object }
+                if let object = liveMemoryObject(forKey: LRUCache<Key>.HashedKey(key), touch: false) { return object }
                 guard let live = try? diskStorage.liveEntry(forKey: key) else { return nil }
                 return try? diskStorage.decode(live.data)
             }
@@ -126,7 +135,8 @@ public final class HybridStorage<Key: Hashable, Value>: @unchecked Sendable {
             if expiry == nil, let configured = memoryStorage.config.expiry.absoluteDate {
                 memoryExpiry = min(configured, diskExpiry ?? configured)
             }
-            memoryStorage.setObject(object, forKey: key, absoluteExpiry: memoryExpiry, cost: data.count)
+            memoryStorage.setObject(
+                object, forKey: LRUCache<Key>.HashedKey(key), absoluteExpiry: memoryExpiry, cost: data.count)
             hub.notify(key: key, .edit(before: before, after: ObservedValue(object: object, data: data)))
             hub.notify(.add(key: key))
         }

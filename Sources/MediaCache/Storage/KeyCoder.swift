@@ -7,8 +7,18 @@ import Foundation
 /// keys (`Int`, …) as their description, other `Codable` keys as JSON.
 /// Any other key is stored as `String(describing:)`, which cannot be read
 /// back, so such keys are missing from the disk tier's ``DiskStorage/allKeys``.
+@usableFromInline
 enum KeyCoder {
+    /// The store key for `key`. Inlined, so that for `String` keys a
+    /// specialized caller does no dynamic cast at all.
+    @inlinable
     static func encode<Key: Hashable>(_ key: Key) -> String {
+        if Key.self == String.self { return key as! String }
+        return encodeOther(key)
+    }
+
+    @usableFromInline
+    static func encodeOther<Key: Hashable>(_ key: Key) -> String {
         if let string = key as? String { return string }
         if let url = key as? URL { return url.absoluteString }
         if let convertible = key as? any LosslessStringConvertible { return convertible.description }

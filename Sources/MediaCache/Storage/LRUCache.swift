@@ -1,42 +1,184 @@
 import Foundation
 
-/// A least-recently-used map with exact count and cost limits: a
-/// dictionary of nodes threaded on a doubly linked list, most recent at the
-/// head. Values are untyped so that every transformed view of a storage
-/// shares one memory tier. Thread-safe.
+/// A least-recently-used map with exact count and cost limits. Values are
+/// untyped so that every transformed view of a storage shares one memory
+/// tier. Thread-safe.
+///
+/// Built for the read path, where a disk hit inserts into a full tier: the
+/// entries live in one array of slots threaded on a doubly linked list of
+/// indices (most recent at the head), and evicted slots are reused by
+/// later inserts without allocating; all state is one struct, so a call
+/// pays one exclusivity check instead of one per field; keys carry their
+/// hash (a ``HashedKey``), so a read that misses, then inserts and evicts,
+/// hashes its key's bytes once instead of three times; and the calls a read
+/// makes are `@inlinable`, so a client module specializes them for its key
+/// type instead of running generic dictionary code through witness tables.
+@usableFromInline
 final class LRUCache<Key: Hashable>: @unchecked Sendable {
+    @usableFromInline
     struct Capsule {
-        var object: Any
+        @usableFromInline var object: Any
         /// `nil`: never expires.
-        var expiry: Date?
-        var cost: Int
+        @usableFromInline var expiry: Date?
+        @usableFromInline var cost: Int
 
+        @inlinable
+        init(object: Any, expiry: Date?, cost: Int) {
+            self.object = object
+            self.expiry = expiry
+            self.cost = cost
+        }
+
+        @inlinable
         func isExpired(at now: Date) -> Bool {
             guard let expiry else { return false }
             return expiry <= now
         }
     }
 
-    private final class Node {
-        let key: Key
-        var capsule: Capsule
-        // The dictionary owns every node; the list links do not.
-        unowned(unsafe) var previous: Node?
-        unowned(unsafe) var next: Node?
+    /// A key with its hash computed once (with the process's seed). The
+    /// index hashes just that integer, and equal hashes are confirmed by
+    /// comparing the keys.
+    @usableFromInline
+    struct HashedKey: Hashable {
+        @usableFromInline let key: Key
+        @usableFromInline let hash: Int
 
-        init(key: Key, capsule: Capsule) {
+        @inlinable
+        init(_ key: Key) {
             self.key = key
-            self.capsule = capsule
+            self.hash = key.hashValue
+        }
+
+        @inlinable
+        static func == (lhs: HashedKey, rhs: HashedKey) -> Bool {
+            lhs.hash == rhs.hash && lhs.key == rhs.key
+        }
+
+        @inlinable
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(hash)
         }
     }
 
-    let countLimit: Int
-    let totalCostLimit: Int
-    private let lock = NSLock()
-    private var nodes: [Key: Node] = [:]
-    private var head: Node?
-    private var tail: Node?
-    private var cost = 0
+    /// A slot's place in the recency list (`-1`: none) and its cost: plain
+    /// integers, so that relinking never touches keys or values.
+    @usableFromInline
+    struct Link {
+        @usableFromInline var previous: Int
+        @usableFromInline var next: Int
+        @usableFromInline var cost: Int
+
+        @inlinable
+        init(previous: Int, next: Int, cost: Int) {
+            self.previous = previous
+            self.next = next
+            self.cost = cost
+        }
+    }
+
+    /// Everything the lock guards.
+    @usableFromInline
+    struct State {
+        /// Key → slot.
+        @usableFromInline var index: [HashedKey: Int] = [:]
+        /// Per slot: list links and cost.
+        @usableFromInline var links: [Link] = []
+        /// Per slot: the key; `nil` for a free slot (listed in ``free``).
+        /// Kept apart from the links and from each other so that no step
+        /// copies a whole entry.
+        @usableFromInline var keys: [HashedKey?] = []
+        /// Per slot: the object; `()` for a free slot.
+        @usableFromInline var objects: [Any] = []
+        /// Per slot: the expiry.
+        @usableFromInline var expiries: [Date?] = []
+        @usableFromInline var free: [Int] = []
+        @usableFromInline var head = -1
+        @usableFromInline var tail = -1
+        @usableFromInline var cost = 0
+
+        @inlinable
+        init() {}
+
+        @inlinable
+        mutating func unlink(_ slot: Int) {
+            let previous = links[slot].previous
+            let next = links[slot].next
+            if previous >= 0 { links[previous].next = next } else { head = next }
+            if next >= 0 { links[next].previous = previous } else { tail = previous }
+            links[slot].previous = -1
+            links[slot].next = -1
+        }
+
+        @inlinable
+        mutating func linkAtHead(_ slot: Int) {
+            links[slot].previous = -1
+            links[slot].next = head
+            if head >= 0 { links[head].previous = slot }
+            head = slot
+            if tail < 0 { tail = slot }
+        }
+
+        @inlinable
+        mutating func moveToHead(_ slot: Int) {
+            guard head != slot else { return }
+            unlink(slot)
+            linkAtHead(slot)
+        }
+
+        /// Unlinks and frees `slot`, which ``index`` no longer maps.
+        @inlinable
+        mutating func release(_ slot: Int) {
+            unlink(slot)
+            cost -= links[slot].cost
+            links[slot].cost = 0
+            keys[slot] = nil
+            objects[slot] = ()
+            free.append(slot)
+        }
+
+        @inlinable
+        mutating func remove(forKey key: HashedKey) -> Capsule? {
+            guard let slot = index.removeValue(forKey: key) else { return nil }
+            let capsule = self.capsule(at: slot)
+            release(slot)
+            return capsule
+        }
+
+        @inlinable
+        mutating func evictTail() {
+            let slot = tail
+            if let key = keys[slot] { index[key] = nil }
+            release(slot)
+        }
+
+        @inlinable
+        func capsule(at slot: Int) -> Capsule {
+            Capsule(object: objects[slot], expiry: expiries[slot], cost: links[slot].cost)
+        }
+
+        /// Fills `slot` (appending it when it is new).
+        @inlinable
+        mutating func store(_ capsule: Capsule, key: HashedKey, at slot: Int) {
+            if slot == links.count {
+                links.append(Link(previous: -1, next: -1, cost: capsule.cost))
+                keys.append(key)
+                objects.append(capsule.object)
+                expiries.append(capsule.expiry)
+            } else {
+                links[slot].cost = capsule.cost
+                keys[slot] = key
+                objects[slot] = capsule.object
+                expiries[slot] = capsule.expiry
+            }
+            cost += capsule.cost
+        }
+    }
+
+    @usableFromInline let countLimit: Int
+    @usableFromInline let totalCostLimit: Int
+    @usableFromInline let lock = NSLock()
+    @usableFromInline var state = State()
 
     /// Limits of `0` mean none.
     init(countLimit: Int, totalCostLimit: Int) {
@@ -44,119 +186,112 @@ final class LRUCache<Key: Hashable>: @unchecked Sendable {
         self.totalCostLimit = totalCostLimit
     }
 
-    var count: Int { withLock { nodes.count } }
-    var totalCost: Int { withLock { cost } }
+    var count: Int { withState { $0.index.count } }
+    var totalCost: Int { withState { $0.cost } }
 
     /// Keys from most to least recently used.
     var keys: [Key] {
-        withLock {
+        withState { state in
             var result: [Key] = []
-            result.reserveCapacity(nodes.count)
-            var node = head
-            while let current = node {
-                result.append(current.key)
-                node = current.next
+            result.reserveCapacity(state.index.count)
+            var slot = state.head
+            while slot >= 0 {
+                if let key = state.keys[slot] { result.append(key.key) }
+                slot = state.links[slot].next
             }
             return result
         }
     }
 
     /// The capsule for `key`; a hit becomes the most recently used.
+    @inlinable
     func capsule(forKey key: Key, touch: Bool = true) -> Capsule? {
-        withLock {
-            guard let node = nodes[key] else { return nil }
-            if touch { moveToHead(node) }
-            return node.capsule
+        capsule(forKey: HashedKey(key), touch: touch)
+    }
+
+    /// The capsule for `key`; a hit becomes the most recently used.
+    @inlinable
+    func capsule(forKey key: HashedKey, touch: Bool = true) -> Capsule? {
+        withState { state in
+            guard let slot = state.index[key] else { return nil }
+            if touch { state.moveToHead(slot) }
+            return state.capsule(at: slot)
         }
     }
 
     /// Stores `capsule`, then evicts least-recently-used entries until both
     /// limits hold. A capsule costlier than the whole cost limit is not
-    /// kept (and replaces nothing). Returns the evicted keys.
-    @discardableResult
-    func set(_ capsule: Capsule, forKey key: Key) -> [Key] {
-        withLock {
-            if let node = nodes[key] {
-                unlink(node)
-                nodes[key] = nil
-                cost -= node.capsule.cost
+    /// kept (and replaces nothing).
+    @inlinable
+    func set(_ capsule: Capsule, forKey key: Key) {
+        set(capsule, forKey: HashedKey(key))
+    }
+
+    /// Stores `capsule` under a key hashed earlier (say, by the lookup that missed).
+    @inlinable
+    func set(_ capsule: Capsule, forKey key: HashedKey) {
+        withState { state in
+            if totalCostLimit > 0 && capsule.cost > totalCostLimit {
+                _ = state.remove(forKey: key)
+                return
             }
-            if totalCostLimit > 0 && capsule.cost > totalCostLimit { return [] }
-            let node = Node(key: key, capsule: capsule)
-            nodes[key] = node
-            cost += capsule.cost
-            linkAtHead(node)
-            var evicted: [Key] = []
-            while let last = tail, last !== node,
-                (countLimit > 0 && nodes.count > countLimit) || (totalCostLimit > 0 && cost > totalCostLimit)
-            {
-                evicted.append(last.key)
-                removeNode(last)
+            // One hash for a new key: claim a slot and insert in one step.
+            let recycled = state.free.popLast()
+            let slot = recycled ?? state.links.count
+            if let existing = state.index.updateValue(slot, forKey: key) {
+                // A replacement: put the old slot back and update it in place.
+                state.index[key] = existing
+                if let recycled { state.free.append(recycled) }
+                state.cost -= state.links[existing].cost
+                state.store(capsule, key: key, at: existing)
+                state.moveToHead(existing)
+                evictOverLimits(&state, keeping: existing)
+                return
             }
-            return evicted
+            state.store(capsule, key: key, at: slot)
+            state.linkAtHead(slot)
+            // The evicted slots are reused by the next inserts, so a disk
+            // hit through a full memory tier allocates nothing.
+            evictOverLimits(&state, keeping: slot)
+        }
+    }
+
+    @inlinable
+    func evictOverLimits(_ state: inout State, keeping slot: Int) {
+        while state.tail >= 0, state.tail != slot,
+            (countLimit > 0 && state.index.count > countLimit) || (totalCostLimit > 0 && state.cost > totalCostLimit)
+        {
+            state.evictTail()
         }
     }
 
     @discardableResult
     func remove(forKey key: Key) -> Capsule? {
-        withLock {
-            guard let node = nodes[key] else { return nil }
-            removeNode(node)
-            return node.capsule
-        }
+        let key = HashedKey(key)
+        return withState { $0.remove(forKey: key) }
     }
 
     func removeAll() {
-        withLock {
-            head = nil
-            tail = nil
-            nodes.removeAll()
-            cost = 0
-        }
+        withState { $0 = State() }
     }
 
     /// Removes expired entries; returns their keys.
     @discardableResult
     func removeExpired(at now: Date = Date()) -> [Key] {
-        withLock {
-            let expired = nodes.values.filter { $0.capsule.isExpired(at: now) }
-            for node in expired { removeNode(node) }
-            return expired.map(\.key)
+        withState { state in
+            let expired = state.index.filter { state.capsule(at: $0.value).isExpired(at: now) }
+            for (key, slot) in expired {
+                state.index[key] = nil
+                state.release(slot)
+            }
+            return expired.keys.map(\.key)
         }
     }
 
-    // MARK: List
-
-    private func withLock<R>(_ body: () throws -> R) rethrows -> R {
+    @inlinable
+    func withState<R>(_ body: (inout State) throws -> R) rethrows -> R {
         lock.lock()
         defer { lock.unlock() }
-        return try body()
-    }
-
-    private func removeNode(_ node: Node) {
-        unlink(node)
-        nodes[node.key] = nil
-        cost -= node.capsule.cost
-    }
-
-    private func moveToHead(_ node: Node) {
-        guard head !== node else { return }
-        unlink(node)
-        linkAtHead(node)
-    }
-
-    private func linkAtHead(_ node: Node) {
-        node.previous = nil
-        node.next = head
-        head?.previous = node
-        head = node
-        if tail == nil { tail = node }
-    }
-
-    private func unlink(_ node: Node) {
-        if let previous = node.previous { previous.next = node.next } else if head === node { head = node.next }
-        if let next = node.next { next.previous = node.previous } else if tail === node { tail = node.previous }
-        node.previous = nil
-        node.next = nil
+        return try body(&state)
     }
 }

@@ -9,7 +9,7 @@ import Foundation
 public final class MemoryStorage<Key: Hashable, Value>: @unchecked Sendable {
     /// The configuration.
     public let config: MemoryConfig
-    let cache: LRUCache<Key>
+    @usableFromInline let cache: LRUCache<Key>
     private let transformer: Transformer<Value>?
 
     /// Makes an empty memory storage. With a `transformer`, an object costs
@@ -44,7 +44,8 @@ public final class MemoryStorage<Key: Hashable, Value>: @unchecked Sendable {
         setObject(object, forKey: key, expiry: expiry, cost: defaultCost(of: object))
     }
 
-    func setObject(_ object: Value, forKey key: Key, absoluteExpiry: Date?, cost: Int) {
+    @inlinable
+    func setObject(_ object: Value, forKey key: LRUCache<Key>.HashedKey, absoluteExpiry: Date?, cost: Int) {
         cache.set(.init(object: object, expiry: absoluteExpiry, cost: max(0, cost)), forKey: key)
     }
 
@@ -56,6 +57,7 @@ public final class MemoryStorage<Key: Hashable, Value>: @unchecked Sendable {
     /// The entry for `key`, expired or not; a hit becomes the most recently used.
     /// - throws: ``StorageError/notFound``, or ``StorageError/typeNotMatch``
     ///   when the memory tier holds a value of another type for the key.
+    @inlinable
     public func entry(forKey key: Key) throws -> Entry<Value> {
         guard let capsule = cache.capsule(forKey: key) else { throw StorageError.notFound }
         guard let object = capsule.object as? Value else { throw StorageError.typeNotMatch }

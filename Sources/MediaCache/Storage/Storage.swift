@@ -54,17 +54,20 @@ extension Storage: StorageAware {
 
     /// The entry for `key`, also when expired (check ``Entry/expiry``).
     /// - throws: ``StorageError/notFound`` when missing.
+    @inlinable
     public func entry(forKey key: Key) throws -> Entry<Value> {
         try syncStorage.entry(forKey: key)
     }
 
     /// The unexpired object for `key`.
     /// - throws: ``StorageError/notFound`` when missing or expired.
+    @inlinable
     public func object(forKey key: Key) throws -> Value {
         try syncStorage.object(forKey: key)
     }
 
     /// Whether an unexpired object exists for `key`.
+    @inlinable
     public func objectExists(forKey key: Key) -> Bool {
         syncStorage.objectExists(forKey: key)
     }

@@ -30,14 +30,17 @@ extension SyncStorage: StorageAware {
     public var allKeys: [Key] { innerStorage.allKeys }
     public var allObjects: [Value] { innerStorage.allObjects }
 
+    @inlinable
     public func entry(forKey key: Key) throws -> Entry<Value> {
         try innerStorage.entry(forKey: key)
     }
 
+    @inlinable
     public func object(forKey key: Key) throws -> Value {
         try innerStorage.object(forKey: key)
     }
 
+    @inlinable
     public func objectExists(forKey key: Key) -> Bool {
         innerStorage.objectExists(forKey: key)
     }

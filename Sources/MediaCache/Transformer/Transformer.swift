@@ -2,8 +2,8 @@ import Foundation
 
 /// Converts values to and from the bytes the disk tier stores.
 public final class Transformer<T>: @unchecked Sendable {
-    let toData: (T) throws -> Data
-    let fromData: (Data) throws -> T
+    @usableFromInline let toData: (T) throws -> Data
+    @usableFromInline let fromData: (Data) throws -> T
 
     /// Makes a transformer from its two directions.
     public init(toData: @escaping (T) throws -> Data, fromData: @escaping (Data) throws -> T) {
