@@ -6,7 +6,9 @@ import MediaStore
 /// Values are stored as their transformer's bytes, keys as stable strings
 /// (see the README), expiry as an absolute date. ``DiskConfig/maxSize``
 /// becomes the store's size limit, enforced on every write by evicting
-/// least-recently-used entries. Thread-safe.
+/// least-recently-used entries; a ``HybridStorage`` over it hears about
+/// those evictions (and expiry sweeps) through the store's removal handler,
+/// shared by every storage on the store. Thread-safe.
 public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
     /// The configuration.
     public let config: DiskConfig
@@ -122,24 +124,6 @@ public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
             return try store.remove(forKey: storeKey(key))
         } catch {
             throw StorageError(error)
-        }
-    }
-
-    func expiryDate(forKey key: Key) throws -> Date?? {
-        do {
-            guard let info = try store.info(forKey: storeKey(key)), info.isComplete else { return nil }
-            return .some(info.expiry)
-        } catch {
-            throw StorageError(error)
-        }
-    }
-
-    /// Whether any entry (expired or not) exists for `key`; `true` when unknown.
-    func hasEntry(forKey key: Key) -> Bool {
-        do {
-            return try store.info(forKey: storeKey(key)) != nil
-        } catch {
-            return true
         }
     }
 

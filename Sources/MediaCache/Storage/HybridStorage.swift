@@ -14,22 +14,32 @@ public final class HybridStorage<Key: Hashable, Value>: @unchecked Sendable {
     public let diskStorage: DiskStorage<Key, Value>
     @usableFromInline let domain: SerialDomain
     let hub: ObservationHub<Key>
+    /// Delivers the entries the store removes by itself (evictions, sweeps).
+    let removals: RemovalRelay<Key>
 
     /// Combines the two tiers under a new serialization domain.
+    ///
+    /// Entries the store removes by itself (least-recently-used eviction
+    /// under ``DiskConfig/maxSize`` or ``DiskConfig/countLimit``, expiry
+    /// sweeps, also when caused by another storage on the same store) leave
+    /// the memory tier and are reported to the observers.
     public convenience init(memoryStorage: MemoryStorage<Key, Value>, diskStorage: DiskStorage<Key, Value>) {
+        let domain = SerialDomain(label: "MediaCache.Storage.SerialQueue")
+        let hub = ObservationHub<Key>()
         self.init(
-            memoryStorage: memoryStorage, diskStorage: diskStorage,
-            domain: SerialDomain(label: "MediaCache.Storage.SerialQueue"), hub: ObservationHub())
+            memoryStorage: memoryStorage, diskStorage: diskStorage, domain: domain, hub: hub,
+            removals: RemovalRelay(store: diskStorage.store, cache: memoryStorage.cache, hub: hub, domain: domain))
     }
 
     init(
         memoryStorage: MemoryStorage<Key, Value>, diskStorage: DiskStorage<Key, Value>, domain: SerialDomain,
-        hub: ObservationHub<Key>
+        hub: ObservationHub<Key>, removals: RemovalRelay<Key>
     ) {
         self.memoryStorage = memoryStorage
         self.diskStorage = diskStorage
         self.domain = domain
         self.hub = hub
+        self.removals = removals
     }
 
     /// Bytes the disk tier occupies.
@@ -122,12 +132,15 @@ public final class HybridStorage<Key: Hashable, Value>: @unchecked Sendable {
 
     /// Writes `object` to disk, then to memory, then notifies the key's
     /// observers (`.edit`) and the storage observers (`.add`). When the disk
-    /// write fails nothing changes and nobody is notified.
+    /// write fails nothing changes and nobody is notified. Entries the store
+    /// evicted to make room are reported after that (key `.remove`, then
+    /// storage `.remove(key:)`), before this returns.
     ///
     /// With `expiry` `nil`, the disk uses ``DiskConfig/expiry`` and memory
     /// ``MemoryConfig/expiry``, but never beyond the disk's.
     public func setObject(_ object: Value, forKey key: Key, expiry: Expiry? = nil) throws {
         try domain.sync {
+            defer { removals.deliver() }
             let data = try diskStorage.transformer.toData(object)
             let before = hub.hasKeyObservers(for: key) ? currentValue(forKey: key) : nil
             let diskExpiry = try diskStorage.setData(data, forKey: key, expiry: expiry)
@@ -153,6 +166,7 @@ public final class HybridStorage<Key: Hashable, Value>: @unchecked Sendable {
     /// error. Notifies (key `.remove`, then storage `.remove`) when there was one.
     public func removeObject(forKey key: Key) throws {
         try domain.sync {
+            defer { removals.deliver() }
             let inMemory = memoryStorage.cache.remove(forKey: key) != nil
             let onDisk = try diskStorage.removeData(forKey: key)
             guard inMemory || onDisk else { return }
@@ -165,6 +179,7 @@ public final class HybridStorage<Key: Hashable, Value>: @unchecked Sendable {
     /// key observer.
     public func removeAll() throws {
         try domain.sync {
+            removals.deliver()
             memoryStorage.removeAll()
             try diskStorage.removeAll()
             hub.notify(.removeAll)
@@ -177,15 +192,14 @@ public final class HybridStorage<Key: Hashable, Value>: @unchecked Sendable {
     public func removeExpiredObjects() throws {
         try domain.sync {
             memoryStorage.removeExpiredObjects()
-            let now = Date()
-            let expiring = hub.observedKeys.filter { key in
-                guard case .some(.some(let expiry)) = try? diskStorage.expiryDate(forKey: key) else { return false }
-                return expiry <= now
+            do {
+                // The store reports each entry it sweeps (not pinned or in use).
+                try diskStorage.removeExpiredObjects()
+            } catch {
+                removals.deliver()
+                throw error
             }
-            try diskStorage.removeExpiredObjects()
-            for key in expiring where !diskStorage.hasEntry(forKey: key) {
-                hub.notify(key: key, .remove)
-            }
+            removals.deliver(announceSweeps: false)
             hub.notify(.removeExpired)
         }
     }
@@ -205,7 +219,8 @@ public final class HybridStorage<Key: Hashable, Value>: @unchecked Sendable {
     public func transform<U>(transformer: Transformer<U>) -> HybridStorage<Key, U> {
         HybridStorage<Key, U>(
             memoryStorage: memoryStorage.transform(transformer: transformer),
-            diskStorage: diskStorage.transform(transformer: transformer), domain: domain, hub: hub)
+            diskStorage: diskStorage.transform(transformer: transformer), domain: domain, hub: hub,
+            removals: removals)
     }
 }
 

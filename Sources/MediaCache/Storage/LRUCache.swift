@@ -267,8 +267,17 @@ final class LRUCache<Key: Hashable>: @unchecked Sendable {
 
     @discardableResult
     func remove(forKey key: Key) -> Capsule? {
-        let key = HashedKey(key)
-        return withState { $0.remove(forKey: key) }
+        remove(forKey: HashedKey(key))
+    }
+
+    @discardableResult
+    func remove(forKey key: HashedKey) -> Capsule? {
+        withState { $0.remove(forKey: key) }
+    }
+
+    /// Whether `key` is held (without touching it).
+    func contains(_ key: HashedKey) -> Bool {
+        withState { $0.index[key] != nil }
     }
 
     func removeAll() {
