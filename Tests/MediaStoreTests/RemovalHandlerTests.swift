@@ -49,3 +49,26 @@ import Testing
         #expect(found.info.isExpired())
     }
 }
+
+@Suite struct WriteBatchTests {
+    struct Refused: Error, Equatable {}
+
+    @Test func aBatchIsAllOrNothingAndRethrowsTheBodysOwnError() throws {
+        let t = try TestStore()
+        try t.store.put([1], forKey: "kept")
+        #expect(throws: Refused()) {
+            try t.store.performBatch { batch in
+                try batch.put([2], forKey: "new")
+                try batch.remove(forKey: "kept")
+                throw Refused()
+            }
+        }
+        #expect(try t.store.data(forKey: "kept") == Data([1]))
+        #expect(try t.store.info(forKey: "new") == nil)
+        try t.store.performBatch { batch in
+            for index in 0..<50 { try batch.put([UInt8(index)], forKey: "k\(index)") }
+        }
+        #expect(try t.store.statistics().entryCount == 51)
+        #expect(try t.store.verify().isClean)
+    }
+}

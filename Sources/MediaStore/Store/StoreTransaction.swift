@@ -21,17 +21,30 @@ final class StoreTransaction {
         self.db = store.databases
         self.txn = try LMDBTransaction(environment: store.environment, readOnly: !write)
         self.now = Date().timeIntervalSince1970
+        if write {
+            // A write commits the counters it read: an unreadable record
+            // must stop it rather than be replaced by zeros.
+            loadedCounters = try Self.readCounters(txn, db)
+        }
     }
 
-    /// The store's totals as of this transaction (read on first use).
+    /// The store's totals as of this transaction (read on first use by
+    /// readers; a reader that cannot decode them sees zeros).
     var counters: StoreCounters {
         if let loadedCounters { return loadedCounters }
-        let counters =
-            (try? txn.withValue(db.meta, key: Self.countersKey) { buffer in
-                buffer.flatMap(StoreCounters.decode)
-            }) ?? nil
-        loadedCounters = counters ?? StoreCounters()
-        return loadedCounters!
+        let counters = (try? Self.readCounters(txn, db)) ?? StoreCounters()
+        loadedCounters = counters
+        return counters
+    }
+
+    private static func readCounters(_ txn: LMDBTransaction, _ db: StoreDatabases) throws -> StoreCounters {
+        try txn.withValue(db.meta, key: countersKey) { buffer in
+            guard let buffer else { return StoreCounters() }
+            guard let counters = StoreCounters.decode(buffer) else {
+                throw StoreError.damagedStore(reason: "the store's counters record is unreadable")
+            }
+            return counters
+        }
     }
 
     private static let countersKey = Array("counters".utf8)

@@ -43,7 +43,29 @@ extension MediaStore {
     ///
     /// `body` may run more than once when the map has to grow, so it must
     /// only talk to the batch.
-    public func performBatch(_ body: (WriteBatch) throws -> Void) throws(StoreError) {
-        try run { try write { transaction in try body(WriteBatch(transaction: transaction)) } }
+    ///
+    /// - throws: what `body` threw (its own error, unchanged), or a
+    ///   ``StoreError``.
+    public func performBatch(_ body: (WriteBatch) throws -> Void) throws {
+        var bodyError: (any Error)?
+        do {
+            try run {
+                try write { transaction in
+                    do {
+                        try body(WriteBatch(transaction: transaction))
+                    } catch let error as StoreError {
+                        throw error
+                    } catch let error as LMDBError {
+                        throw error
+                    } catch {
+                        bodyError = error
+                        throw error
+                    }
+                }
+            }
+        } catch {
+            if let bodyError { throw bodyError }
+            throw error
+        }
     }
 }
