@@ -1,8 +1,8 @@
 import Foundation
-import MediaStore
 import Testing
 
 @testable import MediaCache
+@testable import MediaStore
 
 /// Entries the engine removes by itself (LRU eviction under `countLimit` or
 /// `maxSize`, expiry sweeps) reach key and storage observers and leave the
@@ -172,14 +172,14 @@ import Testing
         let owner = try makeCounted(temp)
         let store = owner.hybridStorage.diskStorage.store
         var transient: Storage<String, Int>? = try makeCounted(temp)
-        #expect(StoreRemovalRouter.subscriberCount(of: store) == 2)
+        #expect(store.removalObservers.withLock { $0.observers.count } == 2)
         let observer = NSObject()
         let ownerEvents = Recorder<KeyChange<Int>>()
         let transientEvents = Recorder<KeyChange<Int>>()
         owner.addObserver(observer, forKey: "k0") { _, _, change in ownerEvents.append(change) }
         transient!.addObserver(observer, forKey: "k0") { _, _, change in transientEvents.append(change) }
         transient = nil
-        #expect(StoreRemovalRouter.subscriberCount(of: store) == 1)
+        #expect(store.removalObservers.withLock { $0.observers.count } == 1)
         for index in 0..<4 { try owner.setObject(index, forKey: "k\(index)") }
         #expect(ownerEvents.events == [.edit(before: nil, after: 0), .remove])
         #expect(transientEvents.events.isEmpty)

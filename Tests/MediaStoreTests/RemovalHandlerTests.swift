@@ -7,7 +7,8 @@ import Testing
     @Test func evictionsAndExpiryAreReportedWithTheirReason() throws {
         let t = try TestStore(configuration: StoreConfiguration(countLimit: 3, initialMapSize: 16 << 20))
         let removals = Locked<[StoreRemoval]>([])
-        t.store.setRemovalHandler { batch in removals.withLock { $0.append(contentsOf: batch) } }
+        let observation = t.store.addRemovalObserver { batch in removals.withLock { $0.append(contentsOf: batch) } }
+        defer { observation.cancel() }
         try t.store.put([1], forKey: "old", options: WriteOptions(expiry: .after(-1)))
         for key in ["a", "b", "c"] { try t.store.put([2], forKey: key) }
         // Four entries over a limit of three: down to 90% (2), oldest first.

@@ -82,7 +82,7 @@ final class RemovalInbox: @unchecked Sendable {
     private var pending: [StoreRemoval] = []
     /// Set once, before the subscription starts; called inside the domain.
     private var deliver: () -> Void = {}
-    private var subscription: StoreRemovalRouter.Subscription?
+    private var subscription: RemovalObservation?
 
     init(domain: SerialDomain) {
         self.domain = domain
@@ -91,7 +91,7 @@ final class RemovalInbox: @unchecked Sendable {
     /// Subscribes to `store`'s reports; `deliver` runs them inside the domain.
     func start(store: MediaStore, deliver: @escaping () -> Void) {
         self.deliver = deliver
-        subscription = StoreRemovalRouter.subscribe(to: store) { [weak self] removals in
+        subscription = store.addRemovalObserver { [weak self] removals in
             self?.receive(removals)
         }
     }

@@ -37,7 +37,8 @@ public final class MediaStore: @unchecked Sendable {
     let pendingAccess = Locked<[[UInt8]: Double]>([:])
     /// Keys being read or written in this process; never evicted.
     let keysInUse = Locked<[String: Int]>([:])
-    private let removalHandler = Locked<(@Sendable ([StoreRemoval]) -> Void)?>(nil)
+    /// Observers of the entries the store removes by itself, by id.
+    let removalObservers = Locked<(nextID: UInt64, observers: [UInt64: @Sendable ([StoreRemoval]) -> Void])>((0, [:]))
 
     /// Reads past this many pending access times trigger a background write.
     static let accessBatchSize = 2048
@@ -153,8 +154,10 @@ public final class MediaStore: @unchecked Sendable {
                 try transaction.applyAccessTimes(pending)
                 try transaction.enforceLimits()
                 try transaction.commit()
-                if !transaction.removals.isEmpty, let handler = removalHandler.withLock({ $0 }) {
-                    handler(transaction.removals)
+                if !transaction.removals.isEmpty {
+                    for observer in removalObservers.withLock({ Array($0.observers.values) }) {
+                        observer(transaction.removals)
+                    }
                 }
                 if !pending.isEmpty {
                     pendingAccess.withLock { current in
@@ -168,13 +171,6 @@ public final class MediaStore: @unchecked Sendable {
                 try environment.growMap(minimum: current + max(current, 64 << 20))
             }
         }
-    }
-
-    /// Sets the closure told, after each commit, which entries the store
-    /// removed by itself (evicted by a limit, or swept as expired). Not
-    /// called for explicit removals. Runs on the writing thread; keep it short.
-    public func setRemovalHandler(_ handler: (@Sendable ([StoreRemoval]) -> Void)?) {
-        removalHandler.withLock { $0 = handler }
     }
 
     // MARK: In-use keys
