@@ -73,3 +73,18 @@ import Testing
         #expect(try t.store.verify().isClean)
     }
 }
+
+@Suite struct ValueReadTests {
+    @Test func valueReturnsTheBytesAndTheExpiry() throws {
+        let t = try TestStore()
+        let expiry = Date(timeIntervalSince1970: 4_000_000_000)
+        try t.store.put(Array("abc".utf8), forKey: "k", options: WriteOptions(expiry: .at(expiry)))
+        let found = try #require(try t.store.value(forKey: "k"))
+        #expect(found.data == Data("abc".utf8))
+        #expect(abs((found.expiry?.timeIntervalSince1970 ?? 0) - expiry.timeIntervalSince1970) < 0.001)
+        try t.store.put(Array("old".utf8), forKey: "gone", options: WriteOptions(expiry: .after(-1)))
+        #expect(try t.store.value(forKey: "gone") == nil)
+        #expect(try t.store.value(forKey: "gone", includeExpired: true)?.data == Data("old".utf8))
+        #expect(try t.store.value(forKey: "missing") == nil)
+    }
+}

@@ -97,8 +97,7 @@ public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
     @inlinable
     func storedEntry(forKey key: Key, includeExpired: Bool) throws -> (data: Data, expiry: Date?)? {
         do {
-            guard let found = try store.entry(forKey: storeKey(key), includeExpired: includeExpired) else { return nil }
-            return (found.data, found.info.expiry)
+            return try store.value(forKey: storeKey(key), includeExpired: includeExpired)
         } catch {
             throw StorageError(error)
         }

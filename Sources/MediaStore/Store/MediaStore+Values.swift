@@ -39,7 +39,19 @@ extension MediaStore {
     /// - throws: ``StoreError/corrupted(key:reason:)`` when a chunk fails
     ///   its checksum; the entry is then dropped, so the next call misses.
     public func data(forKey key: String) throws(StoreError) -> Data? {
-        try entry(forKey: key)?.data
+        try readWhole(forKey: key, includeExpired: false) { _, data in data }
+    }
+
+    /// The whole value of a complete entry and when it expires, read in one
+    /// transaction; `nil` when absent or partial, and when expired unless
+    /// `includeExpired`. Counts as an access. Lighter than
+    /// ``entry(forKey:includeExpired:)`` when only the expiry is needed.
+    public func value(forKey key: String, includeExpired: Bool = false) throws(StoreError) -> (
+        data: Data, expiry: Date?
+    )? {
+        try readWhole(forKey: key, includeExpired: includeExpired) { record, data in
+            (data, record.expiry.map { Date(timeIntervalSince1970: $0) })
+        }
     }
 
     /// The info and whole value of a complete entry, read in one
@@ -49,15 +61,22 @@ extension MediaStore {
     public func entry(forKey key: String, includeExpired: Bool = false) throws(StoreError) -> (
         info: EntryInfo, data: Data
     )? {
-        let found: (slot: [UInt8], info: EntryInfo, data: Data)?
+        try readWhole(forKey: key, includeExpired: includeExpired) { record, data in (record.info(), data) }
+    }
+
+    /// Reads a complete entry whole and shapes the result with `make`.
+    private func readWhole<R>(
+        forKey key: String, includeExpired: Bool, _ make: (EntryRecord, Data) -> R
+    ) throws(StoreError) -> R? {
+        let found: (slot: [UInt8], result: R)?
         do {
             found = try run {
-                try read { transaction -> (slot: [UInt8], info: EntryInfo, data: Data)? in
+                try read { transaction -> (slot: [UInt8], result: R)? in
                     guard let (slot, record) = try transaction.findEntry(key, currentAccess: false), record.isComplete,
                         includeExpired || !record.isExpired(at: transaction.now)
                     else { return nil }
                     let data = try transaction.readRange(record, 0..<(record.length ?? 0))
-                    return (slot, record.info(), data)
+                    return (slot, make(record, data))
                 }
             }
         } catch {
@@ -65,7 +84,7 @@ extension MediaStore {
         }
         guard let found else { return nil }
         recordAccess(slot: found.slot)
-        return (found.info, found.data)
+        return found.result
     }
 
     /// Everything known about the entry for `key`, complete or partial,
