@@ -41,14 +41,17 @@ let package = Package(
             name: "MediaStreaming",
             dependencies: ["MediaStore"]
         ),
+        .target(
+            name: "LoopbackNginx"
+        ),
         .executableTarget(
             name: "mediacache-demo",
-            dependencies: ["MediaStore", "MediaStreaming"],
+            dependencies: ["MediaStore", "MediaStreaming", "LoopbackNginx"],
             path: "Sources/MediaCacheDemo"
         ),
         .executableTarget(
             name: "mediacache-bench",
-            dependencies: ["MediaStore", "MediaCache", "MediaStreaming", "CLMDB"],
+            dependencies: ["MediaStore", "MediaCache", "MediaStreaming", "CLMDB", "LoopbackNginx"],
             path: "Sources/MediaCacheBench"
         ),
         .target(
@@ -79,7 +82,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MediaStreamingTests",
-            dependencies: ["MediaStreaming", "MediaStore"],
+            dependencies: ["MediaStreaming", "MediaStore", "LoopbackNginx"],
             resources: [.copy("Fixtures")]
         ),
     ],

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackNginx
 import MediaStore
 import MediaStreaming
 
@@ -30,7 +31,7 @@ extension BenchmarkRunner {
         try Self.writeRandomFile(trackFile, bytes: entrySize, seed: Workloads.largeSeed)
         let server: LoopbackNginx
         do {
-            server = try LoopbackNginx(serving: web, in: try freshDirectory("playback-nginx"))
+            server = try LoopbackNginx(serving: web, in: try freshDirectory("playback-nginx"), accessLog: false)
         } catch {
             note("playback: skipped, \(error)")
             return

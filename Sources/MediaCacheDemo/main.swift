@@ -2,6 +2,7 @@
 // twice through a StreamingItem with a seek, and each play shows where its
 // bytes came from. Then the store's stats. Nothing to configure.
 import Foundation
+import LoopbackNginx
 import MediaStore
 import MediaStreaming
 
@@ -28,7 +29,7 @@ do {
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     let track = try DemoTrack.make(in: root)
     let length = try Data(contentsOf: track).count
-    let server = try DemoServer(serving: root, in: work.appendingPathComponent("nginx"))
+    let server = try LoopbackNginx(serving: root, in: work.appendingPathComponent("nginx"))
     defer { server.stop() }
     let url = server.url("track.mp3")
 
