@@ -252,3 +252,21 @@ import Testing
         #expect(received == Data([UInt8](repeating: 1, count: chunk) + [UInt8](repeating: 2, count: chunk)))
     }
 }
+
+extension ChunkedReadConsistencyTests {
+    @Test func aVersionFromInfoPinsTheReadToThatVersion() throws {
+        let chunk = 4096
+        let t = try TestStore(configuration: StoreConfiguration(chunkSize: chunk, initialMapSize: 16 << 20))
+        try t.store.put([UInt8](repeating: 1, count: 2 * chunk), forKey: "k")
+        let info = try #require(try t.store.info(forKey: "k"))
+        try t.store.put([UInt8](repeating: 2, count: 3 * chunk), forKey: "k")
+        #expect(throws: StoreError.changedDuringRead(key: "k")) {
+            try t.store.read(forKey: "k", range: 0..<(2 * chunk), version: info.version) { _ in }
+        }
+        let current = try #require(try t.store.info(forKey: "k"))
+        #expect(current.version != info.version)
+        var bytes = Data()
+        try t.store.read(forKey: "k", range: 0..<(3 * chunk), version: current.version) { bytes.append($0) }
+        #expect(bytes == Data([UInt8](repeating: 2, count: 3 * chunk)))
+    }
+}

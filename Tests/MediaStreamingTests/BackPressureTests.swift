@@ -90,12 +90,13 @@ struct BackPressureTests {
     func slowReaderHoldsAnUncachedDownload() async throws {
         let limit = 128 << 10
         let test = try TestCache(sizeLimit: 1 << 20, configuration: StreamingConfiguration(
-            chunksPerRequest: 4, stallTimeout: 0.5, readerBufferLimit: limit))
+            chunksPerRequest: 4, stallTimeout: 1, readerBufferLimit: limit))
         let url = server.url("slow-uncached.bin")
         let original = try publish("slow-uncached.bin", size: 3 << 19)
         let loader = test.cache.loader(for: url)
         // The stall is longer than the stall timeout: waiting for a reader is not a stall.
-        let read = try await readSlowly(loader, stallOffset: 256 << 10, stall: .milliseconds(700), pause: .microseconds(200))
+        // (A 1 s timeout, not less: a loaded CI machine can delay a real response by half a second.)
+        let read = try await readSlowly(loader, stallOffset: 256 << 10, stall: .milliseconds(1_600), pause: .microseconds(200))
         #expect(read.body == original)
         #expect(await loader.cachingSkippedReason != nil)
         let statistics = loader.statistics

@@ -173,7 +173,8 @@ extension CacheTool {
             range = 0..<length
         }
         guard !range.isEmpty else { return }
-        try store.read(forKey: key, range: range, includeExpired: true) { data in
+        // The range was sized from this version: never stream another one into it.
+        try store.read(forKey: key, range: range, includeExpired: true, version: info.version) { data in
             console.write(data)
         }
     }

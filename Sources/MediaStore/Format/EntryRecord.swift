@@ -159,6 +159,6 @@ struct EntryRecord: Equatable {
             contentDigest: isComplete ? digest : nil, metadata: metadata,
             created: Date(timeIntervalSince1970: created), lastAccess: Date(timeIntervalSince1970: lastAccess),
             expiry: expiry.map { Date(timeIntervalSince1970: $0) }, cost: cost, isPinned: isPinned,
-            chunkSize: chunkSize, chunkCount: isInline ? 0 : presentChunks)
+            chunkSize: chunkSize, chunkCount: isInline ? 0 : presentChunks, version: entryID)
     }
 }

@@ -29,6 +29,11 @@ public struct EntryInfo: Sendable, Equatable {
     public var chunkSize: Int
     /// Chunks currently stored for it (0 for inline values).
     public var chunkCount: Int
+    /// Identifies this version of the entry: it changes whenever the
+    /// entry is replaced, and stays while holes are filled. Pass it to
+    /// ``MediaStore/read(forKey:range:includeExpired:version:chunkHandler:)``
+    /// to read exactly the version described here.
+    public var version: UInt64
 
     /// Whether the entry has expired at `date`.
     public func isExpired(at date: Date = Date()) -> Bool {

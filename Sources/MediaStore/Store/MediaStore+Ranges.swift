@@ -134,22 +134,29 @@ extension MediaStore {
     /// replaced (or removed) mid-stream the read stops with
     /// ``StoreError/changedDuringRead(key:)`` (or `notFound`), so the
     /// bytes handed out never mix two versions.
+    ///
+    /// - parameter version: the ``EntryInfo/version`` the caller sized the
+    ///   range from; when given, an entry replaced since then stops the
+    ///   read before the first chunk.
     public func read(
-        forKey key: String, range: Range<Int>, includeExpired: Bool = false,
+        forKey key: String, range: Range<Int>, includeExpired: Bool = false, version: UInt64? = nil,
         chunkHandler body: (Data) throws -> Void
     ) throws {
-        guard let info = try info(forKey: key), includeExpired || !info.isExpired() else {
-            throw StoreError.notFound(key: key)
-        }
         markInUse(key)
         defer { unmarkInUse(key) }
-        let chunkSize = info.chunkSize
+        let found = try run {
+            try read { transaction in
+                try transaction.findEntry(key, currentAccess: false).map { ($0.record.entryID, $0.record) }
+            }
+        }
+        guard let (entryID, record) = found, includeExpired || !record.isExpired(at: Date().timeIntervalSince1970)
+        else { throw StoreError.notFound(key: key) }
+        if let version, version != entryID { throw StoreError.changedDuringRead(key: key) }
+        let chunkSize = record.chunkSize
         var position = range.lowerBound
-        var entryID: UInt64?
         while position < range.upperBound {
             let end = min(range.upperBound, (position / chunkSize + 1) * chunkSize)
             let slice = try readSlice(forKey: key, range: position..<end, includeExpired: true, entryID: entryID)
-            entryID = slice.entryID
             try body(slice.data)
             position = end
         }

@@ -37,6 +37,7 @@ import Testing
         var verified = 0
         var catsServed = 0
         var catsMissed = 0
+        var catsOfVanishedVersions = 0
         var problems: [String] = []
         let end = Date().addingTimeInterval(seconds)
         while Date() < end && problems.count < 5 {
@@ -47,15 +48,27 @@ import Testing
             if ls.status != 0 { problems.append("ls: \(ls.status) \(ls.errors)") }
             let entries = ls.json?["entries"] as? [[String: Any]] ?? []
             if let entry = entries.randomElement(), let key = entry["key"] as? String {
+                let before = try ToolProcess.cachetool(["-s", store, "info", "--json", key]).json
                 let cat = try ToolProcess.cachetool(["-s", store, "cat", key])
                 let after = try ToolProcess.cachetool(["-s", store, "info", "--json", key]).json
-                let digests = [entry["contentDigest"] as? String, after?["contentDigest"] as? String]
+                let digestBefore = before?["contentDigest"] as? String
+                let digestAfter = after?["contentDigest"] as? String
                 switch cat.status {
                 case 0:
                     catsServed += 1
                     let digest = MediaStoreDigest.hex(cat.output)
-                    if !digests.contains(digest) { problems.append("cat \(key): bytes match neither digest") }
-                case 1: catsMissed += 1  // removed, evicted or replaced by a partial entry meanwhile
+                    // cat streams exactly the version it looked up (a replacement
+                    // mid-stream makes it fail), so when the entry did not change
+                    // around it, its bytes must be that version's. If it changed
+                    // (possibly more than once), the bytes must still be whole:
+                    // one of the digests seen, unless a version came and went
+                    // between our looks, which is counted, not failed.
+                    if digestBefore == digestAfter, digest != digestBefore {
+                        problems.append("cat \(key): bytes do not match the unchanged entry's digest")
+                    } else if digestBefore != digestAfter, ![digestBefore, digestAfter].contains(digest) {
+                        catsOfVanishedVersions += 1
+                    }
+                case 1: catsMissed += 1  // removed, evicted, or replaced while being read
                 default: problems.append("cat \(key): exit \(cat.status) \(cat.errors)")
                 }
             }
@@ -68,6 +81,6 @@ import Testing
         #expect(writer.isRunning, "the writer stopped by itself")
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
         #expect(catsServed > 0, "no entry was read while the writer ran")
-        print("multi-process: \(rounds) rounds in \(seconds) s, \(verified) clean verifies, \(catsServed) cats served, \(catsMissed) missed (key gone meanwhile)")
+        print("multi-process: \(rounds) rounds in \(seconds) s, \(verified) clean verifies, \(catsServed) cats served, \(catsMissed) missed (key gone or replaced meanwhile), \(catsOfVanishedVersions) of a version replaced between looks")
     }
 }
