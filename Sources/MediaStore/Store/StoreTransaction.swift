@@ -71,8 +71,19 @@ final class StoreTransaction {
     ///   and time from `access` (needed to move it in the LRU index or to
     ///   report it); plain reads of the value skip that lookup.
     func findEntry(_ key: String, currentAccess: Bool = true) throws -> (slot: [UInt8], record: EntryRecord)? {
+        try locate(key, currentAccess: currentAccess).found
+    }
+
+    /// Where `key` is stored, or else the slot a new entry for it takes
+    /// (one ordinal above the highest in use for its digest).
+    private func locate(_ key: String, currentAccess: Bool = true) throws -> (
+        found: (slot: [UInt8], record: EntryRecord)?, free: [UInt8]
+    ) {
         let digest = store.keyDigest(key)
         let prefix = StoreKeys.slot(digest, ordinal: 0)
+        func withAccess(_ record: EntryRecord, _ slot: [UInt8]) throws -> EntryRecord {
+            currentAccess ? try withCurrentAccess(record, slot: slot) : record
+        }
         // Fast path: almost every key sits at ordinal 0 — one lookup, and
         // the record is decoded only when its key matches.
         let direct = try txn.withValue(db.keys, key: prefix) { buffer -> EntryRecord? in
@@ -82,10 +93,11 @@ final class StoreTransaction {
             }
             return record
         }
-        if let direct { return (prefix, currentAccess ? try withCurrentAccess(direct, slot: prefix) : direct) }
+        if let direct { return ((prefix, try withAccess(direct, prefix)), prefix) }
         // A colliding key holds ordinal 0, or it was freed: walk the ordinals.
         let cursor = try txn.cursor(db.keys)
         var item = try cursor.seek(atLeast: prefix)
+        var next: UInt16 = 0
         while let current = item, current.key.count == StoreKeys.slotSize,
             current.key.starts(with: prefix.prefix(16))
         {
@@ -98,25 +110,12 @@ final class StoreTransaction {
             // Keys are compared as bytes: `==` on String is canonical
             // equivalence, under which "é" and "e\u{301}" would alias.
             if record.key.utf8.elementsEqual(key.utf8) {
-                return (current.key, currentAccess ? try withCurrentAccess(record, slot: current.key) : record)
+                return ((current.key, try withAccess(record, current.key)), current.key)
             }
-            item = try cursor.next()
-        }
-        return nil
-    }
-
-    /// A free slot for `key` (ordinal one above the highest in use).
-    func freeSlot(for key: String) throws -> [UInt8] {
-        let digest = store.keyDigest(key)
-        let prefix = StoreKeys.slot(digest, ordinal: 0)
-        let cursor = try txn.cursor(db.keys)
-        var item = try cursor.seek(atLeast: prefix)
-        var next: UInt16 = 0
-        while let current = item, current.key.starts(with: prefix.prefix(16)) {
             next = StoreKeys.ordinal(ofSlot: current.key) &+ 1
             item = try cursor.next()
         }
-        return StoreKeys.slot(digest, ordinal: next)
+        return (nil, StoreKeys.slot(digest, ordinal: next))
     }
 
     func record(atSlot slot: [UInt8]) throws -> EntryRecord? {
@@ -192,13 +191,8 @@ final class StoreTransaction {
     @discardableResult
     func insert(_ record: EntryRecord, expiry: Double?) throws -> EntryRecord {
         var record = record
-        let slot: [UInt8]
-        if let existing = try findEntry(record.key) {
-            try removeEntry(existing.record, slot: existing.slot)
-            slot = existing.slot
-        } else {
-            slot = try freeSlot(for: record.key)
-        }
+        let (existing, slot) = try locate(record.key)
+        if let existing { try removeEntry(existing.record, slot: existing.slot) }
         try setExpiry(&record, slot: slot, to: expiry)
         try touch(&record, slot: slot, at: now)
         try save(record, atSlot: slot)
