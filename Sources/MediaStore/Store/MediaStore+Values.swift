@@ -50,7 +50,7 @@ extension MediaStore {
         data: Data, expiry: Date?
     )? {
         try readWhole(forKey: key, includeExpired: includeExpired) { record, data in
-            (data, record.expiry.map { Date(timeIntervalSince1970: $0) })
+            (data, record.expiryDate)
         }
     }
 
@@ -141,7 +141,7 @@ extension MediaStore {
         try updateRecord(forKey: key) { transaction, record, slot in
             let date = expiry.resolve(
                 now: Date(timeIntervalSince1970: transaction.now), defaultLifetime: configuration.defaultLifetime)
-            try transaction.setExpiry(&record, slot: slot, to: date?.timeIntervalSince1970)
+            try transaction.setExpiry(&record, slot: slot, to: date)
         }
     }
 
@@ -202,7 +202,7 @@ extension StoreTransaction {
             }
             let expiry = options.expiry.resolve(
                 now: Date(timeIntervalSince1970: now), defaultLifetime: configuration.defaultLifetime)
-            return try insert(record, expiry: expiry?.timeIntervalSince1970).info()
+            return try insert(record, expiry: expiry).info()
         }
     }
 }
