@@ -133,19 +133,11 @@ struct PlaybackPrefixTests {
 
 /// Every audio packet of a file as ffprobe lists it: its time and where it ends.
 func probePackets(of file: URL) throws -> [(time: Double, end: Int)] {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [
+    let result = try runTool([
         "ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "packet=pts_time,pos,size", "-of",
         "csv=p=0", file.path,
-    ]
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    return text.split(separator: "\n").compactMap { line in
+    ])
+    return result.output.split(separator: "\n").compactMap { line in
         let fields = line.split(separator: ",").map(String.init)
         guard fields.count >= 3, let time = Double(fields[0]), let size = Int(fields[1]), let position = Int(fields[2])
         else { return nil }
@@ -159,20 +151,12 @@ func decodedDuration(of bytes: Data, name: String) throws -> Double {
     let file = FileManager.default.temporaryDirectory.appendingPathComponent("decode-\(UUID().uuidString)-\(name)")
     try bytes.write(to: file)
     defer { try? FileManager.default.removeItem(at: file) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [
+    let result = try runTool([
         "ffmpeg", "-v", "error", "-nostats", "-i", file.path, "-f", "null", "-", "-progress", "pipe:1",
-    ]
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    let times = text.split(separator: "\n").filter { $0.hasPrefix("out_time_us=") }
+    ])
+    let times = result.output.split(separator: "\n").filter { $0.hasPrefix("out_time_us=") }
     guard let last = times.last, let microseconds = Double(last.dropFirst("out_time_us=".count)) else {
-        throw FixtureFailure(message: "ffmpeg decoded nothing from \(name): \(text)")
+        throw FixtureFailure(message: "ffmpeg decoded nothing from \(name): \(result.output)")
     }
     return microseconds / 1_000_000
 }

@@ -46,6 +46,6 @@ struct FLACFrameHeader {
             for _ in 0..<8 { computed = computed & 0x80 != 0 ? computed << 1 ^ 0x07 : computed << 1 }
         }
         guard computed == crc else { return nil }
-        firstSample = variable ? value : value * UInt64(fixedBlockSize)
+        firstSample = variable ? value : value.multipliedReportingOverflow(by: UInt64(fixedBlockSize)).partialValue
     }
 }

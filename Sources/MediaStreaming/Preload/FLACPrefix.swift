@@ -27,7 +27,7 @@ enum FLACPrefix {
                 for point in 0..<length / 18 {
                     let sample = window.uint64(at: body + point * 18)!
                     guard sample != .max else { continue }
-                    seekPoints.append((sample, Int(window.uint64(at: body + point * 18 + 8)!)))
+                    seekPoints.append((sample, Int(clamping: min(window.uint64(at: body + point * 18 + 8)!, 1 << 52))))
                 }
             case 127: return .unsupported
             default: break
@@ -37,7 +37,7 @@ enum FLACPrefix {
         }
         guard sampleRate > 0 else { return .unsupported }
         let audioStart = offset
-        let target = UInt64((seconds * Double(sampleRate)).rounded(.up))
+        let target = UInt64(Int(clampingUp: seconds * Double(sampleRate)))
         if totalSamples > 0, target >= totalSamples, let totalLength { return .length(totalLength, exact: true) }
         let margin = maximumFrame > 0 ? maximumFrame : 16 * 1024
         // A seek point past the target: every frame before it is complete there.
@@ -63,10 +63,11 @@ enum FLACPrefix {
         var estimate: Int
         if let lastFrame, lastFrame.sample > 0 {
             let bytesPerSample = Double(lastFrame.start - audioStart) / Double(lastFrame.sample)
-            estimate = audioStart + Int(Double(target) * bytesPerSample * 1.1) + margin
+            estimate = audioStart + Int(clampingUp: Double(target) * bytesPerSample * 1.1) + margin
         } else if let totalLength, totalSamples > 0 {
             estimate =
-                audioStart + Int(Double(totalLength - audioStart) * Double(target) / Double(totalSamples)) + margin
+                audioStart + Int(clampingUp: Double(totalLength - audioStart) * Double(target) / Double(totalSamples))
+                + margin
         } else {
             estimate = window.end * 2
         }

@@ -78,7 +78,7 @@ enum MP3Prefix {
             let duration = Double(frames) * first.frameDuration
             // The table says where each 1% of the duration starts; round up to
             // the next entry so the prefix covers the time, then add a frame.
-            let percent = min(100, Int((seconds / duration * 100).rounded(.up)))
+            let percent = Int(clampingUp: seconds / duration * 100, limit: 100)
             let fraction = percent >= 100 ? 256 : max(toc[percent], toc[max(0, percent - 1)])
             let end = start + bytes * fraction / 256 + maximumFrameLength(first)
             return .length(min(end, start + bytes), exact: false)
@@ -94,11 +94,11 @@ enum MP3Prefix {
             guard window.contains(table..<table + entries * entrySize) else {
                 return .needsPrefix(table + entries * entrySize)
             }
-            let wantedFrames = Int((seconds / first.frameDuration).rounded(.up))
+            let wantedFrames = Int(clampingUp: seconds / first.frameDuration)
             var offset = start
             var covered = 0
             for entry in 0..<entries where covered < wantedFrames {
-                offset += Int(window.integer(at: table + entry * entrySize, count: entrySize)!) * scale
+                offset += Int(window.integer(at: table + entry * entrySize, count: entrySize)!) * min(scale, 1 << 16)
                 covered += framesPerEntry
             }
             let end = covered < wantedFrames ? start + bytes : offset + maximumFrameLength(first)
@@ -133,7 +133,7 @@ enum MP3Prefix {
         guard frames > 0 else { return .unsupported }
         // Not reached yet: extrapolate from the average bytes per second so far.
         let bytesPerSecond = Double(position - start) / played
-        let estimate = start + Int((target + 1) * bytesPerSecond)
+        let estimate = start + Int(clampingUp: (target + 1) * bytesPerSecond)
         let next = max(estimate, window.end + 4096)
         return .needsPrefix(totalLength.map { min($0, next) } ?? next)
     }

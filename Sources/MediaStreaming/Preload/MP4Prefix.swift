@@ -102,14 +102,14 @@ enum MP4Prefix {
             let timescale = window.uint32(at: header.body + (version == 1 ? 20 : 12)), timescale > 0,
             let table = child(["mdia", "minf", "stbl"], of: track, in: window)
         else { return nil }
-        var target = Int((seconds * Double(timescale)).rounded(.up))
+        var target = Int(clampingUp: seconds * Double(timescale))
         if let edits = child(["edts", "elst"], of: track, in: window), let editVersion = window.byte(at: edits.body),
             let count = window.uint32(at: edits.body + 4), count > 0
         {
             let field = edits.body + 8 + (editVersion == 1 ? 8 : 4)
             if let media = window.integer(at: field, count: editVersion == 1 ? 8 : 4) {
                 let signed = editVersion == 1 ? Int(Int64(bitPattern: media)) : Int(Int32(truncatingIfNeeded: media))
-                if signed > 0 { target += signed }
+                if signed > 0 { target += min(signed, 1 << 52) }
             }
         }
         let samples = samplesNeeded(before: target, table: table, in: window)
@@ -130,11 +130,14 @@ enum MP4Prefix {
             guard let run = window.uint32(at: times.body + 8 + entry * 8),
                 let delta = window.uint32(at: times.body + 12 + entry * 8)
             else { return nil }
-            if delta > 0, time + run * delta >= target {
+            // The sums are kept below 2^52 so nothing from the file can overflow.
+            let product = run.multipliedReportingOverflow(by: delta)
+            let span = product.overflow ? 1 << 52 : min(product.partialValue, 1 << 52)
+            if delta > 0, time + span >= target {
                 return samples + (target - time + delta - 1) / delta
             }
-            time += run * delta
-            samples += run
+            time = min(time + span, 1 << 52)
+            samples = min(samples + run, 1 << 52)
         }
         return samples
     }
@@ -165,7 +168,7 @@ enum MP4Prefix {
             else { return nil }
             let nextChunk = run + 1 < runs ? window.uint32(at: toChunk.body + 8 + (run + 1) * 12) : chunkCount + 1
             guard let nextChunk, nextChunk > firstChunk else { return nil }
-            let runSamples = (nextChunk - firstChunk) * perChunk
+            let runSamples = min((nextChunk - firstChunk) * perChunk, 1 << 52)
             if sample < firstSampleOfRun + runSamples {
                 let chunk = firstChunk - 1 + (sample - firstSampleOfRun) / perChunk
                 let firstInChunk = firstSampleOfRun + (sample - firstSampleOfRun) / perChunk * perChunk
@@ -174,14 +177,15 @@ enum MP4Prefix {
                     base < UInt64(Int.max / 2)
                 else { return nil }
                 var position = Int(base)
+                if fixedSize != 0 { return position + (sample - firstInChunk + 1) * fixedSize }
                 for earlier in firstInChunk..<sample {
                     guard let length = size(earlier) else { return nil }
-                    position += length
+                    position = min(position + length, 1 << 60)
                 }
                 guard let length = size(sample) else { return nil }
                 return position + length
             }
-            firstSampleOfRun += runSamples
+            firstSampleOfRun = min(firstSampleOfRun + runSamples, 1 << 52)
         }
         return nil
     }

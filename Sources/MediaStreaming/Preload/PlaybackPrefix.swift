@@ -34,17 +34,18 @@ public enum PlaybackPrefix {
         totalLength: Int? = nil
     ) -> PrefixEstimate {
         let window = ByteWindow(Array(prefix))
+        let seconds = seconds.isNaN ? 0 : min(max(seconds, 0), 1e9)
         let answer: PrefixEstimate
         if window.matches("fLaC", at: 0) {
-            answer = FLACPrefix.estimate(toPlay: max(0, seconds), in: window, totalLength: totalLength)
+            answer = FLACPrefix.estimate(toPlay: seconds, in: window, totalLength: totalLength)
         } else if MP4Prefix.isMP4(window) {
             answer = MP4Prefix.estimate(
-                toPlay: max(0, seconds), in: window, trailer: trailer.map { ByteWindow($0.bytes, base: $0.offset) },
+                toPlay: seconds, in: window, trailer: trailer.map { ByteWindow($0.bytes, base: $0.offset) },
                 totalLength: totalLength)
         } else if window.bytes.count < 4 {
             answer = .needsPrefix(64 * 1024)
         } else {
-            answer = MP3Prefix.estimate(toPlay: max(0, seconds), in: window, totalLength: totalLength)
+            answer = MP3Prefix.estimate(toPlay: seconds, in: window, totalLength: totalLength)
         }
         switch answer {
         case .length(let length, let exact):
