@@ -121,4 +121,50 @@ import Testing
         #expect(try test.storedBytes(of: Self.url) == Self.new)
         #expect(try test.store.verify().isClean)
     }
+
+    /// An offline download pins the version it downloaded, never a
+    /// replacement: when another session replaces the entry midway, the
+    /// download fails and the new entry stays unpinned.
+    @Test func anOfflineDownloadPinsOnlyTheVersionItDownloaded() async throws {
+        let chunk = TestCache.chunkSize
+        let origin = ChangingOrigin(
+            [.init(bytes: Self.old, etag: "\"old\""), .init(bytes: Self.new, etag: "\"new\"")],
+            holdAfter: [0: 4 * chunk])
+        let configuration = StreamingConfiguration(chunksPerRequest: 64, stallTimeout: 30)
+        let test = try TestCache(configuration: configuration, origin: origin)
+        let key = test.cache.cacheKey(for: Self.url)
+        let download = OfflineDownloader(cache: test.cache).download(Self.url)
+        for _ in 0..<1_000 {
+            if try test.store.info(forKey: key)?.cachedBytes ?? 0 >= 4 * chunk { break }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let oldVersion = try #require(try test.store.info(forKey: key)).version
+
+        origin.change(to: 1)
+        var revalidating = configuration
+        revalidating.alwaysRevalidate = true
+        let cacheB = StreamingCache(store: test.store, origin: test.origin, configuration: revalidating)
+        let newVersion = try await cacheB.loader(for: Self.url).downloadAll()
+        #expect(newVersion != oldVersion)
+        #expect(try test.store.info(forKey: key)?.version == newVersion)
+
+        origin.release(0)
+        await #expect(throws: StreamingError.self) { try await download.completion() }
+        guard case .failed(.notCacheable) = download.state else {
+            Issue.record("expected the download to fail as not cacheable, got \(download.state)")
+            return
+        }
+        let info = try #require(try test.store.info(forKey: key))
+        #expect(info.version == newVersion)
+        #expect(!info.isPinned)
+        #expect(info.isComplete)
+        #expect(try test.storedBytes(of: Self.url) == Self.new)
+
+        // Downloaded again, undisturbed: the version it reports is the one pinned.
+        let again = OfflineDownloader(cache: cacheB).download(Self.url)
+        try await again.completion()
+        let pinned = try #require(try test.store.info(forKey: key))
+        #expect(pinned.isPinned)
+        #expect(pinned.version == newVersion)
+    }
 }
