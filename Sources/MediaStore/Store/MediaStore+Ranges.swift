@@ -50,7 +50,7 @@ extension MediaStore {
                 }
                 let expiry = options.expiry.resolve(
                     now: Date(timeIntervalSince1970: transaction.now), defaultLifetime: configuration.defaultLifetime)
-                return try transaction.insert(record, expiry: expiry?.timeIntervalSince1970).info()
+                return try transaction.insert(record, expiry: expiry).info()
             }
         }
     }

@@ -50,7 +50,7 @@ extension MediaStore {
         data: Data, expiry: Date?
     )? {
         try readWhole(forKey: key, includeExpired: includeExpired) { record, data in
-            (data, record.expiry.map { Date(timeIntervalSince1970: $0) })
+            (data, record.expiryDate)
         }
     }
 
@@ -162,7 +162,7 @@ extension MediaStore {
         try updateRecord(forKey: key, version: version) { transaction, record, slot in
             let date = expiry.resolve(
                 now: Date(timeIntervalSince1970: transaction.now), defaultLifetime: configuration.defaultLifetime)
-            try transaction.setExpiry(&record, slot: slot, to: date?.timeIntervalSince1970)
+            try transaction.setExpiry(&record, slot: slot, to: date)
         }
     }
 
@@ -230,7 +230,7 @@ extension StoreTransaction {
             }
             let expiry = options.expiry.resolve(
                 now: Date(timeIntervalSince1970: now), defaultLifetime: configuration.defaultLifetime)
-            return try insert(record, expiry: expiry?.timeIntervalSince1970).info()
+            return try insert(record, expiry: expiry).info()
         }
     }
 }
