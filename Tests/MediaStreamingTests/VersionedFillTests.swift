@@ -167,4 +167,33 @@ import Testing
         #expect(pinned.isPinned)
         #expect(pinned.version == newVersion)
     }
+
+    /// The entry a session serves is replaced behind its back (another
+    /// process puts other bytes at the key): the session reads on from the
+    /// origin, uncached, and never hands out the other entry's bytes.
+    @Test func aSessionWhoseEntryIsReplacedPlaysOnFromTheOrigin() async throws {
+        let origin = ChangingOrigin([.init(bytes: Self.old, etag: "\"old\"")])
+        let test = try TestCache(
+            configuration: StreamingConfiguration(chunksPerRequest: 4, stallTimeout: 30), origin: origin)
+        let key = test.cache.cacheKey(for: Self.url)
+        let player = test.player(Self.url)
+        let (_, body, _) = try await player.play()
+        #expect(body == Self.old)
+        #expect(try await test.waitUntilComplete(Self.url))
+        let served = try #require(try test.store.info(forKey: key)).version
+
+        let foreign = ChangingOrigin.content(count: Self.old.count, seed: 3)
+        try test.store.put(foreign, forKey: key)
+        #expect(try test.store.info(forKey: key)?.version != served)
+        let before = test.origin.bodyBytes
+
+        let middle = await player.load(offset: 100_000, length: 60_000)
+        #expect(middle.error == nil)
+        #expect(middle.data == Self.old[100_000..<160_000])
+        #expect(test.origin.bodyBytes > before)
+        #expect(await player.loader.cachingSkippedReason != nil)
+        // The other entry is left as it was.
+        #expect(try test.store.data(forKey: key) == foreign)
+        #expect(try test.store.verify().isClean)
+    }
 }
