@@ -12,19 +12,31 @@ import Testing
     static let chunk = 8_192
     static let keys = (0..<6).map { "https://example.com/track/\($0)" }
 
-    /// Self-describing content: 8 bytes of version, then bytes that depend
-    /// only on (key, version), so any prefix can be checked.
-    static func content(key: String, version: UInt64, length: Int) -> [UInt8] {
-        precondition(length >= 8)
-        var generator = SeededGenerator(seed: stableHash(key) ^ version)
-        return withUnsafeBytes(of: version.littleEndian) { Array($0) } + generator.bulkBytes(length - 8)
+    /// Self-describing content (``SelfDescribingBytes``): every byte names
+    /// its key, content and offset, so any read of 31 bytes or more is
+    /// checked exactly, wherever it starts.
+    static func content(key: String, variant: UInt8, length: Int) -> [UInt8] {
+        SelfDescribingBytes.content(
+            key: keyID(key), id: SelfDescribingBytes.contentID(variant: variant, length: length))
     }
 
-    /// Whether `bytes` is a prefix of some version's content for `key`.
-    static func isGenuinePrefix(_ bytes: Data, key: String) -> Bool {
-        guard bytes.count >= 8 else { return true }
-        let version = bytes.prefix(8).withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
-        return Data(content(key: key, version: version, length: bytes.count)) == bytes
+    /// The content id a sparse fill of `key` prepares (and announces as its ETag).
+    static func sparseContent(variant: UInt8, length: Int) -> (id: UInt32, options: WriteOptions) {
+        let id = SelfDescribingBytes.contentID(variant: 0x80 | variant, length: length)
+        return (id, WriteOptions(metadata: EntryMetadata(etag: "\"\(id)\"")))
+    }
+
+    static func keyID(_ key: String) -> UInt16 { UInt16(truncatingIfNeeded: stableHash(key)) }
+
+    /// Whether `bytes`, read at `offset` of `key`, are all one content of
+    /// that key, right at every offset (and, for `whole`, all of it).
+    static func isGenuine(_ bytes: some Collection<UInt8>, at offset: Int = 0, key: String, whole: Bool = false)
+        -> Bool
+    {
+        guard case .content(let id) = SelfDescribingBytes.decode(bytes, at: offset, key: keyID(key)) else {
+            return false
+        }
+        return !whole || bytes.count == SelfDescribingBytes.length(of: id)
     }
 
     static func stableHash(_ string: String) -> UInt64 {
@@ -53,35 +65,40 @@ import Testing
             do {
                 switch roll {
                 case 0..<25:  // put, inline or chunked
-                    let length = Int.random(in: 8...60_000, using: &random)
-                    let version = random.next() & ~(1 << 63)
-                    try store.put(content(key: key, version: version, length: length), forKey: key)
+                    let length = Int.random(in: 32...60_000, using: &random)
+                    try store.put(
+                        content(key: key, variant: .random(in: 0...0x7F, using: &random), length: length), forKey: key)
                 case 25..<45:  // whole read
-                    if let data = try store.data(forKey: key), !isGenuinePrefix(data, key: key) {
+                    if let data = try store.data(forKey: key), !isGenuine(data, key: key, whole: true) {
                         fail("step \(step): torn value of \(data.count) bytes for \(key)")
                     }
                 case 45..<60:  // range read from the start
-                    let data = try store.read(forKey: key, range: 0..<Int.random(in: 8...30_000, using: &random))
-                    if !isGenuinePrefix(data, key: key) { fail("step \(step): torn range of \(key)") }
+                    let data = try store.read(forKey: key, range: 0..<Int.random(in: 32...30_000, using: &random))
+                    if !isGenuine(data, key: key) { fail("step \(step): torn range of \(key)") }
                 case 60..<67:  // range read anywhere, chunk by chunk
                     let start = Int.random(in: 0..<40_000, using: &random)
-                    try store.read(forKey: key, range: start..<start + Int.random(in: 1...20_000, using: &random)) {
-                        _ in
+                    var streamed: [UInt8] = []
+                    try store.read(forKey: key, range: start..<start + Int.random(in: 32...20_000, using: &random)) {
+                        streamed += $0
+                    }
+                    if !isGenuine(streamed, at: start, key: key) {
+                        fail("step \(step): torn chunk-by-chunk read of \(key) at \(start)")
                     }
                 case 67..<75:
                     try store.remove(forKey: key)
                 case 75..<83:  // streamed in three pieces
-                    let length = Int.random(in: 8...50_000, using: &random)
-                    let bytes = content(key: key, version: random.next() & ~(1 << 63), length: length)
+                    let length = Int.random(in: 32...50_000, using: &random)
+                    let bytes = content(key: key, variant: .random(in: 0...0x7F, using: &random), length: length)
                     let writer = try store.makeWriter(forKey: key)
                     try writer.append(bytes[..<(length / 3)])
                     try writer.append(bytes[(length / 3)..<(2 * length / 3)])
                     try writer.append(bytes[(2 * length / 3)...])
                     try writer.finish()
-                case 83..<95:  // sparse: one content per (key, length), so fills from any thread agree
+                case 83..<95:  // sparse: two contents per length, told apart by ETag
                     let length = [20_000, 33_000][Int.random(in: 0...1, using: &random)]
-                    let bytes = content(key: key, version: 1 << 63 | UInt64(length), length: length)
-                    let version = try store.prepareEntry(forKey: key, length: length).version
+                    let (id, options) = sparseContent(variant: .random(in: 0...1, using: &random), length: length)
+                    let bytes = SelfDescribingBytes.content(key: keyID(key), id: id)
+                    let version = try store.prepareEntry(forKey: key, length: length, options: options).version
                     let index = Int.random(in: 0..<((length + chunk - 1) / chunk), using: &random)
                     let start = index * chunk
                     try store.write(bytes[start..<min(length, start + chunk)], at: start, forKey: key, version: version)
@@ -127,7 +144,7 @@ import Testing
         for info in entries where info.isComplete {
             let data = try #require(try store.data(forKey: info.key))
             #expect(data.count == info.length)
-            #expect(isGenuinePrefix(data, key: info.key), "seed \(seed): \(info.key)")
+            #expect(isGenuine(data, key: info.key, whole: true), "seed \(seed): \(info.key)")
             #expect(ContentDigest(of: data) == info.contentDigest)
         }
     }

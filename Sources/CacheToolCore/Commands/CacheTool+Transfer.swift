@@ -39,11 +39,19 @@ extension CacheTool {
                     let handle = FileHandle(forWritingAtPath: temporary.path)
                 else { throw ToolError("cannot write \(temporary.path)") }
                 do {
-                    try store.read(forKey: entry.key, range: 0..<length, includeExpired: true) { data in
+                    // Bound to the listed version: the file is named by its digest.
+                    try store.read(forKey: entry.key, range: 0..<length, includeExpired: true, version: entry.version) {
+                        data in
                         try handle.write(contentsOf: data)
                     }
                     try handle.close()
                     try manager.moveItem(at: temporary, to: file)
+                } catch StoreError.changedDuringRead, StoreError.notFound {
+                    // Replaced or removed since the listing (another process): not exported.
+                    try? handle.close()
+                    try? manager.removeItem(at: temporary)
+                    skipped.append(.object([("key", .string(entry.key)), ("reason", .string("changed"))]))
+                    continue
                 } catch let error as StoreError {
                     try? handle.close()
                     try? manager.removeItem(at: temporary)
@@ -54,34 +62,43 @@ extension CacheTool {
                 }
                 bytes += length
             }
-            items.append(.object([
-                ("key", .string(entry.key)), ("file", .string(name)), ("length", .int(length)),
-                ("contentDigest", .string(digest.hexString)),
-                ("mimeType", .optional(entry.metadata.mimeType, JSONValue.string)),
-                ("etag", .optional(entry.metadata.etag, JSONValue.string)),
-                ("lastModified", .optional(entry.metadata.lastModified, JSONValue.string)),
-                ("userInfo", .object(entry.metadata.userInfo.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })),
-                ("expiry", .date(entry.expiry)), ("pinned", .bool(entry.isPinned)), ("cost", .int(entry.cost)),
-            ]))
+            items.append(
+                .object([
+                    ("key", .string(entry.key)), ("file", .string(name)), ("length", .int(length)),
+                    ("contentDigest", .string(digest.hexString)),
+                    ("mimeType", .optional(entry.metadata.mimeType, JSONValue.string)),
+                    ("etag", .optional(entry.metadata.etag, JSONValue.string)),
+                    ("lastModified", .optional(entry.metadata.lastModified, JSONValue.string)),
+                    (
+                        "userInfo",
+                        .object(entry.metadata.userInfo.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })
+                    ),
+                    ("expiry", .date(entry.expiry)), ("pinned", .bool(entry.isPinned)), ("cost", .int(entry.cost)),
+                ]))
         }
         let manifest = JSONValue.object([
             ("schema", .string("cachetool-export/1")), ("exported", .date(Date())),
             ("entries", .array(items)), ("skipped", .array(skipped)),
         ])
         do {
-            try Data(manifest.rendered().utf8).write(to: target.appendingPathComponent(Self.manifestName), options: .atomic)
+            try Data(manifest.rendered().utf8).write(
+                to: target.appendingPathComponent(Self.manifestName), options: .atomic)
         } catch {
             throw ToolError("cannot write the manifest: \(error.localizedDescription)")
         }
         console.endProgress()
         if parsed.flag("json") {
-            printJSON("export", [
-                ("store", .string(store.directory.path)), ("directory", .string(target.path)),
-                ("exported", .int(items.count)), ("skippedPartial", .int(skipped.count)), ("fileBytes", .int(bytes)),
-            ])
+            printJSON(
+                "export",
+                [
+                    ("store", .string(store.directory.path)), ("directory", .string(target.path)),
+                    ("exported", .int(items.count)), ("skippedPartial", .int(skipped.count)),
+                    ("fileBytes", .int(bytes)),
+                ])
         } else {
-            console.print("exported \(items.count) entries (\(ByteSize.format(bytes)) in files) to \(target.path)"
-                + (skipped.isEmpty ? "" : "; skipped \(skipped.count) partial"))
+            console.print(
+                "exported \(items.count) entries (\(ByteSize.format(bytes)) in files) to \(target.path)"
+                    + (skipped.isEmpty ? "" : "; skipped \(skipped.count) partial"))
         }
     }
 
@@ -122,9 +139,11 @@ extension CacheTool {
                 continue
             }
             defer { try? handle.close() }
-            let stored = try stream(handle, into: store, key: key, options: options, expectedLength: item["length"] as? Int)
+            let stored = try stream(
+                handle, into: store, key: key, options: options, expectedLength: item["length"] as? Int)
             if stored.contentDigest?.hexString != digest {
-                try store.remove(forKey: key)
+                // Only the entry just imported, not one written since by someone else.
+                _ = try? store.remove(forKey: key, version: stored.version)
                 failures.append("\(key): \(name) does not match its digest \(digest); not imported")
                 continue
             }
@@ -132,10 +151,12 @@ extension CacheTool {
         }
         console.endProgress()
         if parsed.flag("json") {
-            printJSON("import", [
-                ("store", .string(store.directory.path)), ("imported", .int(imported)),
-                ("failed", .array(failures.map(JSONValue.string))),
-            ])
+            printJSON(
+                "import",
+                [
+                    ("store", .string(store.directory.path)), ("imported", .int(imported)),
+                    ("failed", .array(failures.map(JSONValue.string))),
+                ])
         } else {
             console.print("imported \(imported) of \(entries.count) entries")
         }

@@ -30,9 +30,11 @@ public struct EntryInfo: Sendable, Equatable {
     /// Chunks currently stored for it (0 for inline values).
     public var chunkCount: Int
     /// Identifies this version of the entry: it changes whenever the
-    /// entry is replaced, and stays while holes are filled. Pass it to
+    /// entry is replaced, and stays while holes are filled. Range fills
+    /// name it (``MediaStore/write(_:at:forKey:version:)``); pass it to
     /// ``MediaStore/read(forKey:range:includeExpired:version:chunkHandler:)``
-    /// to read exactly the version described here.
+    /// to read exactly the version described here, and to `setPinned`,
+    /// `setMetadata`, `setExpiry` or `remove` to act on this version only.
     public var version: UInt64
 
     /// Whether the entry has expired at `date`.

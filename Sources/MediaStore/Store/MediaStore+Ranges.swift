@@ -78,9 +78,8 @@ extension MediaStore {
         return try run {
             try write { transaction in
                 let (slot, found) = try transaction.findEntry(key, version: version)
-                guard !found.isInline else {
-                    throw StoreError.entryReplaced(key: key, expected: version, found: found.entryID)
-                }
+                // An inline value (from put) is no entry to fill range by range.
+                guard !found.isInline else { throw StoreError.notFound(key: key) }
                 var record = found
                 return try bytes.withUnsafeBytes { buffer in
                     try transaction.fill(&record, slot: slot, bytes: buffer, at: offset)

@@ -81,7 +81,7 @@ actor ResourceFetcher {
     /// from the origin (a conditional request for an expired entry).
     func contentInformation(url: URL, headers: [String: String]) async throws -> ContentInformation {
         if var information {
-            information.isEntireLengthAvailableOnDemand = cachingSkipped == nil && ((try? store.info(forKey: key))?.isComplete ?? false)
+            information.isEntireLengthAvailableOnDemand = cachingSkipped == nil && isServedVersionComplete()
             return information
         }
         if !resolving {
@@ -155,7 +155,7 @@ actor ResourceFetcher {
         guard offset < length else { return .end }
         var holeEnd = length
         if cachingSkipped == nil {
-            let ranges = try store.cachedRanges(forKey: key)
+            let ranges = try servedRanges()
             if let cached = ranges.first(where: { $0.contains(offset) }), let entryVersion {
                 return .store(offset..<cached.upperBound, version: entryVersion)
             }
@@ -179,11 +179,30 @@ actor ResourceFetcher {
         return .stream(stream)
     }
 
+    /// The cached ranges of the entry version this fetcher serves. When the
+    /// entry at the key is another version now (replaced by another
+    /// writer), none: the resource plays on uncached.
+    private func servedRanges() throws -> [Range<Int>] {
+        guard let entryVersion else { return [] }
+        guard try store.info(forKey: key)?.version == entryVersion else {
+            self.entryVersion = nil
+            skipCaching("the store entry was replaced by another writer")
+            return []
+        }
+        return try store.cachedRanges(forKey: key)
+    }
+
+    /// Whether the entry version this fetcher serves is complete in the store.
+    private func isServedVersionComplete() -> Bool {
+        guard let entryVersion, let info = try? store.info(forKey: key) else { return false }
+        return info.version == entryVersion && info.isComplete
+    }
+
     /// The first byte at or after `offset` that is not in the store; `nil` when none is missing.
     func firstMissingByte(from offset: Int) throws -> Int? {
         guard let length = information?.contentLength else { return offset }
         var position = offset
-        for range in try store.cachedRanges(forKey: key) where range.contains(position) {
+        for range in try servedRanges() where range.contains(position) {
             position = range.upperBound
         }
         return position < length ? position : nil
@@ -407,7 +426,12 @@ actor ResourceFetcher {
             let changed = (stored.length != nil && total != nil && stored.length != total) || old != new
             if download.ifNoneMatch != nil || download.ifModifiedSince != nil { emit(.revalidated(changed: changed)) }
             if changed {
-                try store.remove(forKey: key)
+                do {
+                    try store.remove(forKey: key, version: stored.version)
+                } catch {
+                    // Replaced meanwhile: prepareEntry below judges the new one.
+                    guard case .entryReplaced = error else { throw error }
+                }
             } else if stored.isExpired() {
                 do {
                     try store.setExpiry(policy, forKey: key, version: stored.version)
@@ -456,7 +480,7 @@ actor ResourceFetcher {
                 EntryMetadata(mimeType: mime, etag: validators.etag, lastModified: validators.lastModified), forKey: key,
                 version: entryVersion)
         }
-        let complete = cachingSkipped == nil && ((try? store.info(forKey: key))?.isComplete ?? false)
+        let complete = cachingSkipped == nil && isServedVersionComplete()
         resolve(ContentInformation(
             mimeType: mime, contentLength: download.end, isEntireLengthAvailableOnDemand: complete,
             etag: validators.etag, lastModified: validators.lastModified))

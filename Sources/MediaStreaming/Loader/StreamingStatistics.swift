@@ -17,7 +17,7 @@ public struct StreamingStatistics: Sendable, Equatable {
     /// Requests retried after a transient failure.
     public var retries = 0
     /// Chunks not stored because the entry version they were fetched for
-    /// had been replaced in the store meanwhile (``MediaStore/StoreError/entryReplaced(key:expected:found:)``).
+    /// had been replaced in the store meanwhile (`StoreError.entryReplaced`).
     public var replacedWrites = 0
     /// Bytes handed to readers that they have not taken yet, now.
     public var readerBacklogBytes = 0
