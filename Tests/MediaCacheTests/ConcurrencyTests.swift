@@ -45,3 +45,19 @@ final class SendableObserver: Sendable {}
         #expect(try storage.object(forKey: "a0") == 49)
     }
 }
+
+/// The storages are `Sendable` exactly when their keys and values are.
+@Suite struct SendabilityTests {
+    func requireSendable<T: Sendable>(_: T.Type) -> Bool { true }
+
+    @Test func storagesOfSendableTypesAreSendable() {
+        #expect(requireSendable(Storage<String, Int>.self))
+        #expect(requireSendable(SyncStorage<String, Data>.self))
+        #expect(requireSendable(AsyncStorage<URL, [String]>.self))
+        #expect(requireSendable(HybridStorage<Int, User>.self))
+        #expect(requireSendable(MemoryStorage<String, Int>.self))
+        #expect(requireSendable(DiskStorage<String, Int>.self))
+        #expect(requireSendable(Transformer<Int>.self))
+        #expect(requireSendable(ObservationToken.self))
+    }
+}

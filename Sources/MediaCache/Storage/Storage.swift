@@ -15,7 +15,7 @@ import Foundation
 ///
 /// The sync API (this class), ``async`` and observer registration share one
 /// serialization domain, so they may be mixed from any thread.
-public final class Storage<Key: Hashable, Value>: @unchecked Sendable {
+public final class Storage<Key: Hashable, Value> {
     /// The two tiers.
     public let hybridStorage: HybridStorage<Key, Value>
     /// The synchronous API this class forwards to.
@@ -139,3 +139,6 @@ extension Storage: KeyObservationRegistry {
         hybridStorage.removeAllKeyObservers()
     }
 }
+
+// Every access to mutable state runs inside the storage's serialization domain (``SerialDomain``); keys and values cross threads, so both must be Sendable.
+extension Storage: @unchecked Sendable where Key: Sendable, Value: Sendable {}
