@@ -62,27 +62,33 @@ let package = Package(
             name: "cachetool",
             dependencies: ["CacheToolCore"]
         ),
+        // Test-only helpers (seeded generator, temporary directories, external
+        // tools) shared by every test target; not part of any product.
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport"
+        ),
         .executableTarget(
             name: "crash-writer",
-            dependencies: ["MediaStore"],
+            dependencies: ["MediaStore", "TestSupport"],
             path: "Tests/CrashWriter"
         ),
         .testTarget(
             name: "MediaStoreTests",
-            dependencies: ["MediaStore"]
+            dependencies: ["MediaStore", "TestSupport"]
         ),
         .testTarget(
             name: "MediaCacheTests",
-            dependencies: ["MediaCache", "MediaStore"]
+            dependencies: ["MediaCache", "MediaStore", "TestSupport"]
         ),
         .testTarget(
             name: "CacheToolTests",
-            dependencies: ["CacheToolCore", "MediaStore", "MediaStreaming"],
+            dependencies: ["CacheToolCore", "MediaStore", "MediaStreaming", "TestSupport"],
             exclude: ["Fuzz"]
         ),
         .testTarget(
             name: "MediaStreamingTests",
-            dependencies: ["MediaStreaming", "MediaStore", "LoopbackNginx"],
+            dependencies: ["MediaStreaming", "MediaStore", "LoopbackNginx", "TestSupport"],
             resources: [.copy("Fixtures")]
         ),
     ],

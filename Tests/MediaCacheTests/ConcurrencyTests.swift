@@ -6,9 +6,9 @@ import Testing
 final class SendableObserver: Sendable {}
 
 /// Upstream crashes when the sync and async APIs are mixed (#249, #250).
-@Suite struct ConcurrencyTests {
+@Suite(.timeLimit(.minutes(2))) struct ConcurrencyTests {
     @Test func mixedSyncAndAsyncFromManyThreads() async throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(
             in: temp, memoryConfig: MemoryConfig(countLimit: 16),
             transformer: TransformerFactory.forCodable(ofType: Int.self))
