@@ -68,6 +68,13 @@ let package = Package(
             name: "TestSupport",
             path: "Tests/TestSupport"
         ),
+        // The fuzz entry points, shared by FuzzTesting/ and the replay tests;
+        // test code, in no product (reaches MediaStore's `package` internals).
+        .target(
+            name: "FuzzSupport",
+            dependencies: ["MediaStore", "MediaStreaming", "CacheToolCore"],
+            path: "Tests/FuzzSupport"
+        ),
         .executableTarget(
             name: "crash-writer",
             dependencies: ["MediaStore", "TestSupport"],
@@ -83,7 +90,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CacheToolTests",
-            dependencies: ["CacheToolCore", "MediaStore", "MediaStreaming", "TestSupport"],
+            dependencies: ["CacheToolCore", "MediaStore", "MediaStreaming", "TestSupport", "FuzzSupport"],
             exclude: ["Fuzz"]
         ),
         .testTarget(
