@@ -254,6 +254,7 @@ import Testing
         let storage = try Storage<String, Song>(
             diskConfig: DiskConfig(name: "A", directory: temp.url), memoryConfig: MemoryConfig(),
             transformer: TransformerFactory.forCodable(ofType: Song.self))
+        storage.async = storage.async  // upstream's `lazy var` is settable
         let async = storage.async
         #expect(async.innerStorage === storage.hybridStorage)  // `hybridStorage`: a MediaCache addition
         _ = async.serialQueue
