@@ -62,27 +62,40 @@ let package = Package(
             name: "cachetool",
             dependencies: ["CacheToolCore"]
         ),
+        // Test-only helpers (seeded generator, temporary directories, external
+        // tools) shared by every test target; not part of any product.
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport"
+        ),
+        // The fuzz entry points, shared by FuzzTesting/ and the replay tests;
+        // test code, in no product (reaches MediaStore's `package` internals).
+        .target(
+            name: "FuzzSupport",
+            dependencies: ["MediaStore", "MediaStreaming", "CacheToolCore"],
+            path: "Tests/FuzzSupport"
+        ),
         .executableTarget(
             name: "crash-writer",
-            dependencies: ["MediaStore"],
+            dependencies: ["MediaStore", "TestSupport"],
             path: "Tests/CrashWriter"
         ),
         .testTarget(
             name: "MediaStoreTests",
-            dependencies: ["MediaStore"]
+            dependencies: ["MediaStore", "TestSupport"]
         ),
         .testTarget(
             name: "MediaCacheTests",
-            dependencies: ["MediaCache", "MediaStore"]
+            dependencies: ["MediaCache", "MediaStore", "TestSupport"]
         ),
         .testTarget(
             name: "CacheToolTests",
-            dependencies: ["CacheToolCore", "MediaStore", "MediaStreaming"],
+            dependencies: ["CacheToolCore", "MediaStore", "MediaStreaming", "TestSupport", "FuzzSupport"],
             exclude: ["Fuzz"]
         ),
         .testTarget(
             name: "MediaStreamingTests",
-            dependencies: ["MediaStreaming", "MediaStore", "LoopbackNginx"],
+            dependencies: ["MediaStreaming", "MediaStore", "LoopbackNginx", "TestSupport"],
             resources: [.copy("Fixtures")]
         ),
     ],

@@ -19,18 +19,28 @@ let package = Package(
     name: "MediaCacheFuzz",
     dependencies: [.package(path: "MediaCache")],
     targets: [
-        .executableTarget(
-            name: "FuzzArguments", dependencies: [.product(name: "CacheToolCore", package: "MediaCache")]),
-        .executableTarget(
-            name: "FuzzRecords", dependencies: [.product(name: "MediaStore", package: "MediaCache")]),
-        .executableTarget(
-            name: "FuzzChunks", dependencies: [.product(name: "MediaStore", package: "MediaCache")]),
-        .executableTarget(
-            name: "FuzzHTTP", dependencies: [.product(name: "MediaStreaming", package: "MediaCache")]),
-        .executableTarget(
-            name: "FuzzPlaybackPrefix", dependencies: [.product(name: "MediaStreaming", package: "MediaCache")]),
-        .executableTarget(
-            name: "FuzzStoreFile", dependencies: [.product(name: "MediaStore", package: "MediaCache")]),
+        // The entry points, shared with the replay tests (the root package's
+        // FuzzSupport target, same folder). They reach MediaStore's `package`
+        // internals, so they are compiled as part of that package: its
+        // identity is "mediacache" (the `MediaCache` symlink's name), and
+        // `packageAccess: false` stops SwiftPM passing this package's own
+        // `-package-name`.
+        .target(
+            name: "FuzzEntryPoints",
+            dependencies: [
+                .product(name: "MediaStore", package: "MediaCache"),
+                .product(name: "MediaStreaming", package: "MediaCache"),
+                .product(name: "CacheToolCore", package: "MediaCache"),
+            ],
+            path: "MediaCache/Tests/FuzzSupport",
+            packageAccess: false,
+            swiftSettings: [.unsafeFlags(["-package-name", "mediacache"])]),
+        .executableTarget(name: "FuzzArguments", dependencies: ["FuzzEntryPoints"]),
+        .executableTarget(name: "FuzzRecords", dependencies: ["FuzzEntryPoints"]),
+        .executableTarget(name: "FuzzChunks", dependencies: ["FuzzEntryPoints"]),
+        .executableTarget(name: "FuzzHTTP", dependencies: ["FuzzEntryPoints"]),
+        .executableTarget(name: "FuzzPlaybackPrefix", dependencies: ["FuzzEntryPoints"]),
+        .executableTarget(name: "FuzzStoreFile", dependencies: ["FuzzEntryPoints"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -31,6 +31,7 @@ struct DemoPlayer {
 }
 
 /// Collects the answers to a player's requests.
+// Unchecked: all mutable state is guarded by `lock`.
 private final class Collector: @unchecked Sendable {
     private let lock = NSLock()
     private let started: ContinuousClock.Instant
@@ -72,6 +73,7 @@ private final class Collector: @unchecked Sendable {
 }
 
 /// Lets a responder closure know its own request.
+// Unchecked: `id` is set once before the request is handed to the loader, and only read after.
 private final class RequestBox: @unchecked Sendable {
     var id: ObjectIdentifier?
 }

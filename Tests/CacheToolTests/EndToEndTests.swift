@@ -7,8 +7,8 @@ import Testing
     @Test func putThenCatReturnsTheSameBytes() throws {
         let directory = try TemporaryDirectory("roundtrip")
         defer { directory.remove() }
-        var random = SplitMix(seed: 7)
-        let value = random.bytes(700_000)
+        var random = SplitMix64(seed: 7)
+        let value = random.data(700_000)
         try value.write(to: URL(fileURLWithPath: directory.path("input")))
         let store = directory.path("store")
         let put = try ToolProcess.cachetool(["--store", store, "put", "track", directory.path("input")])
@@ -36,8 +36,8 @@ import Testing
         let directory = try TemporaryDirectory("schema")
         defer { directory.remove() }
         let store = directory.path("store")
-        var random = SplitMix(seed: 11)
-        let shared = random.bytes(600_000)
+        var random = SplitMix64(seed: 11)
+        let shared = random.data(600_000)
         for key in ["a", "b"] {
             #expect(try ToolProcess.cachetool(["-s", store, "put", key, "-"], input: shared).status == 0)
         }
@@ -94,10 +94,10 @@ import Testing
         let directory = try TemporaryDirectory("flip")
         defer { directory.remove() }
         let store = directory.path("store")
-        var random = SplitMix(seed: 13)
-        let victim = random.bytes(300_000)
+        var random = SplitMix64(seed: 13)
+        let victim = random.data(300_000)
         #expect(try ToolProcess.cachetool(["-s", store, "put", "victim", "-"], input: victim).status == 0)
-        #expect(try ToolProcess.cachetool(["-s", store, "put", "bystander", "-"], input: random.bytes(300_000)).status == 0)
+        #expect(try ToolProcess.cachetool(["-s", store, "put", "bystander", "-"], input: random.data(300_000)).status == 0)
         #expect(try ToolProcess.cachetool(["-s", store, "verify"]).status == 0)
 
         // Random bytes are stored raw: find a stretch of the value in the file and flip one bit in it.
@@ -189,9 +189,9 @@ import Testing
         let directory = try TemporaryDirectory("policy")
         defer { directory.remove() }
         let store = directory.path("store")
-        var random = SplitMix(seed: 17)
+        var random = SplitMix64(seed: 17)
         for key in ["keep", "drop1", "drop2"] {
-            #expect(try ToolProcess.cachetool(["-s", store, "put", key, "-"], input: random.bytes(100_000)).status == 0)
+            #expect(try ToolProcess.cachetool(["-s", store, "put", key, "-"], input: random.data(100_000)).status == 0)
         }
         #expect(try ToolProcess.cachetool(["-s", store, "put", "--expiry", "2001-01-01T00:00:00Z", "stale", "-"], input: Data("x".utf8)).status == 0)
         #expect(try ToolProcess.cachetool(["-s", store, "pin", "keep"]).status == 0)
@@ -209,11 +209,11 @@ import Testing
         let directory = try TemporaryDirectory("compact")
         defer { directory.remove() }
         let store = directory.path("store")
-        var random = SplitMix(seed: 19)
-        let kept = random.bytes(400_000)
+        var random = SplitMix64(seed: 19)
+        let kept = random.data(400_000)
         #expect(try ToolProcess.cachetool(["-s", store, "put", "kept", "-"], input: kept).status == 0)
         for index in 0..<4 {
-            #expect(try ToolProcess.cachetool(["-s", store, "put", "gone\(index)", "-"], input: random.bytes(500_000)).status == 0)
+            #expect(try ToolProcess.cachetool(["-s", store, "put", "gone\(index)", "-"], input: random.data(500_000)).status == 0)
         }
         #expect(try ToolProcess.cachetool(["-s", store, "rm", "gone0", "gone1", "gone2", "gone3"]).status == 0)
 
@@ -238,8 +238,8 @@ import Testing
         let directory = try TemporaryDirectory("transfer")
         defer { directory.remove() }
         let source = directory.path("source")
-        var random = SplitMix(seed: 23)
-        let values = [("a/track.mp3", random.bytes(300_000)), ("b", random.text(50_000)), ("tiny", Data("hi".utf8))]
+        var random = SplitMix64(seed: 23)
+        let values = [("a/track.mp3", random.data(300_000)), ("b", random.text(50_000)), ("tiny", Data("hi".utf8))]
         for (key, value) in values {
             #expect(try ToolProcess.cachetool(["-s", source, "put", "--mime", "audio/mpeg", "--expiry", "never", key, "-"], input: value).status == 0)
         }

@@ -1,26 +1,46 @@
 import Foundation
+import FuzzSupport
 import Testing
 
 @testable import CacheToolCore
-@_spi(Fuzzing) import MediaStore
-@_spi(Fuzzing) import MediaStreaming
 
 /// Replays the committed libFuzzer corpora and crash reproducers
 /// (Tests/CacheToolTests/Fuzz/<target>/) through the same entry points
 /// the fuzz targets in FuzzTesting/ call, so a fixed crash stays fixed.
+/// An input whose checks fail is a test failure naming its file; the
+/// other inputs still run.
 @Suite struct FuzzReplayTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fuzz")
 
-    static func inputs(_ target: String) throws -> [[UInt8]] {
+    struct Input {
+        let name: String
+        let bytes: [UInt8]
+    }
+
+    static func inputs(_ target: String) throws -> [Input] {
         let directory = root.appendingPathComponent(target)
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
-        return try names.map { [UInt8](try Data(contentsOf: directory.appendingPathComponent($0))) }
+        return try names.map {
+            Input(name: "\(target)/\($0)", bytes: [UInt8](try Data(contentsOf: directory.appendingPathComponent($0))))
+        }
+    }
+
+    /// Runs `body` on `input`; a ``FuzzFailure`` is recorded against the
+    /// input's file. Returns what `body` returned, `nil` when it failed.
+    @discardableResult
+    static func replay<R>(_ input: Input, _ body: ([UInt8]) throws(FuzzFailure) -> R) -> R? {
+        do {
+            return try body(input.bytes)
+        } catch {
+            Issue.record("\(input.name): \(error)")
+            return nil
+        }
     }
 
     @Test func argumentCorpus() throws {
         let inputs = try Self.inputs("FuzzArguments")
         #expect(inputs.count >= 10)
-        let parsed = inputs.filter { CacheToolFuzzing.parseArguments($0) }.count
+        let parsed = inputs.filter { Self.replay($0, CacheToolFuzzing.parseArguments) == true }.count
         #expect(parsed >= 10, "the seed command lines should parse")
     }
 
@@ -28,12 +48,14 @@ import Testing
         let inputs = try Self.inputs("FuzzRecords")
         #expect(!inputs.isEmpty)
         for input in inputs {
-            guard let selector = input.first else { continue }
-            let body = Array(input.dropFirst())
-            switch selector % 3 {
-            case 0: StoreFuzzing.decodeRecord(body)
-            case 1: StoreFuzzing.decodeCounters(body)
-            default: StoreFuzzing.sniff(body)
+            Self.replay(input) { bytes throws(FuzzFailure) in
+                guard let selector = bytes.first else { return }
+                let body = Array(bytes.dropFirst())
+                switch selector % 3 {
+                case 0: try StoreFuzzing.decodeRecord(body)
+                case 1: StoreFuzzing.decodeCounters(body)
+                default: StoreFuzzing.sniff(body)
+                }
             }
         }
     }
@@ -41,7 +63,7 @@ import Testing
     @Test func chunkCorpus() throws {
         let inputs = try Self.inputs("FuzzChunks")
         #expect(!inputs.isEmpty)
-        for input in inputs { StoreFuzzing.decodeChunk(input) }
+        for input in inputs { StoreFuzzing.decodeChunk(input.bytes) }
     }
 
     /// `Content-Range` and the other response headers, the `Range` header
@@ -49,8 +71,20 @@ import Testing
     @Test func httpCorpus() throws {
         let inputs = try Self.inputs("FuzzHTTP")
         #expect(inputs.count >= 5)
-        let parsed = inputs.filter { StreamingFuzzing.parseResponse($0) }.count
+        let parsed = inputs.filter { Self.replay($0, StreamingFuzzing.parseResponse) == true }.count
         #expect(parsed >= 3, "the seed Content-Range values should parse")
+    }
+
+    /// A failed check is reported against the input, not a trap: the
+    /// mechanism the corpus tests rely on.
+    @Test func aFailedCheckIsATestFailureNamingTheInput() {
+        withKnownIssue {
+            _ = Self.replay(Input(name: "Example/input-1", bytes: [1])) { _ throws(FuzzFailure) in
+                throw FuzzFailure("example")
+            }
+        } matching: { issue in
+            issue.comments.contains { $0.rawValue.contains("Example/input-1: example") }
+        }
     }
 
     /// Arbitrary bytes as `data.mdb` (FuzzStoreFile). The checks before
@@ -61,20 +95,30 @@ import Testing
     @Test func storeFileCorpus() throws {
         let inputs = try Self.inputs("FuzzStoreFile")
         #expect(inputs.count >= 5)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fuzz-replay-store-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "fuzz-replay-store-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         var passed = 0
         for input in inputs {
-            let verdict = StoreFuzzing.checkStoreFile(input, directory: directory)
+            guard
+                let verdict = Self.replay(
+                    input,
+                    { bytes throws(FuzzFailure) in
+                        try StoreFuzzing.checkStoreFile(bytes, directory: directory)
+                    })
+            else { continue }
             guard verdict == .passes else {
-                StoreFuzzing.openStoreFile(verdict: verdict, directory: directory)
+                Self.replay(input) { _ throws(FuzzFailure) in
+                    try StoreFuzzing.openStoreFile(verdict: verdict, directory: directory)
+                }
                 continue
             }
             passed += 1
             let result = try ToolProcess.cachetool(["verify", "--store", directory.path, "--json"])
-            #expect(!result.signaled && [0, 1, 3].contains(result.status), "cachetool verify: \(result.status) \(result.errors)")
+            #expect(
+                !result.signaled && [0, 1, 3].contains(result.status),
+                "\(input.name): cachetool verify: \(result.status) \(result.errors)")
         }
         #expect(passed >= 2, "the seed stores should pass the checks")
     }
 }
-

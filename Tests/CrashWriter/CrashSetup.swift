@@ -1,4 +1,5 @@
 import Foundation
+@_exported import TestSupport
 import MediaStore
 
 /// The fixed store configuration and key universe shared by the writer
@@ -24,31 +25,6 @@ enum CrashSetup {
     /// they must survive every crash.
     static let pinnedKeys: [String] = (0..<6).map { "p\($0)" }
     static let allKeys = regularKeys + pinnedKeys
-}
-
-/// SplitMix64: a tiny seeded generator (the same as the tests').
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        return Self.mix(state)
-    }
-
-    static func mix(_ value: UInt64) -> UInt64 {
-        var z = value
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func chance(_ probability: Double) -> Bool {
-        Double.random(in: 0..<1, using: &self) < probability
-    }
 }
 
 /// The bytes of a value: byte `p` of content `id` depends only on

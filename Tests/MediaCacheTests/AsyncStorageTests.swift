@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct AsyncStorageTests {
     @Test func completionAPI() async throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: User.self))
         let user = User(firstName: "John", lastName: "Snow")
         let result: Result<User, Error> = await withCheckedContinuation { continuation in
@@ -33,7 +33,7 @@ import Testing
     }
 
     @Test func asyncAwaitAPI() async throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: String.self))
         try await storage.async.setObject("v", forKey: "k")
         #expect(try await storage.async.object(forKey: "k") == "v")
@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test func syncCallInsideCompletionDoesNotDeadlock() async throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: Int.self))
         let value: Int? = await withCheckedContinuation { continuation in
             storage.async.setObject(1, forKey: "k") { _ in
@@ -65,7 +65,7 @@ import Testing
     }
 
     @Test func completionsRunInCallOrder() async throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: Int.self))
         let order = Recorder<Int>()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -81,7 +81,7 @@ import Testing
     }
 
     @Test func pendingWritesOutliveTheStorage() async throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         var storage: Storage<String, Int>? = try makeStorage(
             in: temp, transformer: TransformerFactory.forCodable(ofType: Int.self))
         let done: Result<Void, Error> = await withCheckedContinuation { continuation in

@@ -6,9 +6,9 @@ import Testing
 final class SendableObserver: Sendable {}
 
 /// Upstream crashes when the sync and async APIs are mixed (#249, #250).
-@Suite struct ConcurrencyTests {
+@Suite(.timeLimit(.minutes(2))) struct ConcurrencyTests {
     @Test func mixedSyncAndAsyncFromManyThreads() async throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(
             in: temp, memoryConfig: MemoryConfig(countLimit: 16),
             transformer: TransformerFactory.forCodable(ofType: Int.self))
@@ -43,5 +43,21 @@ final class SendableObserver: Sendable {}
         #expect(events.events.count >= iterations)
         #expect(storage.hybridStorage.memoryStorage.count <= 16)
         #expect(try storage.object(forKey: "a0") == 49)
+    }
+}
+
+/// The storages are `Sendable` exactly when their keys and values are.
+@Suite struct SendabilityTests {
+    func requireSendable<T: Sendable>(_: T.Type) -> Bool { true }
+
+    @Test func storagesOfSendableTypesAreSendable() {
+        #expect(requireSendable(Storage<String, Int>.self))
+        #expect(requireSendable(SyncStorage<String, Data>.self))
+        #expect(requireSendable(AsyncStorage<URL, [String]>.self))
+        #expect(requireSendable(HybridStorage<Int, User>.self))
+        #expect(requireSendable(MemoryStorage<String, Int>.self))
+        #expect(requireSendable(DiskStorage<String, Int>.self))
+        #expect(requireSendable(Transformer<Int>.self))
+        #expect(requireSendable(ObservationToken.self))
     }
 }

@@ -6,7 +6,7 @@ import Testing
 
 @Suite struct DiskStorageTests {
     @Test func directoryIsCreatedAtDirectoryPlusName() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let config = DiskConfig(name: "Floppy", directory: temp.url)
         #expect(config.maxSize == 0)
         let storage = try DiskStorage<String, Int>(
@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func entryCarriesExpiryAndLocation() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try DiskStorage<String, Int>(
             config: DiskConfig(name: "d", directory: temp.url),
             transformer: TransformerFactory.forCodable(ofType: Int.self))
@@ -44,7 +44,7 @@ import Testing
     }
 
     @Test func removeAllAndRemoveExpired() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try DiskStorage<String, Int>(
             config: DiskConfig(name: "d", directory: temp.url),
             transformer: TransformerFactory.forCodable(ofType: Int.self))
@@ -62,7 +62,7 @@ import Testing
 
     /// The README's differences table lists what `removeAll()` leaves.
     @Test func removeAllLeavesOnlyTheStoreFiles() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try DiskStorage<String, Data>(
             config: DiskConfig(name: "d", directory: temp.url), transformer: TransformerFactory.forData())
         for index in 0..<50 { try storage.setObject(Data(repeating: UInt8(index), count: 20_000), forKey: "k\(index)") }
@@ -76,7 +76,7 @@ import Testing
     }
 
     @Test func isExpiredFlipsAfterSecondsExpiry() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try DiskStorage<String, Int>(
             config: DiskConfig(name: "d", directory: temp.url),
             transformer: TransformerFactory.forCodable(ofType: Int.self))
@@ -88,7 +88,7 @@ import Testing
     }
 
     @Test func allKeysAndTypedKeys() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try DiskStorage<Int, String>(
             config: DiskConfig(name: "d", directory: temp.url),
             transformer: TransformerFactory.forCodable(ofType: String.self))
@@ -99,7 +99,7 @@ import Testing
     }
 
     @Test func maxSizeIsEnforcedOnWrite() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try DiskStorage<String, Data>(
             config: DiskConfig(name: "d", maxSize: 200_000, directory: temp.url, compressionLevel: 0),
             transformer: TransformerFactory.forData())
@@ -113,7 +113,7 @@ import Testing
     }
 
     @Test func sameDirectoryOpensOneStore() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let config = DiskConfig(name: "d", directory: temp.url)
         let first = try DiskStorage<String, Int>(
             config: config, transformer: TransformerFactory.forCodable(ofType: Int.self))
@@ -133,7 +133,7 @@ extension MediaStore {
 /// upstream); a store that cannot open fails on first use.
 @Suite struct DiskStorageOpenFailureTests {
     /// A path where no store can open: a plain file.
-    func unusablePath(in temp: TempDirectory) throws -> String {
+    func unusablePath(in temp: ScratchDirectory) throws -> String {
         try FileManager.default.createDirectory(at: temp.url, withIntermediateDirectories: true)
         let file = temp.url.appendingPathComponent("not-a-folder")
         try Data("hello".utf8).write(to: file)
@@ -141,7 +141,7 @@ extension MediaStore {
     }
 
     @Test func thePathInitialiserDoesNotThrowAndDefaultsTheFileManager() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let path = temp.url.appendingPathComponent("d").path
         let storage = DiskStorage<String, Int>(
             config: DiskConfig(name: "d"), path: path, transformer: TransformerFactory.forCodable(ofType: Int.self))
@@ -152,7 +152,7 @@ extension MediaStore {
     }
 
     @Test func aStoreThatCannotOpenFailsOnFirstUse() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = DiskStorage<String, Int>(
             config: DiskConfig(name: "d"), path: try unusablePath(in: temp),
             transformer: TransformerFactory.forCodable(ofType: Int.self))
@@ -188,7 +188,7 @@ extension MediaStore {
     }
 
     @Test func theThrowingInitialiserReportsTheSameErrorAtOnce() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let file = try unusablePath(in: temp)
         let url = URL(fileURLWithPath: file)
         #expect(throws: StorageError.self) {

@@ -9,7 +9,7 @@ import Testing
 /// memory tier, also when another storage on the same store caused them.
 @Suite struct EvictionObservationTests {
     private func makeCounted(
-        _ temp: TempDirectory, countLimit: UInt = 3, name: String = "Counted"
+        _ temp: ScratchDirectory, countLimit: UInt = 3, name: String = "Counted"
     ) throws -> Storage<String, Int> {
         try Storage<String, Int>(
             diskConfig: DiskConfig(name: name, directory: temp.url, countLimit: countLimit),
@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func countLimitEvictionNotifiesBeforeSetObjectReturns() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeCounted(temp)
         let observer = NSObject()
         let changes = Recorder<StorageChange<String>>()
@@ -48,7 +48,7 @@ import Testing
     }
 
     @Test func maxSizeEvictionMatchesTheStore() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(
             in: temp, maxSize: 10_000, transformer: TransformerFactory.forData())
         let observer = NSObject()
@@ -70,7 +70,7 @@ import Testing
     }
 
     @Test func evictionCausedByAnotherStorageOnTheSameStore() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let owner = try makeCounted(temp)
         let other = try makeCounted(temp)  // MediaStore.shared: the same store
         #expect(try owner.hybridStorage.diskStorage.store === other.hybridStorage.diskStorage.store)
@@ -91,7 +91,7 @@ import Testing
     }
 
     @Test func aKeyWrittenAgainBeforeDeliveryIsNotReported() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let owner = try makeCounted(temp)
         let other = try makeCounted(temp)
         let observer = NSObject()
@@ -117,7 +117,7 @@ import Testing
     }
 
     @Test func sweepByTheEngineNotifiesObservers() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: Int.self))
         let observer = NSObject()
         let keyEvents = Recorder<KeyChange<Int>>()
@@ -135,7 +135,7 @@ import Testing
     }
 
     @Test func removeExpiredObjectsReportsEachSweptKeyOnce() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: Int.self))
         let observer = NSObject()
         let keyEvents = Recorder<String>()
@@ -156,7 +156,7 @@ import Testing
     }
 
     @Test func transformedViewsShareOneDelivery() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeCounted(temp)
         let doubles = storage.transformCodable(ofType: Double.self)
         let observer = NSObject()
@@ -168,7 +168,7 @@ import Testing
     }
 
     @Test func releasedStoragesStopListeningAndOthersKeepHearing() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let owner = try makeCounted(temp)
         let store = try owner.hybridStorage.diskStorage.store
         var transient: Storage<String, Int>? = try makeCounted(temp)
@@ -186,7 +186,7 @@ import Testing
     }
 
     @Test func observerMayWriteFromAnEvictionEvent() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeCounted(temp, countLimit: 10)
         let observer = NSObject()
         let rewritten = Recorder<Int>()

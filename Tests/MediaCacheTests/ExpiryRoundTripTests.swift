@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func dateExpiriesRoundTripBitForBit() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: Int.self))
         let dates = Self.randomDates(count: 2_000)
         for (index, date) in dates.enumerated() {
@@ -40,7 +40,7 @@ import Testing
     }
 
     @Test func secondsExpiriesReadBackAsTheDateTheyResolvedTo() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: Int.self))
         var generator = SystemRandomNumberGenerator()
         for index in 0..<1_000 {
@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test func asyncEntriesCarryTheExactDate() async throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: Int.self))
         for (index, date) in Self.randomDates(count: 200).enumerated() {
             try await storage.async.setObject(index, forKey: "a\(index)", expiry: .date(date))

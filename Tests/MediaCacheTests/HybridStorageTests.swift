@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct HybridStorageTests {
     @Test func setWritesBothTiers() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: User.self))
         let hybrid = storage.hybridStorage
         let user = User(firstName: "John", lastName: "Snow")
@@ -15,7 +15,7 @@ import Testing
     }
 
     @Test func diskHitIsPromotedWithDiskExpiry() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: Int.self))
         let hybrid = storage.hybridStorage
         let date = Date(timeIntervalSinceNow: 500)
@@ -34,7 +34,7 @@ import Testing
     }
 
     @Test func entryExpiringNowIsStillReturned() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: Int.self))
         try storage.setObject(1, forKey: "k", expiry: .date(Date()))
         #expect(try storage.entry(forKey: "k").object == 1)
@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func memoryNeverOutlivesDisk() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(
             in: temp, diskExpiry: .seconds(60), memoryConfig: MemoryConfig(expiry: .never),
             transformer: TransformerFactory.forCodable(ofType: Int.self))
@@ -53,7 +53,7 @@ import Testing
     }
 
     @Test func shorterMemoryExpiryFallsBackToDisk() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(
             in: temp, memoryConfig: MemoryConfig(expiry: .seconds(-1)),
             transformer: TransformerFactory.forCodable(ofType: Int.self))
@@ -63,7 +63,7 @@ import Testing
     }
 
     @Test func observerCounts() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: Int.self))
         let hybrid = storage.hybridStorage
         let observer = NSObject()

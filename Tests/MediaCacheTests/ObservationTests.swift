@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct ObservationTests {
     @Test func storageEventSequence() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: User.self))
         let recorder = Recorder<StorageChange<String>>()
         var observer: NSObject? = NSObject()
@@ -31,7 +31,7 @@ import Testing
     }
 
     @Test func keyEventsForRemoveExpiredAndRemoveAll() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: User.self))
         let user = User(firstName: "a", lastName: "b")
         let observer = NSObject()
@@ -49,7 +49,7 @@ import Testing
     }
 
     @Test func editCarriesBeforeAndKeyEventComesFirst() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: Int.self))
         let order = Recorder<String>()
         let observer = NSObject()
@@ -67,7 +67,7 @@ import Testing
     }
 
     @Test func tokenCancelAndWeakObservers() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: Int.self))
         let recorder = Recorder<Int>()
         let observer = NSObject()
@@ -93,7 +93,7 @@ import Testing
     }
 
     @Test func transformedWritesReachObservers() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: Int.self))
         let doubles = storage.transformCodable(ofType: Double.self)
         let changes = Recorder<StorageChange<String>>()
@@ -108,7 +108,7 @@ import Testing
     }
 
     @Test func observerMayCallTheStorage() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: Int.self))
         let seen = Recorder<Int>()
         let observer = NSObject()

@@ -33,7 +33,7 @@ import Testing
     }
 
     @Test func configurationAndValueTypes() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         // DiskConfig: every argument, then only the required one.
         let full = DiskConfig(
             name: "Full", expiry: .seconds(60), maxSize: 10_000, directory: temp.url, protectionType: nil)
@@ -128,7 +128,7 @@ import Testing
     }
 
     @Test func diskStorage() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let config = DiskConfig(name: "Disk", directory: temp.url)
         let transformer = TransformerFactory.forCodable(ofType: Song.self)
         // Both initialisers, with and without `fileManager`.
@@ -160,7 +160,7 @@ import Testing
     }
 
     @Test func hybridSyncAndStorage() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let transformer = TransformerFactory.forCodable(ofType: Song.self)
         let disk = try DiskStorage<String, Song>(
             config: DiskConfig(name: "H", directory: temp.url), transformer: transformer)
@@ -250,10 +250,11 @@ import Testing
     }
 
     @Test func asyncStorage() async throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try Storage<String, Song>(
             diskConfig: DiskConfig(name: "A", directory: temp.url), memoryConfig: MemoryConfig(),
             transformer: TransformerFactory.forCodable(ofType: Song.self))
+        storage.async = storage.async  // upstream's `lazy var` is settable
         let async = storage.async
         #expect(async.innerStorage === storage.hybridStorage)  // `hybridStorage`: a MediaCache addition
         _ = async.serialQueue

@@ -16,7 +16,7 @@ import Testing
     }
 
     @Test func readmeExamples() async throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let diskConfig = DiskConfig(name: "Floppy", directory: temp.url)
         let memoryConfig = MemoryConfig(expiry: .never, countLimit: 10, totalCostLimit: 10)
 

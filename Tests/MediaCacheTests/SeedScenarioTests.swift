@@ -37,7 +37,7 @@ import Testing
     }
 
     @Test func secondRunFindsTheTrack() async throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let origin = Origin()
         let url = "https://cdn.example.com/tracks/42.mp3?token=abc"
         func run() async throws -> Track {

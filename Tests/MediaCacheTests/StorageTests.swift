@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct StorageTests {
     @Test func syncRoundTripAndMissingKeys() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: User.self))
         let user = User(firstName: "John", lastName: "Snow")
         try storage.setObject(user, forKey: "user")
@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func expiredIsMissButEntryStillReturned() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: String.self))
         try storage.setObject("stale", forKey: "k", expiry: .seconds(-10))
         #expect(isNotFound { _ = try storage.object(forKey: "k") })
@@ -45,7 +45,7 @@ import Testing
     }
 
     @Test func allKeysCoverTheDiskTier() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(
             in: temp, memoryConfig: MemoryConfig(countLimit: 2),
             transformer: TransformerFactory.forCodable(ofType: Int.self))
@@ -57,7 +57,7 @@ import Testing
     }
 
     @Test func codableRoundTripsAcrossTransforms() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forData())
         let ints = storage.transformCodable(ofType: Int.self)
         let floats = storage.transformCodable(ofType: Float.self)
@@ -90,7 +90,7 @@ import Testing
     }
 
     @Test func transformSharesMemoryTier() throws {
-        let temp = TempDirectory()
+        let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: Int.self))
         let data = storage.transformData()
         #expect(storage.hybridStorage.memoryStorage.cache === data.hybridStorage.memoryStorage.cache)

@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func randomDataIsStoredRaw() throws {
-        var generator = SeededGenerator(seed: 51)
+        var generator = SplitMix64(seed: 51)
         let value = generator.bulkBytes(1_000_000)
         for stored in try Self.storedSizes(of: value) {
             #expect(stored == value.count + Self.chunks(value.count) * Self.header)
@@ -101,7 +101,7 @@ import Testing
     /// A chunk that would shrink by under ~3% is kept raw; one that shrinks
     /// by ~10% is compressed.
     @Test func smallSavingsAreNotWorthIt() throws {
-        var generator = SeededGenerator(seed: 52)
+        var generator = SplitMix64(seed: 52)
         let barely = generator.bulkBytes(98_500) + [UInt8](repeating: 0, count: 1_500)
         #expect(try Self.storedSizes(of: barely) == [Int](repeating: barely.count + Self.header, count: 3))
 
@@ -118,7 +118,7 @@ import Testing
     @Test func chunksAfterAnIncompressibleOneAreStoredRawUntried() throws {
         let chunk = 4096
         let t = try TestStore(configuration: StoreConfiguration(chunkSize: chunk, initialMapSize: 16 << 20))
-        var generator = SeededGenerator(seed: 5)
+        var generator = SplitMix64(seed: 5)
         // Random first chunk, then three different, highly compressible ones.
         let value = generator.bytes(chunk) + (0..<3).flatMap { [UInt8](repeating: UInt8(65 + $0), count: chunk) }
         try t.store.put(value, forKey: "whole")

@@ -30,7 +30,7 @@ import Testing
             `swift build` (or `swift build --product crash-writer`) with the same --scratch-path builds it
             """)
         let master = Self.environment["CRASH_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64(1) << 48)
-        var generator = SeededGenerator(seed: master)
+        var generator = SplitMix64(seed: master)
         let directory = temporaryPath("crash")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let store = directory.appendingPathComponent("store")

@@ -7,7 +7,7 @@ import Testing
 @Suite struct ExpiryTests {
     @Test func anExpiredEntryIsAMissButVisibleInInfo() throws {
         let t = try TestStore()
-        var generator = SeededGenerator(seed: 81)
+        var generator = SplitMix64(seed: 81)
         let value = generator.bulkBytes(300_000)
         try t.store.put(value, forKey: "old", options: WriteOptions(expiry: .after(-1)))
         try t.store.put([1, 2], forKey: "small", options: WriteOptions(expiry: .at(Date(timeIntervalSince1970: 1))))
@@ -32,7 +32,7 @@ import Testing
 
     @Test func removeExpiredRemovesExactlyTheExpired() throws {
         let t = try TestStore()
-        var generator = SeededGenerator(seed: 82)
+        var generator = SplitMix64(seed: 82)
         let expired: [(String, ExpiryPolicy)] = [
             ("after-1", .after(-1)), ("past", .at(Date(timeIntervalSince1970: 1_000))),
             ("epoch", .at(Date(timeIntervalSince1970: 0))),

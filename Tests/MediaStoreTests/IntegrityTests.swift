@@ -54,7 +54,7 @@ import Testing
 
     @Test func aFlippedByteInTheFileIsCaught() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        var generator = SeededGenerator(seed: 61)
+        var generator = SplitMix64(seed: 61)
         let bad = generator.bulkBytes(100_000)  // random: stored raw, verbatim in the file
         let good = generator.bulkBytes(100_000)
         let pattern = Array(bad[70_000..<70_064])
@@ -82,7 +82,7 @@ import Testing
 
     @Test func aRangeReadTouchesOnlyItsChunksAndDropsOnACorruptOne() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        var generator = SeededGenerator(seed: 62)
+        var generator = SplitMix64(seed: 62)
         let value = generator.bulkBytes(3 * 65_536)
         do {
             let store = try open()
@@ -106,7 +106,7 @@ import Testing
 
     @Test func everyEntrySharingACorruptChunkFailsToo() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        var generator = SeededGenerator(seed: 63)
+        var generator = SplitMix64(seed: 63)
         let value = generator.bulkBytes(100_000)
         do {
             let store = try open()
@@ -138,7 +138,7 @@ import Testing
     @Test func aCorruptChunkHeaderIsCaught() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try open()
-        var generator = SeededGenerator(seed: 64)
+        var generator = SplitMix64(seed: 64)
         try store.put(generator.bulkBytes(70_000), forKey: "magic")
         try store.put(generator.bulkBytes(70_000), forKey: "length")
         try tamperWithChunk(store, key: "magic", index: 0) { $0[0] = 0 }
@@ -152,7 +152,7 @@ import Testing
     /// are still checked against their content digest.
     @Test func aCorruptInlineValueIsCaught() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        var generator = SeededGenerator(seed: 65)
+        var generator = SplitMix64(seed: 65)
         let value = generator.bulkBytes(2_000)
         do {
             let store = try open()

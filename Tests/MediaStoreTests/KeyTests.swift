@@ -9,7 +9,7 @@ import Testing
         let t = try TestStore()
         let key = "https://cdn.example.com/track.mp3?token=" + String(repeating: "x", count: 10_240)
         let other = String(key.dropLast()) + "y"
-        var generator = SeededGenerator(seed: 10)
+        var generator = SplitMix64(seed: 10)
         let small = generator.bytes(100)
         let large = generator.bytes(300_000)
         try t.store.put(small, forKey: key)
@@ -42,7 +42,7 @@ import Testing
 
     @Test func collidingKeyDigestsNeverAlias() throws {
         let t = try CollidingStore()
-        var generator = SeededGenerator(seed: 11)
+        var generator = SplitMix64(seed: 11)
         let keys = (0..<5).map { "https://example.com/\($0)" }
         // Inline, chunked and sparse entries share one digest.
         let values = keys.indices.map { generator.bytes($0.isMultiple(of: 2) ? 50 + $0 : 9_000 + $0) }
@@ -87,7 +87,7 @@ import Testing
 
     @Test func collidingKeysWorkForStreamedAndSparseEntries() throws {
         let t = try CollidingStore()
-        var generator = SeededGenerator(seed: 12)
+        var generator = SplitMix64(seed: 12)
         let a = generator.bytes(30_000)
         let b = generator.bytes(30_000)
         let writer = try t.store.makeWriter(forKey: "a")

@@ -17,7 +17,7 @@ import Testing
 
     @Test func leastRecentlyUsedEntriesAreEvictedBySize() throws {
         let t = try TestStore(configuration: Self.sized)
-        var generator = SeededGenerator(seed: 91)
+        var generator = SplitMix64(seed: 91)
         let keys = (0..<8).map { "a\($0)" }
         var values: [String: [UInt8]] = [:]
         func put(_ key: String) throws {
@@ -75,7 +75,7 @@ import Testing
 
     @Test func pinnedEntriesAreNeverEvicted() throws {
         let t = try TestStore(configuration: Self.sized)
-        var generator = SeededGenerator(seed: 92)
+        var generator = SplitMix64(seed: 92)
         let pinned = generator.bulkBytes(Self.valueSize)
         try t.store.put(pinned, forKey: "pinned", options: WriteOptions(pinned: true))
         try t.store.put(generator.bulkBytes(Self.valueSize), forKey: "pinned-later")
@@ -98,7 +98,7 @@ import Testing
 
     @Test func leasedAndBeingWrittenEntriesAreNotEvicted() throws {
         let t = try TestStore(configuration: Self.sized)
-        var generator = SeededGenerator(seed: 93)
+        var generator = SplitMix64(seed: 93)
         try t.store.put(generator.bulkBytes(Self.valueSize), forKey: "leased")
         try t.store.put(generator.bulkBytes(Self.valueSize), forKey: "streaming")
         var lease: EntryLease? = t.store.lease(forKey: "leased")
@@ -125,7 +125,7 @@ import Testing
 
     @Test func anEntryLargerThanTheLimitIsRefused() throws {
         let t = try TestStore(configuration: Self.sized)
-        var generator = SeededGenerator(seed: 94)
+        var generator = SplitMix64(seed: 94)
         let kept = generator.bulkBytes(Self.valueSize)
         try t.store.put(kept, forKey: "kept")
         let before = try t.store.statistics()
@@ -163,7 +163,7 @@ import Testing
     func aLargeButFittingEntryDoesNotEvictItself(path: String) throws {
         let t = try TestStore(
             configuration: StoreConfiguration(sizeLimit: Self.limit, chunkSize: 16_384, initialMapSize: 64 << 20))
-        var generator = SeededGenerator(seed: 95)
+        var generator = SplitMix64(seed: 95)
         try t.store.put(generator.bulkBytes(Self.valueSize), forKey: "old")
         let value = generator.bulkBytes(95_000)
         switch path {

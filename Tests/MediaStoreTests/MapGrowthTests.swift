@@ -10,7 +10,7 @@ import Testing
     @Test func aOneMegabyteMapTakesFiftyMegabytes() throws {
         let t = try TestStore.inMemoryFileSystem(configuration: Self.tiny)
         #expect(try t.store.statistics().mapSize < 2 << 20)
-        var generator = SeededGenerator(seed: 101)
+        var generator = SplitMix64(seed: 101)
         let source = generator.bulkBytes(51 << 20)
         let keys = (0..<50).map { "k\($0)" }
         for (index, key) in keys.enumerated() {
@@ -38,7 +38,7 @@ import Testing
     @Test func streamedAndSparseWritesGrowTheMapToo() throws {
         let t = try TestStore.inMemoryFileSystem(
             configuration: StoreConfiguration(chunkSize: 65_536, initialMapSize: 1 << 20))
-        var generator = SeededGenerator(seed: 102)
+        var generator = SplitMix64(seed: 102)
         let streamed = generator.bulkBytes(20 << 20)
         let writer = try t.store.makeWriter(forKey: "streamed")
         var offset = 0

@@ -35,7 +35,7 @@ import Testing
     @Test(arguments: ["put-inline", "put-chunked", "writer", "sparse"])
     func everyFieldRoundTripsThroughReopen(path: String) throws {
         let t = try TestStore()
-        var generator = SeededGenerator(seed: 71)
+        var generator = SplitMix64(seed: 71)
         let value = generator.bulkBytes(path == "put-inline" ? 100 : 300_000)
         let start = Date()
         switch path {
@@ -69,7 +69,7 @@ import Testing
 
     @Test func settersChangeOneThingAndPersist() throws {
         let t = try TestStore()
-        var generator = SeededGenerator(seed: 72)
+        var generator = SplitMix64(seed: 72)
         let value = generator.bulkBytes(50_000)
         try t.store.put(value, forKey: "k")
         let before = try #require(try t.store.info(forKey: "k"))

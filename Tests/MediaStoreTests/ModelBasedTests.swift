@@ -31,7 +31,7 @@ import Testing
     @Test(arguments: seeds)
     func randomOperationsAgreeWithTheModel(seed: UInt64) throws {
         let t = try TestStore.inMemoryFileSystem(configuration: Self.configuration)
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         var model: [String: ModelEntry] = [:]
         let keys = (0..<24).map { "https://example.com/track/\($0)?token=\($0 % 3)" }
         // A few shared contents so that chunks are deduplicated across keys.

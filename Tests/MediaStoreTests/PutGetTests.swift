@@ -16,7 +16,7 @@ import Testing
     @Test(arguments: [0, 1, 4096, 4097, 262_116, 262_117, 1_000_000])
     func valuesOfEverySizeRoundTrip(size: Int) throws {
         let t = try TestStore()
-        var generator = SeededGenerator(seed: UInt64(size))
+        var generator = SplitMix64(seed: UInt64(size))
         let value = generator.bytes(size)
         try t.store.put(value, forKey: "key-\(size)")
         #expect(try t.store.data(forKey: "key-\(size)") == Data(value))
@@ -27,7 +27,7 @@ import Testing
 
     @Test func replacingAValueReleasesTheOldChunks() throws {
         let t = try TestStore()
-        var generator = SeededGenerator(seed: 1)
+        var generator = SplitMix64(seed: 1)
         try t.store.put(generator.bytes(1_000_000), forKey: "a")
         try t.store.put(generator.bytes(600_000), forKey: "a")
         let stats = try t.store.statistics()

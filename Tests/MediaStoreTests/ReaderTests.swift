@@ -18,14 +18,14 @@ import Testing
 /// process is LMDB's own `mdb_stat` / `mdb_dump` (package lmdb-utils).
 @Suite struct ReaderTests {
     static let tools = ["/usr/bin/mdb_stat", "/usr/bin/mdb_dump"]
-    static let haveTools = tools.allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
+    static let haveTools = ExternalTool.available("mdb_stat", "mdb_dump")
 
     let directory = temporaryPath("readers")
     var dataFile: String { directory.appendingPathComponent("data.mdb").path }
 
     @Test func aReadOnlyStoreReadsEverythingAndWritesNothing() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        var generator = SeededGenerator(seed: 111)
+        var generator = SplitMix64(seed: 111)
         let big = generator.bulkBytes(600_000)
         let chunk = 65_536
         do {
@@ -107,7 +107,7 @@ import Testing
     @Test(.enabled(if: haveTools, "needs mdb_stat and mdb_dump (lmdb-utils)"))
     func staleReaderSlotsAreClearedAtOpen() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        var generator = SeededGenerator(seed: 112)
+        var generator = SplitMix64(seed: 112)
         do {
             let store = try MediaStore(
                 directory: directory, configuration: StoreConfiguration(initialMapSize: 64 << 20))

@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test func logicalAccountingCountsEveryEntryInFull() throws {
-        var generator = SeededGenerator(seed: 9)
+        var generator = SplitMix64(seed: 9)
         let value = generator.bytes(300_000)
         let configuration = StoreConfiguration(
             sizeLimit: 1_000_000, sizeAccounting: .logical, initialMapSize: 16 << 20)

@@ -12,7 +12,7 @@ import Testing
     @Test func outOfOrderWritesCompleteTheEntry() throws {
         let t = try TestStore(configuration: Self.configuration)
         let c = Self.chunk
-        var generator = SeededGenerator(seed: 41)
+        var generator = SplitMix64(seed: 41)
         let length = 4 * c + 100  // 5 chunks, the last one short
         let value = generator.bulkBytes(length)
         let prepared = try t.store.prepareEntry(forKey: "k", length: length)
@@ -72,7 +72,7 @@ import Testing
     @Test func unknownLengthIsFixedByAShortFinalPiece() throws {
         let t = try TestStore(configuration: Self.configuration)
         let c = Self.chunk
-        var generator = SeededGenerator(seed: 42)
+        var generator = SplitMix64(seed: 42)
         let value = generator.bulkBytes(2 * c + 50)
         let prepared = try t.store.prepareEntry(forKey: "k", length: nil)
         let version = prepared.version
@@ -113,7 +113,7 @@ import Testing
     @Test func learningTheLengthLaterCompletesTheEntry() throws {
         let t = try TestStore(configuration: Self.configuration)
         let c = Self.chunk
-        var generator = SeededGenerator(seed: 43)
+        var generator = SplitMix64(seed: 43)
         let value = generator.bulkBytes(2 * c)
         let version = try t.store.prepareEntry(forKey: "k", length: nil).version
         try t.store.write(value, at: 0, forKey: "k", version: version)
@@ -186,7 +186,7 @@ import Testing
 
     @Test func badRangesAreInvalid() throws {
         let t = try TestStore(configuration: Self.configuration)
-        var generator = SeededGenerator(seed: 44)
+        var generator = SplitMix64(seed: 44)
         let value = generator.bulkBytes(3 * Self.chunk)
         try t.store.put(value, forKey: "k")
         try t.store.put([1, 2, 3], forKey: "inline")
@@ -215,7 +215,7 @@ import Testing
     @Test func streamedRangeReadsGoChunkByChunk() throws {
         let t = try TestStore(configuration: Self.configuration)
         let c = Self.chunk
-        var generator = SeededGenerator(seed: 45)
+        var generator = SplitMix64(seed: 45)
         let value = generator.bulkBytes(3 * c + 7)
         try t.store.put(value, forKey: "k")
         var pieces: [Data] = []

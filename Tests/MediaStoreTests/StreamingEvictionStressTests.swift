@@ -9,7 +9,7 @@ import Testing
 /// sweeps with streaming writers that stay open across many of those
 /// operations and move between threads (through a shared pool), so that
 /// eviction and sweeps run while writers hold staged chunks.
-@Suite struct StreamingEvictionStressTests {
+@Suite(.timeLimit(.minutes(3))) struct StreamingEvictionStressTests {
     static let threads = 8
     static let operationsPerThread = 250
     static let chunk = 8_192
@@ -33,7 +33,7 @@ import Testing
     static func run(
         store: MediaStore, thread: Int, seed: UInt64, pool: Locked<[OpenWrite]>, failures: Locked<[String]>
     ) {
-        var random = SeededGenerator(seed: seed &+ UInt64(thread) &* 0x9E37_79B9)
+        var random = SplitMix64(seed: seed &+ UInt64(thread) &* 0x9E37_79B9)
         func fail(_ message: String) { failures.withLock { $0.append("thread \(thread): \(message)") } }
         func content(_ key: String, _ length: Int) -> [UInt8] {
             ThreadTests.content(key: key, variant: .random(in: 0...0x7F, using: &random), length: length)

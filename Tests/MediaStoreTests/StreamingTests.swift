@@ -7,7 +7,7 @@ import Testing
 @Suite struct StreamingTests {
     /// Appends `value` in pieces of random sizes up to `maxPiece`.
     static func stream(_ value: [UInt8], into writer: EntryWriter, seed: UInt64, maxPiece: Int) throws {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SplitMix64(seed: seed)
         var offset = 0
         while offset < value.count {
             let size = Int.random(in: 0...maxPiece, using: &generator)
@@ -20,7 +20,7 @@ import Testing
     @Test(arguments: [0, 1, 4_096, 4_097, 262_116, 700_001, 9_000_000])
     func randomSizedAppendsEqualPut(size: Int) throws {
         let t = try TestStore()
-        var generator = SeededGenerator(seed: UInt64(size) + 7)
+        var generator = SplitMix64(seed: UInt64(size) + 7)
         let value = generator.bulkBytes(size)
         let writer = try t.store.makeWriter(forKey: "streamed", expectedLength: size)
         try Self.stream(value, into: writer, seed: UInt64(size), maxPiece: max(1, size / 7))
@@ -47,7 +47,7 @@ import Testing
 
     @Test func readersSeeThePreviousValueUntilFinish() throws {
         let t = try TestStore()
-        var generator = SeededGenerator(seed: 21)
+        var generator = SplitMix64(seed: 21)
         let old = generator.bytes(50_000)
         let new = generator.bulkBytes(9_000_000)
         try t.store.put(old, forKey: "k")
@@ -65,7 +65,7 @@ import Testing
 
     @Test func cancelLeavesNothing() throws {
         let t = try TestStore()
-        var generator = SeededGenerator(seed: 22)
+        var generator = SplitMix64(seed: 22)
         let old = generator.bytes(300_000)
         try t.store.put(old, forKey: "k")
         let before = try t.store.statistics()
@@ -93,7 +93,7 @@ import Testing
 
     @Test func aDroppedWriterIsCancelled() throws {
         let t = try TestStore()
-        var generator = SeededGenerator(seed: 23)
+        var generator = SplitMix64(seed: 23)
         do {
             let writer = try t.store.makeWriter(forKey: "dropped")
             try writer.append(generator.bulkBytes(9_000_000))
@@ -122,7 +122,7 @@ import Testing
 
     @Test func aWrongExpectedLengthStoresNothing() throws {
         let t = try TestStore()
-        var generator = SeededGenerator(seed: 24)
+        var generator = SplitMix64(seed: 24)
         let writer = try t.store.makeWriter(forKey: "k", expectedLength: 1_000_000)
         try writer.append(generator.bytes(999_999))
         #expect(throws: StoreError.lengthMismatch(key: "k", expected: 1_000_000, actual: 999_999)) {
@@ -155,7 +155,7 @@ import Testing
     /// A staging record of two raw chunks owned by `owner`, as a writer in
     /// another process leaves it.
     private func stage(in store: MediaStore, key: String, owner: Int32, seed: UInt64) throws {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SplitMix64(seed: seed)
         try withWriteTransaction(store) { transaction in
             var record = transaction.newRecord(key: key, options: WriteOptions(), length: nil)
             record.ownerPID = owner

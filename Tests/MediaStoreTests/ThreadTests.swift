@@ -6,7 +6,7 @@ import Testing
 /// Point 13: safe from any thread. Eight threads mix every operation on
 /// overlapping keys; every value read must be whole and one that was
 /// written, and the store must verify clean afterwards.
-@Suite struct ThreadTests {
+@Suite(.timeLimit(.minutes(3))) struct ThreadTests {
     static let threads = 8
     static let operationsPerThread = 300
     static let chunk = 8_192
@@ -57,7 +57,7 @@ import Testing
     static func run(
         store: MediaStore, thread: Int, seed: UInt64, failures: Locked<[String]>
     ) {
-        var random = SeededGenerator(seed: seed &+ UInt64(thread) &* 0x9E37)
+        var random = SplitMix64(seed: seed &+ UInt64(thread) &* 0x9E37)
         func fail(_ message: String) { failures.withLock { $0.append("thread \(thread): \(message)") } }
         for step in 0..<operationsPerThread {
             let key = keys[Int.random(in: 0..<keys.count, using: &random)]

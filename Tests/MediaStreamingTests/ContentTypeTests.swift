@@ -4,7 +4,7 @@ import MediaStreaming
 import Testing
 
 /// Behaviours 7 and 8: content types (declared or sniffed) and cache keys.
-@Suite("Content types and cache keys")
+@Suite("Content types and cache keys", .enabled(if: ExternalTool.available("nginx", "ffprobe"), "needs nginx and ffprobe (Tools/bootstrap installs them)"))
 struct ContentTypeTests {
     let server = NginxServer.shared
 

@@ -5,7 +5,7 @@ import Testing
 
 /// Behaviour 6: misbehaving origins. The player gets the bytes or a typed
 /// error; the store never keeps a wrong byte.
-@Suite("Faulty origins")
+@Suite("Faulty origins", .enabled(if: ExternalTool.available("nginx"), "needs nginx (Tools/bootstrap installs it)"), .timeLimit(.minutes(3)))
 struct FaultTests {
     let server = NginxServer.shared
 

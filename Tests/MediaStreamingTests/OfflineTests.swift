@@ -5,7 +5,7 @@ import Testing
 
 /// Behaviour 9 (offline downloads), the streaming item's delegate and
 /// events, and the player simulator's cancellations and duplicates.
-@Suite("Offline downloads and items")
+@Suite("Offline downloads and items", .enabled(if: ExternalTool.available("nginx"), "needs nginx (Tools/bootstrap installs it)"))
 struct OfflineTests {
     let server = NginxServer.shared
 

@@ -4,7 +4,7 @@ import MediaStreaming
 import Testing
 
 /// Behaviours 1, 2, 3, 4 and 10 of issue 4, against a real nginx.
-@Suite("Playback through the loader")
+@Suite("Playback through the loader", .enabled(if: ExternalTool.available("nginx", "ffprobe"), "needs nginx and ffprobe (Tools/bootstrap installs them)"))
 struct PlaybackTests {
     let server = NginxServer.shared
 

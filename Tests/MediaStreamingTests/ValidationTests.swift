@@ -5,7 +5,7 @@ import Testing
 
 /// Behaviour 5: validators stored, expired entries revalidated, 304
 /// renews, a changed resource replaces the old content.
-@Suite("Revalidation")
+@Suite("Revalidation", .enabled(if: ExternalTool.available("nginx"), "needs nginx (Tools/bootstrap installs it)"))
 struct ValidationTests {
     let server = NginxServer.shared
 

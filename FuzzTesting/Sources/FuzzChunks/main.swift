@@ -1,4 +1,4 @@
-@_spi(Fuzzing) import MediaStore
+import FuzzEntryPoints
 
 /// Stored chunks (header, zstd frame, size caps) as read from disk.
 @_cdecl("LLVMFuzzerTestOneInput")

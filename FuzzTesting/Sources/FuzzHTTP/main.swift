@@ -1,4 +1,4 @@
-@_spi(Fuzzing) import MediaStreaming
+import FuzzEntryPoints
 
 /// What an origin sends: `Content-Range`, `Content-Type`, `Content-Length`,
 /// `Cache-Control`, `Expires`, `Date` and `ETag` values, one per line, with
@@ -6,6 +6,8 @@
 /// input sniffed as a body prefix for its content type.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHTTP(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
-    StreamingFuzzing.parseResponse(Array(UnsafeRawBufferPointer(start: start, count: count)))
+    fuzzCrash { () throws(FuzzFailure) in
+        try StreamingFuzzing.parseResponse(Array(UnsafeRawBufferPointer(start: start, count: count)))
+    }
     return 0
 }

@@ -1,4 +1,4 @@
-@_spi(Fuzzing) import MediaStore
+import FuzzEntryPoints
 
 /// Index records and counters as read from disk; the first byte picks the decoder.
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -7,7 +7,7 @@ public func fuzzRecords(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     guard let selector = bytes.first else { return 0 }
     let body = Array(bytes.dropFirst())
     switch selector % 3 {
-    case 0: StoreFuzzing.decodeRecord(body)
+    case 0: fuzzCrash { () throws(FuzzFailure) in try StoreFuzzing.decodeRecord(body) }
     case 1: StoreFuzzing.decodeCounters(body)
     default: StoreFuzzing.sniff(body)
     }

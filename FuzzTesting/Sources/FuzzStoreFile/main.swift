@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Fuzzing) import MediaStore
+import FuzzEntryPoints
 
 #if canImport(Glibc)
     import Glibc
@@ -16,9 +16,11 @@ import Foundation
 /// opening must refuse them with the matching typed error.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzStoreFile(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
-    let verdict = StoreFuzzing.checkStoreFile(Array(UnsafeRawBufferPointer(start: start, count: count)), directory: directory)
+    let verdict = fuzzCrash { () throws(FuzzFailure) in
+        try StoreFuzzing.checkStoreFile(Array(UnsafeRawBufferPointer(start: start, count: count)), directory: directory)
+    }
     guard verdict == .passes else {
-        StoreFuzzing.openStoreFile(verdict: verdict, directory: directory)
+        fuzzCrash { () throws(FuzzFailure) in try StoreFuzzing.openStoreFile(verdict: verdict, directory: directory) }
         Outcomes.refused += 1
         return 0
     }
@@ -42,8 +44,11 @@ enum Outcomes {
         guard !registered else { return }
         registered = true
         atexit {
-            let faults = Outcomes.faults.sorted { $0.key < $1.key }.map { "\($0.value) \(String(cString: strsignal($0.key)))" }
-            let line = "FuzzStoreFile outcomes: \(Outcomes.refused) refused before mapping, \(Outcomes.opened) opened in a child "
+            let faults = Outcomes.faults.sorted { $0.key < $1.key }.map {
+                "\($0.value) \(String(cString: strsignal($0.key)))"
+            }
+            let line =
+                "FuzzStoreFile outcomes: \(Outcomes.refused) refused before mapping, \(Outcomes.opened) opened in a child "
                 + "without a fault, \(faults.reduce(0) { $0 + Int($1.split(separator: " ")[0])! }) LMDB faults contained"
                 + (faults.isEmpty ? "" : " (\(faults.joined(separator: ", ")))") + "\n"
             FileHandle.standardError.write(Data(line.utf8))
@@ -62,7 +67,7 @@ func openInForkedChild() {
         for signal in [SIGSEGV, SIGBUS, SIGFPE] { Glibc.signal(signal, SIG_DFL) }
         let null = open("/dev/null", O_WRONLY)
         dup2(null, STDOUT_FILENO)
-        StoreFuzzing.openStoreFile(verdict: .passes, directory: directory)
+        fuzzCrash { () throws(FuzzFailure) in try StoreFuzzing.openStoreFile(verdict: .passes, directory: directory) }
         _exit(42)
     }
     var status: Int32 = 0
@@ -82,7 +87,9 @@ func classify(_ status: Int32) {
         precondition(code == 42, "the child opening the store exited with \(code) (an ASan report?)")
         Outcomes.opened += 1
     } else {
-        precondition(![SIGILL, SIGTRAP].contains(signal), "the child opening the store trapped (signal \(signal)): a Swift precondition")
+        precondition(
+            ![SIGILL, SIGTRAP].contains(signal),
+            "the child opening the store trapped (signal \(signal)): a Swift precondition")
         Outcomes.faults[signal, default: 0] += 1
     }
 }

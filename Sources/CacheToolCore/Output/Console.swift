@@ -1,4 +1,5 @@
 import Foundation
+import MediaStore
 
 #if canImport(Glibc)
     import Glibc
@@ -9,12 +10,18 @@ import Foundation
 /// Where cachetool writes: standard output for results, standard error
 /// for errors and progress. Progress only when standard error is a
 /// terminal, so piped and scripted runs stay silent.
-public final class Console: @unchecked Sendable {
+public final class Console: Sendable {
+    private struct Progress {
+        var shown = false
+        var last = Date.distantPast
+    }
+
     private let output: FileHandle
     private let errors: FileHandle
     private let showsProgress: Bool
-    private var progressShown = false
-    private var lastProgress = Date.distantPast
+    /// Progress may be reported from worker threads (verify, import) while
+    /// results are printed: the line's state and its writes go together.
+    private let progressLine = Locked(Progress())
 
     public init(output: FileHandle = .standardOutput, errors: FileHandle = .standardError, showsProgress: Bool? = nil) {
         self.output = output
@@ -48,16 +55,20 @@ public final class Console: @unchecked Sendable {
     public func progress(_ text: @autoclosure () -> String) {
         guard showsProgress else { return }
         let now = Date()
-        guard now.timeIntervalSince(lastProgress) >= 0.1 else { return }
-        lastProgress = now
-        progressShown = true
-        try? errors.write(contentsOf: Data(("\r\u{1B}[2K" + text()).utf8))
+        progressLine.withLock { line in
+            guard now.timeIntervalSince(line.last) >= 0.1 else { return }
+            line.last = now
+            line.shown = true
+            try? errors.write(contentsOf: Data(("\r\u{1B}[2K" + text()).utf8))
+        }
     }
 
     /// Clears the progress line.
     public func endProgress() {
-        guard progressShown else { return }
-        progressShown = false
-        try? errors.write(contentsOf: Data("\r\u{1B}[2K".utf8))
+        progressLine.withLock { line in
+            guard line.shown else { return }
+            line.shown = false
+            try? errors.write(contentsOf: Data("\r\u{1B}[2K".utf8))
+        }
     }
 }

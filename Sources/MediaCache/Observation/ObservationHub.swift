@@ -16,7 +16,7 @@ enum KeyEvent {
 
 /// The observer registries shared by a storage and all of its transformed
 /// views. Only touched inside the storage's serialization domain.
-final class ObservationHub<Key: Hashable>: @unchecked Sendable {
+final class ObservationHub<Key: Hashable> {
     /// Each closure returns `false` once its observer is gone.
     private(set) var storageObservations: [UUID: (StorageChange<Key>) -> Bool] = [:]
     /// Several observers per key, each under its own id.
@@ -78,3 +78,6 @@ final class ObservationHub<Key: Hashable>: @unchecked Sendable {
         for key in observedKeys { notify(key: key, event) }
     }
 }
+
+// Its registries are only touched inside the storage's serialization domain; keys cross threads.
+extension ObservationHub: @unchecked Sendable where Key: Sendable {}

@@ -1,20 +1,21 @@
 import Foundation
+import MediaStore
 
 /// Returned by an observer registration; ``cancel()`` ends the observation.
+// Unchecked: the closure (not Sendable, as upstream's observers) is only taken under the lock.
 public final class ObservationToken: @unchecked Sendable {
-    private let lock = NSLock()
-    private var cancellationClosure: (() -> Void)?
+    private let cancellationClosure: Locked<(() -> Void)?>
 
     init(cancellationClosure: @escaping () -> Void) {
-        self.cancellationClosure = cancellationClosure
+        self.cancellationClosure = Locked(cancellationClosure)
     }
 
     /// Stops the observation. Calling it again does nothing.
     public func cancel() {
-        lock.lock()
-        let closure = cancellationClosure
-        cancellationClosure = nil
-        lock.unlock()
+        let closure = cancellationClosure.withLock { closure in
+            defer { closure = nil }
+            return closure
+        }
         closure?()
     }
 }

@@ -15,7 +15,7 @@ import MediaStore
 /// same store, the engine used directly, a background flush) is delivered
 /// by a job queued on the storage's serialization domain, before any sync
 /// call made after it.
-final class RemovalRelay<Key: Hashable>: @unchecked Sendable {
+final class RemovalRelay<Key: Hashable> {
     /// `nil` when the store could not be opened (then nothing is removed by it).
     private let store: MediaStore?
     private let cache: LRUCache<Key>
@@ -77,6 +77,7 @@ final class RemovalRelay<Key: Hashable>: @unchecked Sendable {
 /// The part of a ``RemovalRelay`` that the store's writer calls: it only
 /// queues reports and schedules their delivery on the domain. (Not generic,
 /// so that nothing sent to another thread captures the key type.)
+// Unchecked: `pending` is guarded by `lock`; `deliver` and `subscription` are set once in `start` and `deliver` runs only in the domain.
 final class RemovalInbox: @unchecked Sendable {
     private let domain: SerialDomain
     private let lock = NSLock()
@@ -119,3 +120,6 @@ final class RemovalInbox: @unchecked Sendable {
         return removals
     }
 }
+
+// Its memory tier and hub are only touched inside the storage's domain (``deliver(announceSweeps:)``); keys cross threads.
+extension RemovalRelay: @unchecked Sendable where Key: Sendable {}

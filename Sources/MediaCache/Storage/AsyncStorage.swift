@@ -9,7 +9,7 @@ import Foundation
 /// Completion handlers run in that order too, on a private serial queue
 /// outside the domain, so they may call the sync API freely. An operation
 /// keeps its storage alive until it has run.
-public final class AsyncStorage<Key: Hashable, Value>: @unchecked Sendable {
+public final class AsyncStorage<Key: Hashable, Value> {
     /// The storage it forwards to.
     public let innerStorage: HybridStorage<Key, Value>
     /// The queue operations are scheduled on (the domain's queue by default).
@@ -144,3 +144,6 @@ extension AsyncStorage {
         try await perform { $0.objectExists(forKey: key) }
     }
 }
+
+// Forwards to a ``HybridStorage``, whose state is only touched inside its serialization domain; keys and values cross threads.
+extension AsyncStorage: @unchecked Sendable where Key: Sendable, Value: Sendable {}

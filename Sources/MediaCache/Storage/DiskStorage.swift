@@ -9,7 +9,7 @@ import MediaStore
 /// least-recently-used entries; a ``HybridStorage`` over it hears about
 /// those evictions (and expiry sweeps) through the store's removal handler,
 /// shared by every storage on the store. Thread-safe.
-public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
+public final class DiskStorage<Key: Hashable, Value> {
     /// The configuration.
     public let config: DiskConfig
     /// Kept for source compatibility; the store manages its own files.
@@ -229,3 +229,6 @@ public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
 }
 
 extension DiskStorage: StorageAware {}
+
+// Immutable apart from the store, which is thread-safe; keys and values cross threads.
+extension DiskStorage: @unchecked Sendable where Key: Sendable, Value: Sendable {}

@@ -7,7 +7,7 @@ import MediaStore
 /// Every operation runs inside the domain (re-entrantly), so a
 /// `HybridStorage` is safe to use from any thread, and all transformed views
 /// of it share the memory tier, the store, the domain and the observers.
-public final class HybridStorage<Key: Hashable, Value>: @unchecked Sendable {
+public final class HybridStorage<Key: Hashable, Value> {
     /// The memory tier.
     public let memoryStorage: MemoryStorage<Key, Value>
     /// The disk tier.
@@ -302,3 +302,6 @@ extension HybridStorage: KeyObservationRegistry {
         domain.sync { hub.keyObservations[key]?.count ?? 0 }
     }
 }
+
+// Its tiers and observer registries are only touched inside its serialization domain; keys and values cross threads.
+extension HybridStorage: @unchecked Sendable where Key: Sendable, Value: Sendable {}

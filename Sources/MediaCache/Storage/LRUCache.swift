@@ -14,7 +14,7 @@ import Foundation
 /// makes are `@inlinable`, so a client module specializes them for its key
 /// type instead of running generic dictionary code through witness tables.
 @usableFromInline
-final class LRUCache<Key: Hashable>: @unchecked Sendable {
+final class LRUCache<Key: Hashable> {
     @usableFromInline
     struct Capsule {
         @usableFromInline var object: Any
@@ -304,3 +304,6 @@ final class LRUCache<Key: Hashable>: @unchecked Sendable {
         return try body(&state)
     }
 }
+
+// All state is guarded by `lock`; keys cross threads.
+extension LRUCache: @unchecked Sendable where Key: Sendable {}

@@ -6,7 +6,7 @@ import Foundation
 /// on Linux evicts the newest insert), ``MemoryConfig/countLimit`` and
 /// ``MemoryConfig/totalCostLimit`` are enforced on every write by evicting
 /// the least-recently-used objects. Thread-safe.
-public final class MemoryStorage<Key: Hashable, Value>: @unchecked Sendable {
+public final class MemoryStorage<Key: Hashable, Value> {
     /// The configuration.
     public let config: MemoryConfig
     @usableFromInline let cache: LRUCache<Key>
@@ -119,3 +119,6 @@ public final class MemoryStorage<Key: Hashable, Value>: @unchecked Sendable {
 }
 
 extension MemoryStorage: StorageAware {}
+
+// Its state is the lock-guarded ``LRUCache``; keys and values cross threads.
+extension MemoryStorage: @unchecked Sendable where Key: Sendable, Value: Sendable {}

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import MediaStore
 
 /// The one serialization domain of a storage and all of its views: a serial
 /// queue that sync calls, async calls and observer registration all go
@@ -16,12 +17,15 @@ final class SerialDomain: Sendable {
     @usableFromInline let token: UInt
 
     @usableFromInline static let specificKey = DispatchSpecificKey<UInt>()
-    private static let counter = Counter()
+    private static let counter = Locked<UInt>(0)
 
     init(label: String) {
         queue = DispatchQueue(label: label)
         completionQueue = DispatchQueue(label: label + ".completion")
-        token = Self.counter.next()
+        token = Self.counter.withLock { value in
+            value += 1
+            return value
+        }
         queue.setSpecific(key: Self.specificKey, value: token)
     }
 
@@ -54,17 +58,5 @@ final class SerialDomain: Sendable {
         }
         if let failure { return try rescue(failure) }
         return result!
-    }
-
-    private final class Counter: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value: UInt = 0
-
-        func next() -> UInt {
-            lock.lock()
-            defer { lock.unlock() }
-            value += 1
-            return value
-        }
     }
 }

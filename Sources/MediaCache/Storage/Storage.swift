@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import MediaStore
 
 /// A key/value cache with a memory tier and a disk tier, source-compatible
 /// with hyperoslo/Cache 7.x.
@@ -15,13 +16,20 @@ import Foundation
 ///
 /// The sync API (this class), ``async`` and observer registration share one
 /// serialization domain, so they may be mixed from any thread.
-public final class Storage<Key: Hashable, Value>: @unchecked Sendable {
+public final class Storage<Key: Hashable, Value> {
     /// The two tiers.
     public let hybridStorage: HybridStorage<Key, Value>
     /// The synchronous API this class forwards to.
     public let syncStorage: SyncStorage<Key, Value>
     /// The asynchronous API, in the same serialization domain.
-    public let async: AsyncStorage<Key, Value>
+    ///
+    /// Settable, as upstream's `lazy var` is; reading and replacing it are
+    /// thread-safe.
+    public var async: AsyncStorage<Key, Value> {
+        get { asyncStorage.current }
+        set { asyncStorage.withLock { $0 = newValue } }
+    }
+    private let asyncStorage: Locked<AsyncStorage<Key, Value>>
 
     /// Opens the disk store (creating it when needed) and an empty memory tier.
     public convenience init(
@@ -37,7 +45,7 @@ public final class Storage<Key: Hashable, Value>: @unchecked Sendable {
     public init(hybridStorage: HybridStorage<Key, Value>) {
         self.hybridStorage = hybridStorage
         self.syncStorage = SyncStorage(storage: hybridStorage, serialQueue: hybridStorage.domain.queue)
-        self.async = AsyncStorage(storage: hybridStorage, serialQueue: hybridStorage.domain.queue)
+        self.asyncStorage = Locked(AsyncStorage(storage: hybridStorage, serialQueue: hybridStorage.domain.queue))
     }
 
     /// Bytes the disk tier occupies (after compression and deduplication).
@@ -139,3 +147,6 @@ extension Storage: KeyObservationRegistry {
         hybridStorage.removeAllKeyObservers()
     }
 }
+
+// Every access to mutable state runs inside the storage's serialization domain (``SerialDomain``); keys and values cross threads, so both must be Sendable.
+extension Storage: @unchecked Sendable where Key: Sendable, Value: Sendable {}

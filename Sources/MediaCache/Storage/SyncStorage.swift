@@ -6,7 +6,7 @@ import Foundation
 /// Every call runs in the hybrid storage's one serialization domain (the
 /// same one ``AsyncStorage`` uses), re-entrantly: calling it from an
 /// observer or an async completion does not deadlock.
-public final class SyncStorage<Key: Hashable, Value>: @unchecked Sendable {
+public final class SyncStorage<Key: Hashable, Value> {
     /// The storage it forwards to.
     public let innerStorage: HybridStorage<Key, Value>
     /// The queue of the serialization domain. A queue passed to
@@ -65,3 +65,6 @@ extension SyncStorage: StorageAware {
         try innerStorage.removeInMemoryObject(forKey: key)
     }
 }
+
+// Forwards to a ``HybridStorage``, whose state is only touched inside its serialization domain; keys and values cross threads.
+extension SyncStorage: @unchecked Sendable where Key: Sendable, Value: Sendable {}

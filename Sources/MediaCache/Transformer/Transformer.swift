@@ -1,7 +1,7 @@
 import Foundation
 
 /// Converts values to and from the bytes the disk tier stores.
-public final class Transformer<T>: @unchecked Sendable {
+public final class Transformer<T> {
     @usableFromInline let toData: (T) throws -> Data
     @usableFromInline let fromData: (Data) throws -> T
 
@@ -11,3 +11,6 @@ public final class Transformer<T>: @unchecked Sendable {
         self.fromData = fromData
     }
 }
+
+// The closures are immutable; they are not `@Sendable` because upstream's are not (source compatibility), so this stays unchecked.
+extension Transformer: @unchecked Sendable where T: Sendable {}

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Binary layout, version 1: version, flags, then fields in the order of
 /// ``encode()``. Decoding never traps on malformed bytes.
-struct EntryRecord: Equatable {
+package struct EntryRecord: Equatable {
     static let version: UInt8 = 1
 
     struct Flags: OptionSet {
@@ -62,7 +62,7 @@ struct EntryRecord: Equatable {
         return (length + chunkSize - 1) / chunkSize
     }
 
-    func encode() -> [UInt8] {
+    package func encode() -> [UInt8] {
         var writer = ByteWriter(capacity: 96 + key.utf8.count + inlineBytes.count)
         writer.write(Self.version)
         var flags = self.flags
@@ -114,7 +114,7 @@ struct EntryRecord: Equatable {
     }
 
     /// Decodes a record; `nil` when the bytes are not a valid record.
-    static func decode(_ buffer: UnsafeRawBufferPointer) -> EntryRecord? {
+    package static func decode(_ buffer: UnsafeRawBufferPointer) -> EntryRecord? {
         var reader = ByteReader(buffer)
         do {
             guard try reader.readByte() == version else { return nil }
@@ -181,7 +181,7 @@ struct EntryRecord: Equatable {
         expiry = date?.timeIntervalSince1970
     }
 
-    func info() -> EntryInfo {
+    package func info() -> EntryInfo {
         EntryInfo(
             key: key, length: length, cachedBytes: cachedBytes, isComplete: isComplete,
             contentDigest: isComplete ? digest : nil, metadata: metadata,

@@ -1,6 +1,6 @@
 /// The totals kept in `meta` under `counters`, updated in the same
 /// transaction as the data they count.
-struct StoreCounters: Equatable {
+package struct StoreCounters: Equatable {
     var entryCount = 0
     var completeCount = 0
     var logicalBytes = 0
@@ -22,7 +22,7 @@ struct StoreCounters: Equatable {
         return writer.bytes
     }
 
-    static func decode(_ buffer: UnsafeRawBufferPointer) -> StoreCounters? {
+    package static func decode(_ buffer: UnsafeRawBufferPointer) -> StoreCounters? {
         var reader = ByteReader(buffer)
         do {
             var counters = StoreCounters()

@@ -23,7 +23,7 @@ public struct ContentDigest: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Reads 16 canonical bytes.
-    init?(canonical bytes: some Collection<UInt8>) {
+    package init?(canonical bytes: some Collection<UInt8>) {
         guard bytes.count >= 16 else { return nil }
         var high: UInt64 = 0
         var low: UInt64 = 0

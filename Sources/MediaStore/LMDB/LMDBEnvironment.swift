@@ -6,6 +6,7 @@ import Foundation
 /// Every transaction holds ``mapLock`` shared while it is alive, so that
 /// ``growMap(minimum:)`` (which needs no active transaction in this
 /// process, per `mdb_env_set_mapsize`) can take it exclusively.
+// Unchecked: an MDB_env is thread-safe; `_mapSize` is guarded by `stateLock`.
 final class LMDBEnvironment: @unchecked Sendable {
     let handle: OpaquePointer
     let isReadOnly: Bool

@@ -17,6 +17,7 @@ import Foundation
 ///
 /// `flock` locks belong to the open file description, so they do not
 /// interfere with LMDB's own POSIX record locks on `data.mdb-lock`.
+// Unchecked: immutable (a file descriptor); `flock` itself is thread-safe.
 final class MaintenanceLock: @unchecked Sendable {
     /// The lock file's name in the store directory (a dot file, so that
     /// the foreign-file check ignores it).

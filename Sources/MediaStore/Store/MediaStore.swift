@@ -17,6 +17,7 @@ import Foundation
 /// A store is safe to use from any thread. Writes are serialized; reads
 /// run in parallel, each in its own short transaction. Open one store per
 /// directory per process (LMDB's rule); other processes may open it too.
+// Unchecked: holds the LMDB environment (a C handle, thread-safe with MDB_NOTLS); mutable state is behind locks.
 public final class MediaStore: @unchecked Sendable {
     /// The store's directory.
     public let directory: URL

@@ -13,7 +13,7 @@ extension StoreFormat {
     /// Layout (64-bit LMDB 0.9): a 16-byte page header, then `MDB_meta`:
     /// magic at 0, version at 4, the free DB (its `md_pad` holds the page
     /// size) at 24, `mm_last_pg` at 120 and `mm_txnid` at 128.
-    static func metaPageDamage(path: String) -> String? {
+    package static func metaPageDamage(path: String) -> String? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
         guard let size = try? handle.seekToEnd(), (try? handle.seek(toOffset: 0)) != nil,

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The format identity written in `meta` under `format`.
-enum StoreFormat {
+package enum StoreFormat {
     static let magic: [UInt8] = Array("MCSTORE\u{1}".utf8)
     /// 2: an entry's expiry may be stored as `Date`'s own bit pattern
     /// (``EntryRecord/Flags/exactExpiry``). Format 1 stores open unchanged
@@ -16,7 +16,7 @@ enum StoreFormat {
     }
 
     /// The version in `bytes`, or `nil` when the magic does not match.
-    static func version(of bytes: [UInt8]) -> UInt16? {
+    package static func version(of bytes: [UInt8]) -> UInt16? {
         guard bytes.count == magic.count + 2, Array(bytes.prefix(magic.count)) == magic else { return nil }
         return UInt16(bytes[magic.count]) | UInt16(bytes[magic.count + 1]) << 8
     }
@@ -24,7 +24,7 @@ enum StoreFormat {
     /// Checks that `path` starts with an LMDB meta page (magic 0xBEEFC0DE
     /// after the 16-byte page header), so that a plain or truncated file
     /// is refused before LMDB maps it.
-    static func looksLikeLMDB(path: String) -> Bool {
+    package static func looksLikeLMDB(path: String) -> Bool {
         guard let handle = FileHandle(forReadingAtPath: path) else { return false }
         defer { try? handle.close() }
         guard let head = try? handle.read(upToCount: 24), head.count == 24 else { return false }

@@ -3,9 +3,9 @@ import Foundation
 
 /// Opens (or creates) the LMDB environment of a store directory and
 /// checks that it really is a store of a format this build reads.
-struct StoreOpener {
+package struct StoreOpener {
     /// LMDB's lock file beside `data.mdb` (MDB_NOSUBDIR names it after the data file).
-    static let lockFileName = "data.mdb-lock"
+    package static let lockFileName = "data.mdb-lock"
 
     let directory: URL
     let configuration: StoreConfiguration

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Everything here runs inside one transaction; nothing is visible to
 /// other readers until ``commit()``. Lives for one call (or one chunk).
-final class StoreTransaction {
+package final class StoreTransaction {
     let txn: LMDBTransaction
     let db: StoreDatabases
     let store: MediaStore
@@ -409,7 +409,7 @@ final class StoreTransaction {
     }
 
     /// Decodes a chunk value into its raw bytes, checking `expected`.
-    static func decodeChunk(_ value: UnsafeRawBufferPointer, expected: ContentDigest?) throws -> [UInt8] {
+    package static func decodeChunk(_ value: UnsafeRawBufferPointer, expected: ContentDigest?) throws -> [UInt8] {
         guard let header = ChunkHeader.decode(value) else { throw ChunkFault.header }
         let payload = UnsafeRawBufferPointer(rebasing: value[ChunkHeader.size...])
         var raw: [UInt8]

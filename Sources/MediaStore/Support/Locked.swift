@@ -1,17 +1,28 @@
 import Foundation
 
-/// A value guarded by a lock.
-final class Locked<Value>: @unchecked Sendable {
+/// A value guarded by a lock: the one lock wrapper of the package
+/// (MediaStore, MediaCache, MediaStreaming and CacheToolCore use it).
+///
+/// Sendable only when the value is: the lock makes access to the value
+/// exclusive, but a non-Sendable value could still escape `withLock`.
+package final class Locked<Value> {
     private let lock = NSLock()
     private var value: Value
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
     }
 
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+    /// Runs `body` with exclusive access to the value.
+    package func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)
     }
+
+    /// A copy of the value.
+    package var current: Value { withLock { $0 } }
 }
+
+// Every access to `value` goes through `lock`.
+extension Locked: @unchecked Sendable where Value: Sendable {}

@@ -5,6 +5,7 @@
 #endif
 
 /// A `pthread_rwlock_t` owned by a class so that its address is stable.
+// Unchecked: a pthread rwlock is made to be shared between threads.
 final class ReadWriteLock: @unchecked Sendable {
     private let lock: UnsafeMutablePointer<pthread_rwlock_t>
 

@@ -4,6 +4,7 @@
 
     /// Maps AVFoundation's loading requests onto ``LoadingRequest``s of a
     /// ``ResourceLoader`` and its answers back. Types only; no logic.
+    // Unchecked: AVFoundation calls the delegate on `queue`, where all its state is used.
     final class ResourceLoaderBridge: NSObject, AVAssetResourceLoaderDelegate, @unchecked Sendable {
         /// The prefix of the custom scheme: letters and a hyphen only.
         static let schemePrefix = "mediacache-"

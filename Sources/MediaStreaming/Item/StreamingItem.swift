@@ -23,9 +23,9 @@ public final class StreamingItem: Sendable {
     /// The item's events, as they happen (one consumer).
     public let events: AsyncStream<StreamingItemEvent>
     private let continuation: AsyncStream<StreamingItemEvent>.Continuation
-    private let weakDelegate = Protected<WeakDelegate>(WeakDelegate())
-    private let downloadTask = Protected<Task<Void, Never>?>(nil)
-    private let observer = Protected<Task<Void, Never>?>(nil)
+    private let weakDelegate = Locked<WeakDelegate>(WeakDelegate())
+    private let downloadTask = Locked<Task<Void, Never>?>(nil)
+    private let observer = Locked<Task<Void, Never>?>(nil)
 
     private struct WeakDelegate {
         weak var delegate: (any StreamingItemDelegate)?

@@ -4,6 +4,7 @@ import Foundation
 /// fanned out to the readers subscribed to it.
 ///
 /// Only touched on its ``ResourceFetcher``'s executor (hence unchecked).
+// Unchecked: only touched on its fetcher's executor.
 final class Download: @unchecked Sendable {
     /// A reader waiting for bytes from `offset` on.
     struct Subscriber {

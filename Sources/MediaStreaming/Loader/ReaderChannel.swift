@@ -11,6 +11,7 @@ import Foundation
 /// The download's side (``send(_:)``, ``finish(throwing:)``,
 /// ``waitForBacklog(atMost:)``) runs on the fetcher; the reader's side
 /// (``next()``, ``close()``) on the reader's task.
+// Unchecked: `state` holds continuations (not Sendable) and is only touched under `lock`.
 final class ReaderChannel: @unchecked Sendable {
     private struct State {
         var pieces: [Data] = []

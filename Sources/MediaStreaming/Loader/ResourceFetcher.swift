@@ -12,9 +12,9 @@ actor ResourceFetcher {
     let configuration: StreamingConfiguration
     let chunkSize: Int
     /// Counters of this resource.
-    let statistics = Protected(StreamingStatistics())
+    let statistics = Locked(StreamingStatistics())
     /// Counters of the whole cache, updated alongside.
-    private let cacheStatistics: Protected<StreamingStatistics>
+    private let cacheStatistics: Locked<StreamingStatistics>
 
     private var information: ContentInformation?
     private var infoWaiters: [CheckedContinuation<ContentInformation, any Error>] = []
@@ -32,7 +32,7 @@ actor ResourceFetcher {
 
     init(
         key: String, store: MediaStore, origin: any Origin, configuration: StreamingConfiguration,
-        cacheStatistics: Protected<StreamingStatistics>
+        cacheStatistics: Locked<StreamingStatistics>
     ) {
         self.key = key
         self.store = store
@@ -65,7 +65,7 @@ actor ResourceFetcher {
     }
 
     /// Adds `delta` to the reader backlog of this resource and of the cache, keeping the peaks.
-    private static func adjustBacklog(_ delta: Int, _ boxes: [Protected<StreamingStatistics>]) {
+    private static func adjustBacklog(_ delta: Int, _ boxes: [Locked<StreamingStatistics>]) {
         for box in boxes {
             box.withLock {
                 $0.readerBacklogBytes += delta

@@ -24,8 +24,8 @@ public final class ResourceLoader: Sendable {
     /// The cache it belongs to.
     public let cache: StreamingCache
     let fetcher: ResourceFetcher
-    private let tasks = Protected<[ObjectIdentifier: Task<Void, Never>]>([:])
-    private let served = Protected(StreamingStatistics())
+    private let tasks = Locked<[ObjectIdentifier: Task<Void, Never>]>([:])
+    private let served = Locked(StreamingStatistics())
 
     init(url: URL, cacheKey: String, headers: [String: String], cache: StreamingCache, fetcher: ResourceFetcher) {
         self.url = url

@@ -26,8 +26,8 @@ public final class StreamingCache: Sendable {
     public let origin: any Origin
     /// How resources are fetched, keyed and revalidated.
     public let configuration: StreamingConfiguration
-    private let fetchers = Protected<[String: WeakFetcher]>([:])
-    let statisticsBox = Protected(StreamingStatistics())
+    private let fetchers = Locked<[String: WeakFetcher]>([:])
+    let statisticsBox = Locked(StreamingStatistics())
 
     /// - parameter origin: an ``HTTPOrigin`` by default.
     public init(store: MediaStore, origin: any Origin = HTTPOrigin(), configuration: StreamingConfiguration = StreamingConfiguration()) {

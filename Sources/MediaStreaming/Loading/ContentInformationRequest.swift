@@ -1,9 +1,10 @@
 import Foundation
+import MediaStore
 
 /// The platform-neutral twin of `AVAssetResourceLoadingContentInformationRequest`:
 /// the loader fills it before giving any byte of the data request.
 public final class ContentInformationRequest: Sendable {
-    private let filled = Protected<ContentInformation?>(nil)
+    private let filled = Locked<ContentInformation?>(nil)
     private let responder: @Sendable (LoadingEvent) -> Void
 
     init(responder: @escaping @Sendable (LoadingEvent) -> Void) {

@@ -1,4 +1,5 @@
 import Foundation
+import MediaStore
 
 /// The platform-neutral twin of `AVAssetResourceLoadingDataRequest`:
 /// which bytes the player wants and how far the loader has got.
@@ -9,14 +10,14 @@ public final class DataRequest: Sendable {
     public let requestedLength: Int
     /// Whether the player wants everything from ``requestedOffset`` to the end.
     public let requestsAllDataToEndOfResource: Bool
-    private let current: Protected<Int>
+    private let current: Locked<Int>
     private let responder: @Sendable (LoadingEvent) -> Void
 
     init(offset: Int, length: Int, toEnd: Bool, responder: @escaping @Sendable (LoadingEvent) -> Void) {
         self.requestedOffset = offset
         self.requestedLength = length
         self.requestsAllDataToEndOfResource = toEnd
-        self.current = Protected(offset)
+        self.current = Locked(offset)
         self.responder = responder
     }
 

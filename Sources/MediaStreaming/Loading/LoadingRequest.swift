@@ -1,4 +1,5 @@
 import Foundation
+import MediaStore
 
 /// The platform-neutral twin of `AVAssetResourceLoadingRequest`: an
 /// optional content-information request and an optional data request,
@@ -13,7 +14,7 @@ public final class LoadingRequest: Sendable {
     public let contentInformationRequest: ContentInformationRequest?
     /// Present when the player wants bytes.
     public let dataRequest: DataRequest?
-    private let state = Protected<(finished: Bool, cancelled: Bool)>((false, false))
+    private let state = Locked<(finished: Bool, cancelled: Bool)>((false, false))
     private let responder: @Sendable (LoadingEvent) -> Void
 
     /// - parameter contentInformation: whether it carries a content-information request.

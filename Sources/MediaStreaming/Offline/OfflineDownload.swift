@@ -28,9 +28,9 @@ public final class OfflineDownload: Sendable {
     /// Byte progress: `totalUnitCount` is the length once known.
     public let progress: Progress
     let loader: ResourceLoader
-    private let status = Protected<(state: State, bytes: Int, total: Int)>((.queued, 0, 0))
-    private let observers = Protected<[UUID: AsyncStream<DownloadProgress>.Continuation]>([:])
-    private let task = Protected<Task<Void, Never>?>(nil)
+    private let status = Locked<(state: State, bytes: Int, total: Int)>((.queued, 0, 0))
+    private let observers = Locked<[UUID: AsyncStream<DownloadProgress>.Continuation]>([:])
+    private let task = Locked<Task<Void, Never>?>(nil)
     private let onChange: @Sendable () -> Void
 
     init(loader: ResourceLoader, onChange: @escaping @Sendable () -> Void) {

@@ -18,7 +18,7 @@ public final class OfflineDownloader: Sendable {
     public let cache: StreamingCache
     /// Most downloads fetching at once.
     public let maxParallelDownloads: Int
-    private let queue = Protected<[OfflineDownload]>([])
+    private let queue = Locked<[OfflineDownload]>([])
 
     public init(cache: StreamingCache, maxParallelDownloads: Int = 3) {
         self.cache = cache

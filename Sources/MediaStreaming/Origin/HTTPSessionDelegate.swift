@@ -1,17 +1,19 @@
 import Foundation
+import MediaStore
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 
 /// Turns URLSession's delegate callbacks into a response head and a body stream per task.
+// Unchecked: NSObject subclass; its only state is the lock-guarded `tasks` (continuations, not Sendable).
 final class HTTPSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private struct TaskState {
         var head: CheckedContinuation<OriginResponse, any Error>?
         var body: AsyncThrowingStream<Data, any Error>.Continuation?
     }
 
-    private let tasks = Protected<[Int: TaskState]>([:])
+    private let tasks = Locked<[Int: TaskState]>([:])
 
     func register(_ task: URLSessionTask, continuation: CheckedContinuation<OriginResponse, any Error>) {
         tasks.withLock { $0[task.taskIdentifier] = TaskState(head: continuation) }

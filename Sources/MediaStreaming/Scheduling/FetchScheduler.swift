@@ -1,4 +1,5 @@
 import Foundation
+import MediaStore
 
 /// Orders the transfers of one cache: playback before preloads before
 /// downloads, and at most a few connections per origin host.
@@ -40,7 +41,7 @@ public final class FetchScheduler: Sendable {
     /// Transfers to one host at once (playback may exceed it while a
     /// preempted transfer winds down).
     public let connectionsPerHost: Int
-    private let state = Protected(State())
+    private let state = Locked(State())
 
     public init(connectionsPerHost: Int = 4) {
         precondition(connectionsPerHost > 0, "connectionsPerHost must be positive")

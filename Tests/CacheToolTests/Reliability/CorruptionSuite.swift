@@ -50,11 +50,11 @@ struct CorruptionSuite {
     mutating func run() throws {
         let directory = try TemporaryDirectory("corruption")
         defer { directory.remove() }
-        var random = SplitMix(seed: seed)
+        var random = SplitMix64(seed: seed)
         // The original: raw chunks, zstd chunks, shared chunks, inline values.
         let original = URL(fileURLWithPath: directory.path("original"))
         var values: [String: Data] = [:]
-        values["raw"] = random.bytes(400_000)
+        values["raw"] = random.data(400_000)
         values["text"] = random.text(400_000)
         values["copy-of-raw"] = values["raw"]
         for index in 0..<12 { values["small\(index)"] = random.text(200 + index * 300) }

@@ -18,7 +18,7 @@ import Testing
         let environment = ProcessInfo.processInfo.environment
         let rounds = environment["CRASH_VERIFY_ROUNDS"].flatMap { Int($0) } ?? 8
         let master = environment["CRASH_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64(1) << 40)
-        var random = SplitMix(seed: master)
+        var random = SplitMix64(seed: master)
         let directory = try TemporaryDirectory("crashverify")
         defer { directory.remove() }
         let store = directory.path("store")

@@ -16,27 +16,25 @@ import Testing
             URL(fileURLWithPath: "/bin/sh"), ["-c", script, String(limit), tool] + arguments, input: input)
     }
 
-    @Test func aWriteBeyondTheFileSizeLimitFailsCleanlyAndLaterWritesSucceed() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit") else {
-            Issue.record("prlimit (util-linux) is needed for the disk-full test")
-            return
-        }
+    @Test(.enabled(if: ExternalTool.available("prlimit"), "needs prlimit (util-linux)"))
+    func aWriteBeyondTheFileSizeLimitFailsCleanlyAndLaterWritesSucceed() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit"), "prlimit (util-linux) is missing")
         let directory = try TemporaryDirectory("diskfull")
         defer { directory.remove() }
         let store = directory.path("store")
-        var random = SplitMix(seed: 29)
-        let before = random.bytes(500_000)
+        var random = SplitMix64(seed: 29)
+        let before = random.data(500_000)
         #expect(try ToolProcess.cachetool(["-s", store, "put", "before", "-"], input: before).status == 0)
         let size = try #require(try FileManager.default.attributesOfItem(atPath: store + "/data.mdb")[.size] as? Int)
 
         // Room for 1 MiB more, a 6 MiB value: a streamed put (several commits).
-        let big = random.bytes(6 << 20)
+        let big = random.data(6 << 20)
         let full = try Self.cachetoolLimited(size + (1 << 20), ["-s", store, "put", "big", "-"], input: big)
         #expect(!full.signaled, "killed by signal \(full.status)")
         #expect(full.status == 1)
         #expect(full.errors == "cachetool: the disk is full; nothing was written\n", "\(full.errors)")
         // A small whole put under the limit also gets the typed error, not a crash.
-        let small = try Self.cachetoolLimited(size, ["-s", store, "put", "small", "-"], input: random.bytes(300_000))
+        let small = try Self.cachetoolLimited(size, ["-s", store, "put", "small", "-"], input: random.data(300_000))
         #expect(small.status == 1 && small.errors.contains("the disk is full"), "\(small.errors)")
 
         // Consistent, committed data intact, the failed writes absent.
@@ -60,8 +58,8 @@ import Testing
     @Test func aTinyMapGrowsAndTheStoreStaysConsistent() throws {
         let directory = try TemporaryDirectory("tinymap")
         defer { directory.remove() }
-        var random = SplitMix(seed: 31)
-        let values = (0..<6).map { _ in random.bytes(700_000) }
+        var random = SplitMix64(seed: 31)
+        let values = (0..<6).map { _ in random.data(700_000) }
         do {
             let store = try MediaStore(
                 directory: directory.url, configuration: StoreConfiguration(initialMapSize: 256 << 10))

@@ -12,7 +12,7 @@ import Testing
 /// run without the kill). Every answer is consistent: verify is clean in
 /// every snapshot, nothing reads as corrupt, and what `cat` returns matches
 /// a digest the entry had. `MULTIPROCESS_SECONDS` sets the duration (3 s).
-@Suite struct MultiProcessTests {
+@Suite(.timeLimit(.minutes(3))) struct MultiProcessTests {
     @Test func cachetoolReadsConsistentlyWhileAnotherProcessWrites() throws {
         let seconds = ProcessInfo.processInfo.environment["MULTIPROCESS_SECONDS"].flatMap { Double($0) } ?? 3
         let directory = try TemporaryDirectory("multiprocess")

@@ -1,4 +1,5 @@
 import Foundation
+@_exported import TestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -101,56 +102,4 @@ enum ToolProcess {
 struct ToolTestError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
-}
-
-/// A fresh temporary directory, removed by `remove()`.
-struct TemporaryDirectory {
-    let url: URL
-
-    init(_ label: String) throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("cachetool-\(label)-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-
-    func remove() { try? FileManager.default.removeItem(at: url) }
-}
-
-/// SplitMix64: seeded bytes for test content.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// `count` random (incompressible) bytes.
-    mutating func bytes(_ count: Int) -> Data {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var offset = 0
-        while offset < count {
-            var word = next()
-            for _ in 0..<8 where offset < count {
-                bytes[offset] = UInt8(truncatingIfNeeded: word)
-                word >>= 8
-                offset += 1
-            }
-        }
-        return Data(bytes)
-    }
-
-    /// `count` compressible bytes (text-like).
-    mutating func text(_ count: Int) -> Data {
-        let words = ["media", "cache", "chunk", "stream", "track", "seek", "range", "store", " ", "\n"]
-        var data = Data()
-        while data.count < count { data.append(contentsOf: words[Int(next() % UInt64(words.count))].utf8) }
-        return data.prefix(count)
-    }
 }

@@ -1,21 +1,7 @@
 import Foundation
+@_exported import TestSupport
 
 @testable import MediaCache
-
-/// A fresh directory (on /dev/shm where it exists), removed on deinit.
-final class TempDirectory {
-    let url: URL
-
-    init() {
-        let shm = URL(fileURLWithPath: "/dev/shm")
-        let parent = FileManager.default.isWritableFile(atPath: shm.path) ? shm : FileManager.default.temporaryDirectory
-        url = parent.appendingPathComponent("mediacache-tests-\(UUID().uuidString)", isDirectory: true)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(at: url)
-    }
-}
 
 struct User: Codable, Equatable, Sendable {
     var firstName: String
@@ -41,7 +27,7 @@ final class Recorder<Event>: @unchecked Sendable {
 }
 
 func makeStorage<Value>(
-    in directory: TempDirectory, name: String = "Cache", diskExpiry: Expiry = .never, maxSize: UInt = 0,
+    in directory: ScratchDirectory, name: String = "Cache", diskExpiry: Expiry = .never, maxSize: UInt = 0,
     memoryConfig: MemoryConfig = MemoryConfig(), transformer: Transformer<Value>
 ) throws -> Storage<String, Value> {
     try Storage<String, Value>(

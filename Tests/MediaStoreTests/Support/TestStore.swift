@@ -44,33 +44,3 @@ final class TestStore {
         try? FileManager.default.removeItem(at: directory)
     }
 }
-
-/// Deterministic pseudo-random bytes (SplitMix64), reproducible by seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func bytes(_ count: Int) -> [UInt8] {
-        var result = [UInt8](repeating: 0, count: count)
-        var index = 0
-        while index < count {
-            let value = next()
-            for shift in stride(from: 0, to: 64, by: 8) where index < count {
-                result[index] = UInt8(truncatingIfNeeded: value >> UInt64(shift))
-                index += 1
-            }
-        }
-        return result
-    }
-}

@@ -2,11 +2,8 @@ import Foundation
 import Testing
 
 @testable import MediaStore
+@_exported import TestSupport
 
-/// A fresh, not yet created, temporary path (removed by the caller).
-func temporaryPath(_ label: String) -> URL {
-    FileManager.default.temporaryDirectory.appendingPathComponent("mediastore-\(label)-\(UUID().uuidString)")
-}
 
 /// Runs `body` in the store's write transaction (internal access for tests
 /// that set up states the public API cannot make).
@@ -43,7 +40,7 @@ struct ToolFailure: Error, CustomStringConvertible {
     var description: String { message }
 }
 
-extension SeededGenerator {
+extension SplitMix64 {
     /// Like `bytes(_:)` but eight bytes per step (fast in debug builds,
     /// for multi-megabyte values). A different stream from `bytes(_:)`.
     mutating func bulkBytes(_ count: Int) -> [UInt8] {

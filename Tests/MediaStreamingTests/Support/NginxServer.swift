@@ -1,4 +1,5 @@
 import Foundation
+@_exported import TestSupport
 import LoopbackNginx
 
 #if canImport(Glibc)
@@ -31,7 +32,7 @@ final class NginxServer: Sendable {
     private init() throws {
         // A connection nginx closes first must fail a write, not kill the tests.
         signal(SIGPIPE, SIG_IGN)
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("mediastreaming-nginx-\(UUID().uuidString)")
+        directory = temporaryPath("streaming-nginx")
         root = directory.appendingPathComponent("root")
         let fileManager = FileManager.default
         try fileManager.createDirectory(at: root, withIntermediateDirectories: true)

@@ -1,4 +1,5 @@
 import Foundation
+@_exported import TestSupport
 import MediaStore
 import MediaStreaming
 
@@ -18,7 +19,7 @@ final class TestCache: @unchecked Sendable {
         sizeLimit: Int = 0, accounting: SizeAccounting = .stored, configuration: StreamingConfiguration = StreamingConfiguration(chunksPerRequest: 2, stallTimeout: 2),
         origin: (any Origin)? = nil
     ) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("mediastreaming-test-\(UUID().uuidString)")
+        directory = temporaryPath("streaming-test")
         storeConfiguration = StoreConfiguration(sizeLimit: sizeLimit, sizeAccounting: accounting, chunkSize: Self.chunkSize, initialMapSize: 64 << 20)
         self.configuration = configuration
         self.origin = RecordingOrigin(origin ?? HTTPOrigin(timeout: 10))

@@ -1,8 +1,11 @@
+import MediaStore
+
 /// Entry points for the libFuzzer targets in `FuzzTesting/` and the test
 /// that replays their corpora: the decoders of bytes read from disk. Each
-/// must accept or reject any input without crashing. Not API: reachable
-/// only with `@_spi(Fuzzing) import MediaStore`.
-@_spi(Fuzzing) public enum StoreFuzzing {
+/// must accept or reject any input without crashing; a property that does
+/// not hold throws ``FuzzFailure``. Test code: reaches the engine's
+/// `package` internals.
+public enum StoreFuzzing {
     /// Decodes an index record; a decoded record must re-encode to bytes
     /// that decode, and re-encoding must then be stable. (Decoding is not
     /// injective: the fuzzer found non-canonical inputs, e.g. out-of-range
@@ -10,13 +13,13 @@
     /// is not required for records that were never written by `encode`.)
     /// Returns whether `bytes` decoded.
     @discardableResult
-    public static func decodeRecord(_ bytes: [UInt8]) -> Bool {
+    public static func decodeRecord(_ bytes: [UInt8]) throws(FuzzFailure) -> Bool {
         guard let record = bytes.withUnsafeBytes(EntryRecord.decode) else { return false }
         let encoded = record.encode()
         guard let again = encoded.withUnsafeBytes(EntryRecord.decode) else {
-            preconditionFailure("a decoded index record re-encodes to bytes that do not decode")
+            throw FuzzFailure("a decoded index record re-encodes to bytes that do not decode")
         }
-        precondition(again.encode() == encoded, "re-encoding a decoded index record is not stable")
+        try fuzzCheck(again.encode() == encoded, "re-encoding a decoded index record is not stable")
         _ = record.info()
         return true
     }

@@ -1,4 +1,5 @@
 import Foundation
+import MediaStore
 
 /// Entry points for the libFuzzer target `FuzzStoreFile`: arbitrary bytes
 /// as a store's `data.mdb`.
@@ -27,18 +28,20 @@ extension StoreFuzzing {
     /// and must agree with the bytes: a file passes only with LMDB's magic
     /// and version at offset 16.
     @discardableResult
-    public static func checkStoreFile(_ bytes: [UInt8], directory: URL) -> StoreFileVerdict {
+    public static func checkStoreFile(_ bytes: [UInt8], directory: URL) throws(FuzzFailure) -> StoreFileVerdict {
         let path = directory.appendingPathComponent("data.mdb").path
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         for name in [StoreOpener.lockFileName, ".maintenance-lock"] {
             try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
         }
         guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
-            preconditionFailure("cannot write \(path)")
+            throw FuzzFailure("cannot write \(path)")
         }
         if bytes.isEmpty { return .empty }
         guard StoreFormat.looksLikeLMDB(path: path) else { return .notLMDB }
-        precondition(bytes.count >= 24 && bytes[16..<24] == [0xDE, 0xC0, 0xEF, 0xBE, 1, 0, 0, 0], "not LMDB's magic")
+        try fuzzCheck(
+            bytes.count >= 24 && bytes[16..<24] == [0xDE, 0xC0, 0xEF, 0xBE, 1, 0, 0, 0],
+            "not LMDB's magic passed the check")
         return StoreFormat.metaPageDamage(path: path) == nil ? .passes : .damaged
     }
 
@@ -50,20 +53,29 @@ extension StoreFuzzing {
     /// must be refused here too. May fault inside LMDB for a file that
     /// passes the checks: run it in a child process.
     @discardableResult
-    public static func openStoreFile(verdict: StoreFileVerdict, directory: URL) -> String {
+    public static func openStoreFile(verdict: StoreFileVerdict, directory: URL) throws(FuzzFailure) -> String {
         var outcomes: [String] = []
         for readOnly in [true, false] {
+            let opened: Result<MediaStore, StoreError>
             do throws(StoreError) {
-                let store =
+                opened = .success(
                     readOnly
-                    ? try MediaStore.openReadOnly(directory: directory)
-                    : try MediaStore(directory: directory, configuration: StoreConfiguration(initialMapSize: 1 << 20))
-                precondition(verdict == .passes || (verdict == .empty && !readOnly), "a file the checks refuse opened")
-                outcomes.append("opened: " + walk(store))
+                        ? try MediaStore.openReadOnly(directory: directory)
+                        : try MediaStore(
+                            directory: directory, configuration: StoreConfiguration(initialMapSize: 1 << 20)))
             } catch {
+                opened = .failure(error)
+            }
+            switch opened {
+            case .success(let store):
+                guard verdict == .passes || (verdict == .empty && !readOnly) else {
+                    throw FuzzFailure("a file the checks refuse (\(verdict)) opened")
+                }
+                outcomes.append("opened: " + walk(store))
+            case .failure(let error):
                 switch (verdict, error) {
                 case (.notLMDB, .notAStore), (.empty, .notAStore), (.damaged, .damagedStore), (.passes, _): break
-                default: preconditionFailure("the checks said \(verdict), opening threw \(error)")
+                default: throw FuzzFailure("the checks said \(verdict), opening threw \(error)")
                 }
                 outcomes.append("refused: \(error)")
             }
