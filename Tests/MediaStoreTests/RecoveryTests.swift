@@ -384,3 +384,47 @@ enum DamagedFile {
         try Data(bytes).write(to: URL(fileURLWithPath: path))
     }
 }
+
+/// The cost of the walk that follows an unclean session, on a store of
+/// `WALK_COST_ENTRIES` small entries plus one 1 MiB entry per 100 of them
+/// (skipped unless the variable is set; README figures come from it).
+@Suite struct WalkCostTests {
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["WALK_COST_ENTRIES"] != nil))
+    func walkCost() throws {
+        let count = Int(ProcessInfo.processInfo.environment["WALK_COST_ENTRIES"] ?? "") ?? 10_000
+        let directory = temporaryPath("walk-cost")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try MediaStore(directory: directory, configuration: StoreConfiguration(initialMapSize: 1 << 30))
+        var generator = SeededGenerator(seed: 3)
+        let large = generator.bytes(1 << 20)
+        var done = 0
+        while done < count {
+            try store.performBatch { batch in
+                for index in done..<min(count, done + 1000) {
+                    var value = generator.bytes(2000)
+                    value[0] = UInt8(truncatingIfNeeded: index)
+                    try batch.put(value, forKey: "small-\(index)")
+                    if index % 100 == 0 {
+                        var big = large
+                        big[0] = UInt8(truncatingIfNeeded: index)
+                        big[1] = UInt8(truncatingIfNeeded: index >> 8)
+                        try batch.put(big, forKey: "large-\(index)")
+                    }
+                }
+            }
+            done += 1000
+        }
+        let statistics = try store.statistics()
+        store.close()
+        let path = directory.appendingPathComponent("data.mdb").path
+        var times: [Double] = []
+        for _ in 0..<3 {
+            let start = Date()
+            #expect(StoreFileCheck.damage(path: path) == nil)
+            times.append(Date().timeIntervalSince(start))
+        }
+        print(
+            "walk cost: \(statistics.entryCount) entries, \(statistics.chunkCount) chunks, "
+                + "\(statistics.fileBytes >> 20) MiB file: walk \(times.map { String(format: "%.1f ms", $0 * 1000) })")
+    }
+}
