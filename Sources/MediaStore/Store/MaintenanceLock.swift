@@ -9,8 +9,10 @@ import Foundation
 /// The store's maintenance lock: `flock` on `.maintenance-lock` in the
 /// store directory.
 ///
-/// Every ``MediaStore`` of an existing store holds it shared from before
-/// LMDB opens until the store is released. Maintenance that replaces
+/// Every read-write ``MediaStore``, and every read-only one of an existing
+/// store, holds it shared from before LMDB opens until the store is
+/// closed or released. ``StoreSession`` probes it to learn whether other
+/// processes have the store open. Maintenance that replaces
 /// `data.mdb` (``MediaStore/compact(directory:)``) takes it exclusively
 /// without waiting, so it fails while any process has the store open,
 /// and stores opened meanwhile wait until it is done.
