@@ -271,6 +271,46 @@ import Testing
             try FileManager.default.contentsOfDirectory(atPath: directory.path).allSatisfy { !$0.hasPrefix("damaged-") }
         )
     }
+
+    @Test func anotherProcessHoldingTheStoreOpenIsNotAnUncleanSession() throws {
+        let app = try #require(CrashWriterBinary.locate(), "crash-writer is not built beside the tests")
+        let directory = temporaryPath("app-shared")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Self.makeStore(directory)
+        // A live app has the store open (its marker says open) ...
+        let child = Process()
+        child.executableURL = app
+        child.arguments = ["app", directory.path, "hang"]
+        let pipe = Pipe()
+        child.standardOutput = pipe
+        child.standardError = FileHandle.nullDevice
+        try child.run()
+        var output = ""
+        while !output.contains("read ") {
+            let data = pipe.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            output += String(decoding: data, as: UTF8.self)
+        }
+        #expect(output.hasPrefix("opened entries=12 unclean=0"), "\(output)")
+        // ... so this open neither counts an unclean session nor walks, and
+        // its close leaves the marker open for the live app.
+        let store = try MediaStore(directory: directory, configuration: Self.configuration)
+        #expect(store.uncleanSessions == 0)
+        #expect(store.recovery == nil)
+        #expect(try store.entries().count == 12)
+        store.close()
+        let marker = try String(
+            contentsOf: directory.appendingPathComponent(StoreSession.fileName), encoding: .utf8)
+        #expect(StoreSession.Record(text: marker)?.isOpen == true, "\(marker)")
+        kill(child.processIdentifier, SIGKILL)
+        child.waitUntilExit()
+        // The app died with it open: the next open counts it.
+        let after = try MediaStore(directory: directory, configuration: Self.configuration)
+        #expect(after.uncleanSessions == 1)
+        #expect(after.recovery == nil)
+        #expect(try after.entries().count == 12)
+        after.close()
+    }
 }
 
 /// One launch of `crash-writer app`: in `hang` mode it is killed with
