@@ -10,6 +10,8 @@ import Foundation
 //   crash-writer check <storeDir> <ackFile>
 //       Checks the store against the log after the writer died; exits 0
 //       (and records the resolved state in the log) or 1 with the problems.
+//   crash-writer app <storeDir> <close|hang>
+//       An app for the recovery tests (see RecoveryApp).
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
@@ -19,6 +21,7 @@ func usage() -> Never {
             """
             usage: crash-writer <storeDir> <seed> <ackFile> [maxOperations]
                    crash-writer check <storeDir> <ackFile>
+                   crash-writer app <storeDir> <close|hang>
 
             """.utf8))
     exit(64)
@@ -27,6 +30,11 @@ func usage() -> Never {
 if arguments.first == "check" {
     guard arguments.count == 3 else { usage() }
     exit(CrashCheck(directory: URL(fileURLWithPath: arguments[1]), logPath: arguments[2]).run())
+}
+
+if arguments.first == "app" {
+    guard arguments.count == 3, ["close", "hang"].contains(arguments[2]) else { usage() }
+    exit(RecoveryApp.run(directory: arguments[1], mode: arguments[2]))
 }
 
 guard arguments.count == 3 || arguments.count == 4, let seed = UInt64(arguments[1]) else { usage() }

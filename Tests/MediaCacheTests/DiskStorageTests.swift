@@ -68,8 +68,8 @@ import Testing
         for index in 0..<50 { try storage.setObject(Data(repeating: UInt8(index), count: 20_000), forKey: "k\(index)") }
         try storage.removeAll()
         let left = Set(try FileManager.default.contentsOfDirectory(atPath: storage.path))
-        // `.maintenance-lock` exists once maintenance (cachetool) ran on the store.
-        #expect(left.isSubset(of: ["data.mdb", "data.mdb-lock", ".maintenance-lock"]))
+        // `.maintenance-lock` (held by every open store) and `.session` (the session marker).
+        #expect(left.isSubset(of: ["data.mdb", "data.mdb-lock", ".maintenance-lock", ".session"]))
         #expect(left.contains("data.mdb"))
         #expect(try storage.store.statistics().entryCount == 0)
         #expect(storage.allKeys.isEmpty)

@@ -87,7 +87,7 @@ import Testing
     /// One filler: prepares a content and fills it in random chunk order
     /// until it completes or is replaced; again until `deadline`.
     static func fill(store: MediaStore, thread: Int, seed: UInt64, deadline: Date, tally: Locked<Tally>) {
-        var random = SeededGenerator(seed: seed &+ UInt64(thread) &* 0x9E37_79B9)
+        var random = SplitMix64(seed: seed &+ UInt64(thread) &* 0x9E37_79B9)
         func fail(_ message: String) { tally.withLock { $0.failures.append("filler \(thread): \(message)") } }
         while Date() < deadline {
             let key = keys[Int.random(in: 0..<keys.count, using: &random)]
@@ -165,7 +165,7 @@ import Testing
 
     /// One reader: whole reads, cached ranges, chunk by chunk, until `deadline`.
     static func read(store: MediaStore, thread: Int, seed: UInt64, deadline: Date, tally: Locked<Tally>) {
-        var random = SeededGenerator(seed: seed &+ 0xABCD &+ UInt64(thread))
+        var random = SplitMix64(seed: seed &+ 0xABCD &+ UInt64(thread))
         while Date() < deadline {
             let key = keys[Int.random(in: 0..<keys.count, using: &random)]
             do {

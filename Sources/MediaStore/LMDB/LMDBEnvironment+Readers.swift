@@ -20,6 +20,9 @@ struct LMDBReaderEntry: Equatable {
 extension LMDBEnvironment {
     /// The active reader slots, as `mdb_stat -r` prints them.
     func readerList() -> [LMDBReaderEntry] {
+        mapLock.lockShared()
+        defer { mapLock.unlockShared() }
+        guard !isClosed else { return [] }
         final class Lines { var text = "" }
         let lines = Lines()
         let context = Unmanaged.passUnretained(lines).toOpaque()
@@ -54,7 +57,7 @@ extension LMDBEnvironment {
     static func openLockHolder(lockFile path: String) -> Int32? {
         let fd = open(path, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { return nil }
-        defer { close(fd) }
+        defer { closeFileDescriptor(fd) }
         var probe = flock()
         probe.l_type = Int16(F_WRLCK)
         probe.l_whence = Int16(SEEK_SET)

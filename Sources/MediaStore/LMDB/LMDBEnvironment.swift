@@ -59,7 +59,28 @@ final class LMDBEnvironment: @unchecked Sendable {
     }
 
     deinit {
-        for reader in idleReaders.withLock({ $0 }) { mdb_txn_abort(reader) }
+        close()
+    }
+
+    /// Set by ``close()``; read under ``mapLock`` (shared by every
+    /// transaction, exclusive here), so no transaction begins after it.
+    private(set) var isClosed = false
+
+    /// Closes the environment: waits until no transaction of this process
+    /// is active, frees the kept readers, closes `MDB_env` and forgets
+    /// the file, so that a new environment can open it at once. New
+    /// transactions fail with ``LMDBError/closed``. Safe to call twice.
+    func close() {
+        mapLock.lockExclusive()
+        defer { mapLock.unlockExclusive() }
+        guard !isClosed else { return }
+        isClosed = true
+        for reader in idleReaders.withLock({ readers in
+            defer { readers = [] }
+            return readers
+        }) {
+            mdb_txn_abort(reader)
+        }
         mdb_env_close(handle)
         Self.openFiles.withLock { _ = $0.remove(identity) }
     }
@@ -108,6 +129,7 @@ final class LMDBEnvironment: @unchecked Sendable {
     func growMap(minimum: Int) throws(LMDBError) {
         mapLock.lockExclusive()
         defer { mapLock.unlockExclusive() }
+        guard !isClosed else { throw .closed }
         let current = mapSize
         guard current < minimum else { return }
         try LMDBError.check(mdb_env_set_mapsize(handle, minimum))
@@ -118,6 +140,7 @@ final class LMDBEnvironment: @unchecked Sendable {
     func adoptMapSize() throws(LMDBError) {
         mapLock.lockExclusive()
         defer { mapLock.unlockExclusive() }
+        guard !isClosed else { throw .closed }
         try LMDBError.check(mdb_env_set_mapsize(handle, 0))
         refreshMapSize()
     }
@@ -154,6 +177,9 @@ final class LMDBEnvironment: @unchecked Sendable {
     /// Clears the reader slots of dead processes; returns how many.
     @discardableResult
     func clearStaleReaders() -> Int {
+        mapLock.lockShared()
+        defer { mapLock.unlockShared() }
+        guard !isClosed else { return 0 }
         var dead: Int32 = 0
         mdb_reader_check(handle, &dead)
         return Int(dead)

@@ -10,8 +10,12 @@ struct LMDBError: Error, Equatable, CustomStringConvertible {
     }
 
     var description: String {
-        "LMDB error \(code): \(String(cString: mdb_strerror(code)))"
+        self == .closed ? "the environment is closed" : "LMDB error \(code): \(String(cString: mdb_strerror(code)))"
     }
+
+    /// Not LMDB's: a transaction was begun after ``LMDBEnvironment/close()``
+    /// (outside LMDB's range of codes, -30799 to -30780, and errno's).
+    static let closed = LMDBError(code: -30_000)
 
     static let notFound = LMDBError(code: MDB_NOTFOUND)
     static let keyExists = LMDBError(code: MDB_KEYEXIST)

@@ -19,6 +19,10 @@ final class LMDBTransaction {
         var attempt = 0
         while true {
             environment.mapLock.lockShared()
+            if environment.isClosed {
+                environment.mapLock.unlockShared()
+                throw LMDBError.closed
+            }
             var txn: OpaquePointer?
             var rc: Int32
             if readOnly, let idle = environment.takeIdleReader() {

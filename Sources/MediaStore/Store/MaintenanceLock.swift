@@ -9,8 +9,10 @@ import Foundation
 /// The store's maintenance lock: `flock` on `.maintenance-lock` in the
 /// store directory.
 ///
-/// Every ``MediaStore`` of an existing store holds it shared from before
-/// LMDB opens until the store is released. Maintenance that replaces
+/// Every read-write ``MediaStore``, and every read-only one of an existing
+/// store, holds it shared from before LMDB opens until the store is
+/// closed or released. ``StoreSession`` probes it to learn whether other
+/// processes have the store open. Maintenance that replaces
 /// `data.mdb` (``MediaStore/compact(directory:)``) takes it exclusively
 /// without waiting, so it fails while any process has the store open,
 /// and stores opened meanwhile wait until it is done.
@@ -23,21 +25,32 @@ final class MaintenanceLock: @unchecked Sendable {
     /// the foreign-file check ignores it).
     static let fileName = ".maintenance-lock"
 
-    private let descriptor: Int32
+    private let descriptor = Locked<Int32>(-1)
 
     private init(descriptor: Int32) {
-        self.descriptor = descriptor
+        self.descriptor.withLock { $0 = descriptor }
     }
 
     deinit {
-        close(descriptor)
+        release()
+    }
+
+    /// Drops the lock now (``MediaStore/close()``); safe to call twice.
+    func release() {
+        descriptor.withLock { descriptor in
+            if descriptor >= 0 { close(descriptor) }
+            descriptor = -1
+        }
     }
 
     /// Takes the lock shared, waiting while maintenance runs. Returns
-    /// `nil` (no lock) when the directory holds no `data.mdb` yet, or
+    /// `nil` (no lock) when the directory holds no `data.mdb` yet (unless
+    /// `evenWithoutStore`: a read-write open that creates the store), or
     /// the lock file cannot be opened: nothing can be compacted then.
-    static func shared(directory: URL) -> MaintenanceLock? {
-        guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path),
+    static func shared(directory: URL, evenWithoutStore: Bool = false) -> MaintenanceLock? {
+        guard
+            evenWithoutStore
+                || FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path),
             let descriptor = openFile(directory)
         else { return nil }
         while flock(descriptor, LOCK_SH) != 0 {

@@ -113,7 +113,7 @@ extension MediaStore {
         let copy = open(copyPath, O_RDONLY | O_CLOEXEC)
         if copy >= 0 {
             fsync(copy)
-            close(copy)
+            closeFileDescriptor(copy)
         }
         guard rename(copyPath, dataPath) == 0 else {
             let reason = String(cString: strerror(errno))
@@ -123,7 +123,7 @@ extension MediaStore {
         let directoryHandle = open(path, O_RDONLY | O_CLOEXEC)
         if directoryHandle >= 0 {
             fsync(directoryHandle)
-            close(directoryHandle)
+            closeFileDescriptor(directoryHandle)
         }
         let after = try fileIdentity(dataPath)
         return CompactionReport(bytesBefore: before.size, bytesAfter: after.size)

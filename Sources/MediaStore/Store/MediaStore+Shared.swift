@@ -10,16 +10,18 @@ extension MediaStore {
     /// The store this process has open for `directory`, or a newly opened
     /// one. Several parts of an app (or several `Storage` facades) can
     /// share one directory this way; the first opener's configuration
-    /// stays in force.
+    /// stays in force. After ``close()`` the directory's next caller
+    /// gets a newly opened store.
     public static func shared(
         directory: URL, configuration: StoreConfiguration = StoreConfiguration()
     ) throws(StoreError) -> MediaStore {
         let path = directory.standardizedFileURL.resolvingSymlinksInPath().path
         let result = sharedStores.withLock { stores -> Result<MediaStore, StoreError> in
-            if let store = stores[path]?.store { return .success(store) }
+            // A closed store is forgotten: the next caller opens a new one.
+            if let store = stores[path]?.store, !store.isClosed { return .success(store) }
             do throws(StoreError) {
                 let store = try MediaStore(directory: directory, configuration: configuration)
-                stores = stores.filter { $0.value.store != nil }
+                stores = stores.filter { $0.value.store.map { !$0.isClosed } ?? false }
                 stores[path] = WeakStore(store: store)
                 return .success(store)
             } catch {

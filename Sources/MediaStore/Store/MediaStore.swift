@@ -31,6 +31,18 @@ public final class MediaStore: @unchecked Sendable {
     let keySeed: UInt64
     /// Held shared while open, so that compaction never swaps the file under it.
     private let maintenanceLock: MaintenanceLock?
+    /// The session marker of a read-write store (`nil` when read-only).
+    private let session: StoreSession?
+    /// Set once by ``close()``.
+    private let closeState = Locked(CloseState.open)
+    /// When opening found the store damaged and started it empty: why,
+    /// and where the damaged files went; `nil` otherwise.
+    public let recovery: StoreRecovery?
+    /// How many sessions in a row had ended without closing the store
+    /// (a crash, a kill, an exit that never released it) before this
+    /// open. 0 for a read-only store, and not counted up while other
+    /// processes have the store open.
+    public let uncleanSessions: Int
     private let keyHash: (@Sendable (String) -> ContentDigest)?
     private let writerLock = NSLock()
     private let codec: Locked<ZstdCodec>
@@ -81,8 +93,25 @@ public final class MediaStore: @unchecked Sendable {
         self.isReadOnly = readOnly
         self.keyHash = keyHash
         self.codec = Locked(ZstdCodec(level: max(1, configuration.compressionLevel)))
-        self.maintenanceLock = MaintenanceLock.shared(directory: directory)
-        let opened = try StoreOpener(directory: directory, configuration: configuration, readOnly: readOnly).open()
+        let opener = StoreOpener(directory: directory, configuration: configuration, readOnly: readOnly)
+        let opened: StoreOpener.Opened
+        if readOnly {
+            self.maintenanceLock = MaintenanceLock.shared(directory: directory)
+            opened = try opener.open()
+            (self.session, self.recovery, self.uncleanSessions) = (nil, nil, 0)
+        } else {
+            let started = try opener.startSession()
+            defer { started.session?.unlock() }
+            self.maintenanceLock = MaintenanceLock.shared(directory: directory, evenWithoutStore: true)
+            do {
+                opened = try opener.open()
+            } catch {
+                started.session?.restore(started.previous)
+                throw error
+            }
+            (self.session, self.recovery, self.uncleanSessions) =
+                (started.session, started.recovery, started.uncleanSessions)
+        }
         self.environment = opened.environment
         self.databases = opened.databases
         self.keySeed = opened.keySeed
@@ -92,7 +121,7 @@ public final class MediaStore: @unchecked Sendable {
     }
 
     deinit {
-        if !isReadOnly { try? flushAccessTimes() }
+        close()
     }
 
     /// The 16-byte digest that addresses `key` in the index.
@@ -127,6 +156,7 @@ public final class MediaStore: @unchecked Sendable {
         case LMDBError.corrupted.code, LMDBError.panic.code, LMDBError.invalid.code:
             .damagedStore(reason: error.description)
         case EACCES, EROFS: .readOnly
+        case LMDBError.closed.code: .closed
         default: .storage(code: error.code, message: error.description)
         }
     }
@@ -145,6 +175,7 @@ public final class MediaStore: @unchecked Sendable {
         guard !isReadOnly else { throw StoreError.readOnly }
         writerLock.lock()
         defer { writerLock.unlock() }
+        guard closeStateValue != .closed else { throw StoreError.closed }
         var attempt = 0
         while true {
             let pending = pendingAccess.withLock { $0 }
@@ -212,6 +243,34 @@ public final class MediaStore: @unchecked Sendable {
                 self.flushScheduled.withLock { $0 = false }
                 try? self.flushAccessTimes()
             }
+        }
+    }
+
+    var closeStateValue: CloseState {
+        closeState.withLock { $0 }
+    }
+
+    /// Moves the store from open to closing; `false` when it already was.
+    func beginClosing() -> Bool {
+        closeState.withLock { state in
+            guard state == .open else { return false }
+            state = .closing
+            return true
+        }
+    }
+
+    /// Ends the store once its last access times are written: no writer
+    /// after this, the environment closed once no read is under way,
+    /// the maintenance lock dropped and, when no other process has the
+    /// store open, the session marked closed.
+    func finishClosing() {
+        writerLock.withLock { closeState.withLock { $0 = .closed } }
+        environment.close()
+        maintenanceLock?.release()
+        if let session {
+            session.relock()
+            if session.isSoleOpener() { session.write(.closed) }
+            session.unlock()
         }
     }
 

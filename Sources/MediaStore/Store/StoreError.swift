@@ -43,6 +43,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case readOnly
     /// The writer was already finished or cancelled.
     case writerClosed
+    /// ``MediaStore/close()`` was called; open the store again to use it.
+    case closed
     /// Any other LMDB or I/O failure, with its code and message.
     case storage(code: Int32, message: String)
 
@@ -73,6 +75,7 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .diskFull: "the disk is full; nothing was written"
         case .readOnly: "the store is open read-only"
         case .writerClosed: "the writer was already finished or cancelled"
+        case .closed: "the store was closed"
         case .storage(let code, let message): "storage error \(code): \(message)"
         }
     }

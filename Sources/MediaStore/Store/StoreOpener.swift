@@ -64,14 +64,18 @@ package struct StoreOpener {
         }
     }
 
-    private func prepareDirectory(_ path: String) throws(StoreError) {
+    func prepareDirectory(_ path: String) throws(StoreError) {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else { throw .notAStore(path: path, reason: "it is a file, not a directory") }
             let contents = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
             // With MDB_NOSUBDIR, LMDB's lock file is `data.mdb-lock`; it is
             // created first, so a crash during the first open may leave it alone.
-            let foreign = contents.filter { !["data.mdb", Self.lockFileName].contains($0) && !$0.hasPrefix(".") }
+            // Damaged copies moved aside stay beside a new store (see StoreRecovery).
+            let foreign = contents.filter {
+                !["data.mdb", Self.lockFileName].contains($0) && !$0.hasPrefix(".")
+                    && !$0.hasPrefix(Self.damagedCopyPrefix)
+            }
             if !contents.contains("data.mdb") && !foreign.isEmpty {
                 throw .notAStore(
                     path: path, reason: "the directory holds other files (\(foreign.prefix(3).joined(separator: ", ")))"

@@ -24,18 +24,7 @@ final class TestStore {
     /// Closes and reopens the store (the same path, a new environment).
     func reopen(configuration: StoreConfiguration? = nil) throws {
         let configuration = configuration ?? store.configuration
-        store = nil
-        // Threads that just finished may still be releasing their last
-        // reference; the old environment must close before a new one opens.
-        for _ in 0..<200 {
-            do {
-                store = try MediaStore(directory: directory, configuration: configuration)
-                return
-            } catch {
-                guard case .alreadyOpen = error else { throw error }
-                Thread.sleep(forTimeInterval: 0.01)
-            }
-        }
+        store.close()
         store = try MediaStore(directory: directory, configuration: configuration)
     }
 
