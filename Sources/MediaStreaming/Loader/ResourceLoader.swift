@@ -102,7 +102,8 @@ public final class ResourceLoader: Sendable {
             try Task.checkCancellation()
             request.contentInformationRequest?.fill(info)
             if let data = request.dataRequest {
-                let end = data.requestsAllDataToEndOfResource
+                let end =
+                    data.requestsAllDataToEndOfResource
                     ? info.contentLength : min(info.contentLength, data.requestedOffset + data.requestedLength)
                 guard data.requestedOffset <= info.contentLength else {
                     throw StreamingError.outOfRange(offset: data.requestedOffset, length: info.contentLength)
@@ -127,9 +128,9 @@ public final class ResourceLoader: Sendable {
             case .end:
                 return
             case .store(let range):
-                do {
-                    try readStore(range.lowerBound..<min(range.upperBound, end), into: data)
-                } catch let error as StoreError {
+                do throws(StoreError) {
+                    try await readStore(range.lowerBound..<min(range.upperBound, end), into: data)
+                } catch {
                     // Evicted or dropped as corrupt meanwhile: plan again (the hole is refetched).
                     if idleRounds > 3 { throw error }
                 }
@@ -143,17 +144,25 @@ public final class ResourceLoader: Sendable {
                 }
             }
             idleRounds = data.currentOffset == before ? idleRounds + 1 : 0
-            if idleRounds > 50 { throw OriginError.connectionLost(reason: "no progress reading \(url.absoluteString.prefix(200))") }
+            if idleRounds > 50 {
+                throw OriginError.connectionLost(reason: "no progress reading \(url.absoluteString.prefix(200))")
+            }
         }
     }
 
-    private func readStore(_ range: Range<Int>, into data: DataRequest) throws {
+    /// Gives `data` the cached bytes of `range`, a chunk at a time (each
+    /// read off the concurrency pool); stops early when the task is cancelled.
+    private func readStore(_ range: Range<Int>, into data: DataRequest) async throws(StoreError) {
         let chunkSize = cache.store.configuration.chunkSize
+        let key = cacheKey
         var position = range.lowerBound
         while position < range.upperBound {
-            try Task.checkCancellation()
-            let stop = min(range.upperBound, (position / chunkSize + 1) * chunkSize)
-            let bytes = try cache.store.read(forKey: cacheKey, range: position..<stop, includeExpired: true)
+            if Task.isCancelled { return }
+            let chunk = position..<min(range.upperBound, (position / chunkSize + 1) * chunkSize)
+            let stop = chunk.upperBound
+            let bytes = try await cache.storeIO.read { store throws(StoreError) in
+                try store.read(forKey: key, range: chunk, includeExpired: true)
+            }
             data.respond(with: bytes)
             served.withLock { $0.bytesServedFromStore += bytes.count }
             position = stop
@@ -172,11 +181,16 @@ public final class ResourceLoader: Sendable {
             if let reason = await fetcher.cachingSkipped {
                 throw StreamingError.notCacheable(reason: reason)
             }
-            var cached = (try cache.store.info(forKey: cacheKey))?.cachedBytes ?? 0
+            let key = cacheKey
+            var cached =
+                try await cache.storeIO.read { store throws(StoreError) in try store.info(forKey: key) }?.cachedBytes
+                ?? 0
             progress(cached, length)
             while let hole = try await fetcher.firstMissingByte(from: 0) {
                 try Task.checkCancellation()
-                guard case .stream(let stream) = try await fetcher.plan(from: hole, url: url, headers: headers) else { continue }
+                guard case .stream(let stream) = try await fetcher.plan(from: hole, url: url, headers: headers) else {
+                    continue
+                }
                 for try await piece in stream {
                     cached = min(length, cached + piece.count)
                     progress(cached, length)

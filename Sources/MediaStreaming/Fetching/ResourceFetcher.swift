@@ -1,0 +1,357 @@
+import Foundation
+import MediaStore
+
+/// Coordinates everything about one cached resource (one cache key):
+/// its content information, its revalidation, and the downloads that
+/// fill its holes. Every reader of the key, from any item, goes through
+/// the same fetcher, so two players share one download.
+///
+/// The work is split by concern: ``ResponseValidator`` judges responses
+/// (pure), ``DownloadRunner`` moves bytes from the origin (retries, stall
+/// watchdog), each download's ``ChunkSink`` writes them to the store
+/// through ``StoreIO`` (off the concurrency pool); this actor keeps the
+/// resource's state and decides (content information in
+/// `ResourceFetcher+ContentInformation.swift`, reads and downloads here).
+///
+/// Store failures: a failed read of the store's state (entry info, cached
+/// ranges) fails the reader with ``StreamingError/store(_:)``; a refused
+/// write makes the resource play on without caching
+/// (``ResourceEvent/cachingSkipped(reason:)``).
+actor ResourceFetcher: DownloadCoordinator {
+    let key: String
+    let storeIO: StoreIO
+    let configuration: StreamingConfiguration
+    let chunkSize: Int
+    /// Counters of this resource.
+    let statistics = Protected(StreamingStatistics())
+    /// Counters of the whole cache, updated alongside.
+    private let cacheStatistics: Protected<StreamingStatistics>
+    private let runner: DownloadRunner
+
+    // State shared with ResourceFetcher+ContentInformation.swift.
+    var information: ContentInformation?
+    var infoWaiters: [CheckedContinuation<ContentInformation, any Error>] = []
+    var resolving = false
+    /// The validators of the version being cached.
+    var validators = ResourceValidators()
+    /// The version of the store entry new bytes go into (``EntryInfo/version``).
+    var entryVersion: UInt64?
+    /// Why the resource is played without caching, when it is.
+    private(set) var cachingSkipped: String?
+    var lease: EntryLease?
+    private var downloads: [Int: Download] = [:]
+    private var nextID = 0
+    private var observers: [Int: @Sendable (ResourceEvent) -> Void] = [:]
+
+    /// - parameter unavailable: why the cache's store is unusable, when it
+    ///   is; the resource then plays without caching from the start.
+    init(
+        key: String, storeIO: StoreIO, origin: any Origin, configuration: StreamingConfiguration,
+        cacheStatistics: Protected<StreamingStatistics>, unavailable: String? = nil
+    ) {
+        self.key = key
+        self.storeIO = storeIO
+        self.configuration = configuration
+        self.chunkSize = storeIO.store.configuration.chunkSize
+        self.cacheStatistics = cacheStatistics
+        self.cachingSkipped = unavailable
+        self.runner = DownloadRunner(
+            origin: origin, requestBytes: chunkSize * configuration.chunksPerRequest,
+            maxRetries: configuration.maxRetries, stallTimeout: configuration.stallTimeout)
+    }
+
+    var store: MediaStore { storeIO.store }
+    var requestBytes: Int { runner.requestBytes }
+
+    // MARK: Observation
+
+    func observe(_ handler: @escaping @Sendable (ResourceEvent) -> Void) -> Int {
+        nextID += 1
+        observers[nextID] = handler
+        if let cachingSkipped { handler(.cachingSkipped(reason: cachingSkipped)) }
+        return nextID
+    }
+
+    func removeObserver(_ id: Int) { observers[id] = nil }
+
+    func emit(_ event: ResourceEvent) {
+        for handler in observers.values { handler(event) }
+    }
+
+    func count(_ body: (inout StreamingStatistics) -> Void) {
+        statistics.withLock(body)
+        cacheStatistics.withLock(body)
+    }
+
+    /// Adds `delta` to the reader backlog of this resource and of the cache, keeping the peaks.
+    private static func adjustBacklog(_ delta: Int, _ boxes: [Protected<StreamingStatistics>]) {
+        for box in boxes {
+            box.withLock {
+                $0.readerBacklogBytes += delta
+                $0.peakReaderBacklogBytes = max($0.peakReaderBacklogBytes, $0.readerBacklogBytes)
+            }
+        }
+    }
+
+    /// Plays the resource without caching from now on (reported once).
+    func skipCaching(_ reason: String) {
+        for download in downloads.values { download.sink.stopStoring() }
+        guard cachingSkipped == nil else { return }
+        cachingSkipped = reason
+        emit(.cachingSkipped(reason: reason))
+    }
+
+    // MARK: Planning reads
+
+    /// Where the bytes from `offset` come from: the store, a running
+    /// download (joined), or a new download over the hole at `offset`.
+    func plan(from offset: Int, url: URL, headers: [String: String]) async throws -> ReadPlan {
+        guard let info = information else {
+            throw StreamingError.origin(.malformedResponse(reason: "no content information"))
+        }
+        let length = info.contentLength
+        guard offset < length else { return .end }
+        var holeEnd = length
+        if cachingSkipped == nil {
+            let key = self.key
+            let ranges = try await storeIO.read { store throws(StoreError) in try store.cachedRanges(forKey: key) }
+            // The resource may have changed while the store was read.
+            guard information?.contentLength == length else { throw StreamingError.resourceChanged(url: url) }
+            if let cached = ranges.first(where: { $0.contains(offset) }) { return .store(offset..<cached.upperBound) }
+            if let next = ranges.first(where: { $0.lowerBound > offset }) { holeEnd = next.lowerBound }
+        }
+        let lookahead = configuration.lookaheadBytes ?? requestBytes
+        let joinable = downloads.values.filter {
+            !$0.isStopped && $0.bufferStart <= offset && offset < $0.end && offset <= $0.position + lookahead
+        }
+        if let download = joinable.min(by: { $0.position > $1.position }) {
+            return .stream(subscribe(download, from: offset))
+        }
+        let start = offset / chunkSize * chunkSize
+        for other in downloads.values where !other.isStopped {
+            if other.bufferStart > start { holeEnd = min(holeEnd, other.bufferStart) }
+            if other.position <= start && start < other.end { other.end = start }
+        }
+        let download = makeDownload(start: start, end: holeEnd, url: url, headers: headers, isProbe: false)
+        let stream = subscribe(download, from: offset)
+        launch(download)
+        return .stream(stream)
+    }
+
+    /// The first byte at or after `offset` that is not in the store; `nil` when none is missing.
+    func firstMissingByte(from offset: Int) async throws -> Int? {
+        guard let length = information?.contentLength else { return offset }
+        let key = self.key
+        var position = offset
+        for range in try await storeIO.read({ store throws(StoreError) in try store.cachedRanges(forKey: key) })
+        where range.contains(position) {
+            position = range.upperBound
+        }
+        return position < length ? position : nil
+    }
+
+    private func subscribe(_ download: Download, from offset: Int) -> ReaderStream {
+        let boxes = [statistics, cacheStatistics]
+        let channel = ReaderChannel { Self.adjustBacklog($0, boxes) }
+        nextID += 1
+        let id = nextID
+        if offset < download.position { channel.send(download.sink.buffered(from: offset)) }
+        download.subscribers[id] = Download.Subscriber(offset: max(offset, download.position), channel: channel)
+        let downloadID = download.id
+        return ReaderStream(channel: channel) { [weak self] in
+            Task { await self?.unsubscribe(id, from: downloadID) }
+        }
+    }
+
+    private func unsubscribe(_ id: Int, from downloadID: Int) {
+        guard let download = downloads[downloadID] else { return }
+        download.subscribers[id] = nil
+        // Uncached bytes nobody reads are wasted: stop at once. Cached
+        // downloads finish their request (the bytes are kept).
+        if download.subscribers.isEmpty, cachingSkipped != nil, !(download.isProbe && information == nil) {
+            stop(download)
+        }
+    }
+
+    // MARK: Downloads
+
+    func makeDownload(start: Int, end: Int, url: URL, headers: [String: String], isProbe: Bool) -> Download {
+        nextID += 1
+        let sink = ChunkSink(
+            key: key, start: start, chunkSize: chunkSize, storeIO: storeIO, version: entryVersion,
+            isStoring: cachingSkipped == nil)
+        let download = Download(
+            id: nextID, start: start, end: end, url: url, headers: headers, isProbe: isProbe, sink: sink)
+        downloads[download.id] = download
+        return download
+    }
+
+    func launch(_ download: Download) {
+        let runner = self.runner
+        download.task = Task { await runner.run(download, for: self) }
+    }
+
+    private func stop(_ download: Download) {
+        download.isStopped = true
+        download.task?.cancel()
+    }
+
+    /// Stops every download (readers fail with `cancelled`).
+    func cancelAll() {
+        for download in downloads.values {
+            stop(download)
+            fail(download, .cancelled)
+        }
+    }
+
+    private func fail(_ download: Download, _ error: StreamingError) {
+        downloads[download.id] = nil
+        for subscriber in download.subscribers.values { subscriber.channel.finish(throwing: error) }
+        download.subscribers = [:]
+        if download.isProbe && information == nil { failResolution(error) }
+    }
+
+    /// The resource changed at the origin: no old byte may be mixed with
+    /// new ones, so the entry is dropped, then every reader fails. Readers
+    /// arriving meanwhile wait, and fail alike.
+    private func contentChanged(_ error: StreamingError) async {
+        information = nil
+        entryVersion = nil
+        resolving = true
+        let stopped = Array(downloads.values)
+        for download in stopped {
+            stop(download)
+            download.sink.stopStoring()
+        }
+        let key = self.key
+        do {
+            _ = try await storeIO.write { store throws(StoreError) in try store.remove(forKey: key) }
+        } catch {
+            skipCaching("the store could not drop the changed entry: \(error)")
+        }
+        for download in stopped { fail(download, error) }
+        emit(.revalidated(changed: true))
+        failResolution(error)
+    }
+
+    // MARK: DownloadCoordinator
+
+    func isResolving(_ download: Download) -> Bool { download.isProbe && information == nil }
+
+    func request(for download: Download, range: Range<Int>) -> OriginRequest {
+        var request = OriginRequest(
+            url: download.url, range: range, headers: configuration.headers.merging(download.headers) { $1 })
+        if isResolving(download) {
+            request.ifNoneMatch = download.ifNoneMatch
+            request.ifModifiedSince = download.ifModifiedSince
+        } else {
+            request.ifRange = ResponseValidator.ifRange(for: validators)
+        }
+        return request
+    }
+
+    func willSend(_ request: OriginRequest) { count { $0.originRequests += 1 } }
+
+    func accept(_ response: OriginResponse, to requested: Range<Int>, for download: Download) async throws
+        -> ExpectedBody?
+    {
+        if isResolving(download) { return try await acceptFirst(response, requested: requested, download) }
+        guard let length = information?.contentLength else { throw OriginError.malformedResponse(reason: "no length") }
+        return try ResponseValidator.checkRange(
+            response, requested: requested, length: length, validators: validators, chunkSize: chunkSize,
+            url: download.url)
+    }
+
+    func didReceive(byteCount: Int) { count { $0.originBytes += byteCount } }
+
+    /// Takes received bytes: hands them to subscribers, resolves the
+    /// content information once it can, and writes every whole chunk (and
+    /// the short last one) to the store.
+    func receive(_ bytes: Data, into download: Download) async throws {
+        let pieceStart = download.position
+        download.sink.append(bytes)
+        for (id, subscriber) in download.subscribers where subscriber.offset < download.position {
+            let from = bytes.startIndex + max(0, subscriber.offset - pieceStart)
+            subscriber.channel.send(Data(bytes[from...]))
+            download.subscribers[id]?.offset = download.position
+        }
+        try await resolveProbeIfReady(download)
+        await flush(download)
+        await keepReadersBounded(download)
+    }
+
+    func bodyEnded(_ download: Download, at length: Int) async throws {
+        download.end = length
+        await flush(download)
+        if download.sink.isStoring {
+            let key = self.key
+            do {
+                _ = try await storeIO.write { store throws(StoreError) in
+                    // A length that is a multiple of the chunk size is not implied by the writes.
+                    if let stored = try store.info(forKey: key), stored.length != nil { return stored }
+                    return try store.prepareEntry(forKey: key, length: length)
+                }
+            } catch {
+                skipCaching("the store refused a write: \(error)")
+            }
+        }
+        try await resolveProbeIfReady(download)
+    }
+
+    func retrying(_ download: Download, after error: OriginError) {
+        count { $0.retries += 1 }
+        emit(.retrying(error))
+    }
+
+    func failed(_ download: Download, with error: StreamingError) async {
+        if case .resourceChanged = error { return await contentChanged(error) }
+        fail(download, error)
+    }
+
+    func finished(_ download: Download) {
+        downloads[download.id] = nil
+        for subscriber in download.subscribers.values { subscriber.channel.finish() }
+        download.subscribers = [:]
+        if download.isProbe && information == nil {
+            failResolution(.origin(.connectionLost(reason: "the first response ended before the content was known")))
+        }
+    }
+
+    // MARK: Storing and back-pressure
+
+    /// Writes the whole chunks `download` holds, reporting progress.
+    private func flush(_ download: Download) async {
+        let report = await download.sink.flush(end: download.end)
+        for info in report.written {
+            count { $0.chunksFetched += 1 }
+            if let length = info.length { emit(.progress(cached: info.cachedBytes, length: length)) }
+            if info.isComplete { emit(.complete) }
+        }
+        if let refusal = report.refusal { skipCaching("the store refused a write: \(refusal)") }
+    }
+
+    /// Back-pressure. A reader more than `readerBufferLimit` behind is let
+    /// go when the bytes are cached: it takes what it was handed, then goes
+    /// on from the store (where every byte it was handed already is, or is
+    /// in this download's buffer, which it rejoins). When they are not
+    /// cached, the download stops reading the origin until the reader is
+    /// halfway back. Either way, a slow reader costs bounded memory.
+    private func keepReadersBounded(_ download: Download) async {
+        let limit = configuration.readerBufferLimit
+        if download.sink.isStoring {
+            for (id, subscriber) in download.subscribers where subscriber.channel.backlog > limit {
+                subscriber.channel.finish()
+                download.subscribers[id] = nil
+            }
+            return
+        }
+        while !download.isStopped, !Task.isCancelled,
+            let lagging = download.subscribers.values.first(where: { $0.channel.backlog > limit })
+        {
+            download.waitingForReaders = true
+            await lagging.channel.waitForBacklog(atMost: limit / 2)
+            download.waitingForReaders = false
+            download.lastProgress = .now
+        }
+    }
+}
