@@ -6,10 +6,11 @@ import MediaStore
 /// last chunk of the resource), through ``StoreIO``.
 ///
 /// Bound to one version of the entry (``EntryInfo/version``, from the
-/// `prepareEntry` or stored entry the download started from): once the
-/// store refuses a write, or the entry is replaced, the sink stops storing
-/// and only drops the bytes it has handed on (the download keeps feeding
-/// its readers).
+/// `prepareEntry` or stored entry the download started from): its bytes
+/// are never written into another version. Once the store refuses a
+/// write (``StoreError/entryReplaced(key:expected:found:)`` when that
+/// version is gone), the sink stops storing and only drops the bytes it
+/// has handed on (the download keeps feeding its readers).
 ///
 /// Only touched on its download's ``ResourceFetcher``'s executor (hence
 /// unchecked); a write in flight keeps the buffer intact until it returns.
@@ -68,10 +69,10 @@ final class ChunkSink: @unchecked Sendable {
         while buffer.count >= chunkSize || (position >= end && !buffer.isEmpty) {
             let size = min(chunkSize, buffer.count)
             let offset = bufferStart
-            if isStoring, version != nil {
+            if isStoring, let version {
                 let chunk = Data(buffer.prefix(size))
                 do {
-                    report.written.append(try await write(chunk, at: offset))
+                    report.written.append(try await write(chunk, at: offset, version: version))
                 } catch {
                     isStoring = false
                     report.refusal = error
@@ -83,10 +84,10 @@ final class ChunkSink: @unchecked Sendable {
         return report
     }
 
-    private func write(_ chunk: Data, at offset: Int) async throws(StoreError) -> EntryInfo {
+    private func write(_ chunk: Data, at offset: Int, version: UInt64) async throws(StoreError) -> EntryInfo {
         let key = self.key
         return try await storeIO.write { store throws(StoreError) in
-            try store.write(chunk, at: offset, forKey: key)
+            try store.write(chunk, at: offset, forKey: key, version: version)
         }
     }
 }

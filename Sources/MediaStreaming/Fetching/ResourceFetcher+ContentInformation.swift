@@ -126,7 +126,11 @@ extension ResourceFetcher {
                 throw StreamingError.origin(.httpStatus(code: 304, url: download.url))
             }
             count { $0.notModified += 1 }
-            try await storeIO.write { store throws(StoreError) in try store.setExpiry(policy, forKey: key) }
+            // Renews exactly the entry the conditional request was about.
+            let version = stored.version
+            try await storeIO.write { store throws(StoreError) in
+                try store.setExpiry(policy, forKey: key, version: version)
+            }
             validators = ResourceValidators(etag: stored.metadata.etag, lastModified: stored.metadata.lastModified)
             entryVersion = stored.version
             emit(.revalidated(changed: false))
@@ -145,13 +149,23 @@ extension ResourceFetcher {
                         etag: stored.metadata.etag, lastModified: stored.metadata.lastModified),
                     storedIsExpired: stored.isExpired(), total: total, validators: announced)
                 if download.isConditional { emit(.revalidated(changed: action == .replace)) }
-                switch action {
-                case .replace:
-                    _ = try await storeIO.write { store throws(StoreError) in try store.remove(forKey: key) }
-                case .renew:
-                    try await storeIO.write { store throws(StoreError) in try store.setExpiry(policy, forKey: key) }
-                case .keep:
-                    break
+                let version = stored.version
+                do throws(StoreError) {
+                    switch action {
+                    case .replace:
+                        _ = try await storeIO.write { store throws(StoreError) in
+                            try store.remove(forKey: key, version: version)
+                        }
+                    case .renew:
+                        try await storeIO.write { store throws(StoreError) in
+                            try store.setExpiry(policy, forKey: key, version: version)
+                        }
+                    case .keep:
+                        break
+                    }
+                } catch {
+                    // Replaced meanwhile: prepareEntry below judges the new one.
+                    guard case .entryReplaced = error else { throw error }
                 }
             }
             validators = announced
@@ -159,10 +173,12 @@ extension ResourceFetcher {
                 let metadata = EntryMetadata(
                     mimeType: response.mimeType, etag: announced.etag, lastModified: announced.lastModified)
                 do {
+                    // Kept only when it is the same content (length and validators),
+                    // otherwise replaced: this download fills exactly that version.
                     let prepared = try await storeIO.write { store throws(StoreError) in
                         let info = try store.prepareEntry(
                             forKey: key, length: total, options: WriteOptions(expiry: policy, metadata: metadata))
-                        try store.setMetadata(metadata, forKey: key)
+                        try store.setMetadata(metadata, forKey: key, version: info.version)
                         return info
                     }
                     entryVersion = prepared.version
@@ -188,13 +204,15 @@ extension ResourceFetcher {
         let prefix =
             download.bufferStart == 0 ? [UInt8](download.sink.buffered(from: 0).prefix(16)) : try await storedPrefix()
         let mime = mimeType(declared: declared, prefix: prefix)
-        if download.sink.isStoring, mime != declared {
+        if download.sink.isStoring, mime != declared, let version = download.sink.version {
             let key = self.key
             let metadata = EntryMetadata(mimeType: mime, etag: validators.etag, lastModified: validators.lastModified)
             do {
-                try await storeIO.write { store throws(StoreError) in try store.setMetadata(metadata, forKey: key) }
+                try await storeIO.write { store throws(StoreError) in
+                    try store.setMetadata(metadata, forKey: key, version: version)
+                }
             } catch {
-                skipCaching("the store refused a write: \(error)")
+                storeRefused(error, download)
             }
         }
         let complete = try await isCompleteInStore()

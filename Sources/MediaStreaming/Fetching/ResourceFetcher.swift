@@ -34,7 +34,8 @@ actor ResourceFetcher: DownloadCoordinator {
     var resolving = false
     /// The validators of the version being cached.
     var validators = ResourceValidators()
-    /// The version of the store entry new bytes go into (``EntryInfo/version``).
+    /// The store entry version this fetcher serves and fills
+    /// (``EntryInfo/version``); `nil` until known or when not caching.
     var entryVersion: UInt64?
     /// Why the resource is played without caching, when it is.
     private(set) var cachingSkipped: String?
@@ -117,7 +118,9 @@ actor ResourceFetcher: DownloadCoordinator {
             let ranges = try await storeIO.read { store throws(StoreError) in try store.cachedRanges(forKey: key) }
             // The resource may have changed while the store was read.
             guard information?.contentLength == length else { throw StreamingError.resourceChanged(url: url) }
-            if let cached = ranges.first(where: { $0.contains(offset) }) { return .store(offset..<cached.upperBound) }
+            if let cached = ranges.first(where: { $0.contains(offset) }), let entryVersion {
+                return .store(offset..<cached.upperBound, version: entryVersion)
+            }
             if let next = ranges.first(where: { $0.lowerBound > offset }) { holeEnd = next.lowerBound }
         }
         let lookahead = configuration.lookaheadBytes ?? requestBytes
@@ -177,8 +180,9 @@ actor ResourceFetcher: DownloadCoordinator {
 
     func makeDownload(start: Int, end: Int, url: URL, headers: [String: String], isProbe: Bool) -> Download {
         nextID += 1
+        // A probe fills the version it prepares; other downloads the one served.
         let sink = ChunkSink(
-            key: key, start: start, chunkSize: chunkSize, storeIO: storeIO, version: entryVersion,
+            key: key, start: start, chunkSize: chunkSize, storeIO: storeIO, version: isProbe ? nil : entryVersion,
             isStoring: cachingSkipped == nil)
         let download = Download(
             id: nextID, start: start, end: end, url: url, headers: headers, isProbe: isProbe, sink: sink)
@@ -215,6 +219,7 @@ actor ResourceFetcher: DownloadCoordinator {
     /// new ones, so the entry is dropped, then every reader fails. Readers
     /// arriving meanwhile wait, and fail alike.
     private func contentChanged(_ error: StreamingError) async {
+        let version = entryVersion
         information = nil
         entryVersion = nil
         resolving = true
@@ -223,11 +228,19 @@ actor ResourceFetcher: DownloadCoordinator {
             stop(download)
             download.sink.stopStoring()
         }
-        let key = self.key
-        do {
-            _ = try await storeIO.write { store throws(StoreError) in try store.remove(forKey: key) }
-        } catch {
-            skipCaching("the store could not drop the changed entry: \(error)")
+        if let version {
+            // Drops the version filled from the old content, not a newer one.
+            let key = self.key
+            do {
+                _ = try await storeIO.write { store throws(StoreError) in
+                    try store.remove(forKey: key, version: version)
+                }
+            } catch {
+                switch error {
+                case .entryReplaced: break  // a newer version is not ours to drop
+                default: skipCaching("the store could not drop the changed entry: \(error)")
+                }
+            }
         }
         for download in stopped { fail(download, error) }
         emit(.revalidated(changed: true))
@@ -283,16 +296,19 @@ actor ResourceFetcher: DownloadCoordinator {
     func bodyEnded(_ download: Download, at length: Int) async throws {
         download.end = length
         await flush(download)
-        if download.sink.isStoring {
+        if download.sink.isStoring, let version = download.sink.version {
             let key = self.key
             do {
                 _ = try await storeIO.write { store throws(StoreError) in
-                    // A length that is a multiple of the chunk size is not implied by the writes.
-                    if let stored = try store.info(forKey: key), stored.length != nil { return stored }
-                    return try store.prepareEntry(forKey: key, length: length)
+                    // A length that is a multiple of the chunk size is not implied by the
+                    // writes: an empty write at the end fixes it, in exactly this version.
+                    if let stored = try store.info(forKey: key), stored.version == version, stored.length != nil {
+                        return stored
+                    }
+                    return try store.write(Data(), at: length, forKey: key, version: version)
                 }
             } catch {
-                skipCaching("the store refused a write: \(error)")
+                storeRefused(error, download)
             }
         }
         try await resolveProbeIfReady(download)
@@ -327,7 +343,22 @@ actor ResourceFetcher: DownloadCoordinator {
             if let length = info.length { emit(.progress(cached: info.cachedBytes, length: length)) }
             if info.isComplete { emit(.complete) }
         }
-        if let refusal = report.refusal { skipCaching("the store refused a write: \(refusal)") }
+        if let refusal = report.refusal { storeRefused(refusal, download) }
+    }
+
+    /// The store refused a write of `download`, which stopped storing.
+    /// When the version it filled was replaced and that is the version
+    /// this fetcher serves, someone else replaced the entry: the resource
+    /// plays on uncached (from the origin only). Any other refusal (full,
+    /// too large, damaged) makes it play on uncached too.
+    func storeRefused(_ error: StoreError, _ download: Download) {
+        download.sink.stopStoring()
+        guard case .entryReplaced = error else { return skipCaching("the store refused a write: \(error)") }
+        count { $0.replacedWrites += 1 }
+        if download.sink.version == entryVersion {
+            entryVersion = nil
+            skipCaching("the store entry was replaced by another writer while it was being filled")
+        }
     }
 
     /// Back-pressure. A reader more than `readerBufferLimit` behind is let

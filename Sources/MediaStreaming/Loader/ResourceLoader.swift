@@ -127,9 +127,9 @@ public final class ResourceLoader: Sendable {
             switch try await fetcher.plan(from: before, url: url, headers: headers) {
             case .end:
                 return
-            case .store(let range):
+            case .store(let range, let version):
                 do throws(StoreError) {
-                    try await readStore(range.lowerBound..<min(range.upperBound, end), into: data)
+                    try await readStore(range.lowerBound..<min(range.upperBound, end), version: version, into: data)
                 } catch {
                     // Evicted or dropped as corrupt meanwhile: plan again (the hole is refetched).
                     if idleRounds > 3 { throw error }
@@ -150,9 +150,11 @@ public final class ResourceLoader: Sendable {
         }
     }
 
-    /// Gives `data` the cached bytes of `range`, a chunk at a time (each
-    /// read off the concurrency pool); stops early when the task is cancelled.
-    private func readStore(_ range: Range<Int>, into data: DataRequest) async throws(StoreError) {
+    /// Gives `data` the cached bytes of `range`, a chunk at a time, each
+    /// read off the concurrency pool and bound to `version`: an entry
+    /// replaced meanwhile stops the read (`changedDuringRead`) instead of
+    /// handing out bytes of another version. Stops early when the task is cancelled.
+    private func readStore(_ range: Range<Int>, version: UInt64, into data: DataRequest) async throws(StoreError) {
         let chunkSize = cache.store.configuration.chunkSize
         let key = cacheKey
         var position = range.lowerBound
@@ -161,7 +163,7 @@ public final class ResourceLoader: Sendable {
             let chunk = position..<min(range.upperBound, (position / chunkSize + 1) * chunkSize)
             let stop = chunk.upperBound
             let bytes = try await cache.storeIO.read { store throws(StoreError) in
-                try store.read(forKey: key, range: chunk, includeExpired: true)
+                try store.read(forKey: key, range: chunk, version: version)
             }
             data.respond(with: bytes)
             served.withLock { $0.bytesServedFromStore += bytes.count }
@@ -173,8 +175,12 @@ public final class ResourceLoader: Sendable {
     /// and ``OfflineDownloader`` do), reporting (cached bytes, length) as it goes.
     /// Already cached chunks are not fetched again; cancelling the calling task stops it.
     ///
+    /// - returns: the ``EntryInfo/version`` of the store entry that now
+    ///   holds every byte (pin exactly that one: ``MediaStore/setPinned(_:forKey:version:)``).
     /// - throws: ``StreamingError``; a resource played without caching cannot be downloaded.
-    public func downloadAll(progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws(StreamingError) {
+    @discardableResult
+    public func downloadAll(progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws(StreamingError) -> UInt64
+    {
         do {
             let info = try await contentInformation()
             let length = info.contentLength
@@ -200,7 +206,12 @@ public final class ResourceLoader: Sendable {
                     throw StreamingError.notCacheable(reason: reason)
                 }
             }
+            guard let version = await fetcher.entryVersion else {
+                throw StreamingError.notCacheable(
+                    reason: await fetcher.cachingSkipped ?? "the store entry was replaced")
+            }
             progress(length, length)
+            return version
         } catch {
             throw StreamingError.wrap(error)
         }

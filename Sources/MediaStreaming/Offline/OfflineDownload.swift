@@ -110,11 +110,13 @@ public final class OfflineDownload: Sendable {
         let running = Task { [weak self] in
             guard let self else { return }
             do {
-                try await self.loader.downloadAll { [weak self] bytes, total in self?.update(bytes: bytes, total: total)
+                let version = try await self.loader.downloadAll { [weak self] bytes, total in
+                    self?.update(bytes: bytes, total: total)
                 }
+                // Pins the version downloaded, never a replacement of it.
                 let key = self.cacheKey
                 try await self.loader.cache.storeIO.write { store throws(StoreError) in
-                    try store.setPinned(true, forKey: key)
+                    try store.setPinned(true, forKey: key, version: version)
                 }
                 self.update(state: .completed)
             } catch {
