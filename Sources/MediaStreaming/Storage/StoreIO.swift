@@ -12,6 +12,10 @@ import MediaStore
 /// runs to completion on the queue and nothing is held across an `await`.
 /// Failures keep their type (`StoreError`).
 struct StoreIO: Sendable {
+    /// Which of its queues the current code runs on ("reads", "writes"),
+    /// for checks that a call left the concurrency pool.
+    static let queueRole = DispatchSpecificKey<String>()
+
     /// The store the calls go to.
     let store: MediaStore
     private let reads: DispatchQueue
@@ -21,6 +25,8 @@ struct StoreIO: Sendable {
         self.store = store
         reads = DispatchQueue(label: "MediaStreaming.StoreIO.reads", qos: .userInitiated, attributes: .concurrent)
         writes = DispatchQueue(label: "MediaStreaming.StoreIO.writes", qos: .userInitiated)
+        reads.setSpecific(key: Self.queueRole, value: "reads")
+        writes.setSpecific(key: Self.queueRole, value: "writes")
     }
 
     /// Runs a read-only store call off the concurrency pool.

@@ -74,7 +74,8 @@ struct ResponseValidatorTests {
             "bytes */100000",  // no range
         ])
     func partialWrongRange(header: String) {
-        let failure = error { () throws(StreamingError) in try checkRange(Self.response(206, ["Content-Range": header])) }
+        let failure = error { () throws(StreamingError) in try checkRange(Self.response(206, ["Content-Range": header]))
+        }
         #expect(isMismatch(failure))
     }
 
@@ -251,7 +252,9 @@ struct ResponseValidatorTests {
         #expect(action(total: 100_001) == .replace)
         #expect(action(announced: ResourceValidators(etag: "\"b\"", lastModified: Self.known.lastModified)) == .replace)
         #expect(action(announced: ResourceValidators()) == .replace)
-        #expect(action(stored: ResourceValidators(lastModified: "x"), announced: ResourceValidators(lastModified: "y")) == .replace)
+        #expect(
+            action(stored: ResourceValidators(lastModified: "x"), announced: ResourceValidators(lastModified: "y"))
+                == .replace)
         #expect(action(stored: ResourceValidators(), announced: Self.known) == .replace)
     }
 
@@ -259,7 +262,8 @@ struct ResponseValidatorTests {
     func ifRange() {
         #expect(ResponseValidator.ifRange(for: Self.known) == "\"a\"")
         #expect(ResponseValidator.ifRange(for: ResourceValidators(etag: "W/\"a\"")) == nil)
-        #expect(ResponseValidator.ifRange(for: ResourceValidators(lastModified: "Mon, 30 Nov 2026 10:00:00 GMT")) == nil)
+        #expect(
+            ResponseValidator.ifRange(for: ResourceValidators(lastModified: "Mon, 30 Nov 2026 10:00:00 GMT")) == nil)
         #expect(ResponseValidator.ifRange(for: ResourceValidators()) == nil)
     }
 
