@@ -146,7 +146,8 @@ public final class StreamingCache: Sendable {
         try store.cachedRanges(forKey: cacheKey(for: url))
     }
 
-    /// Whether every byte of `url` is cached (expired or not).
+    /// Whether every byte of `url` is cached (expired or not); `false` too
+    /// when the store cannot be read (``cachedRanges(for:)`` throws instead).
     public func isCached(_ url: URL) -> Bool {
         (try? store.info(forKey: cacheKey(for: url)))?.isComplete ?? false
     }
