@@ -51,10 +51,27 @@ extension ResourceFetcher {
         launch(probe)
     }
 
-    /// The stored entry of the key, if any.
+    /// The stored entry of the key, if any (none when not caching).
+    ///
+    /// An entry the store cannot read (`corrupted`, `damagedStore`) cannot
+    /// be trusted, nor usually removed: the resource then plays from the
+    /// origin without caching, and the reason is reported
+    /// (``ResourceEvent/cachingSkipped(reason:)``). Any other failure is
+    /// thrown, to reach the reader as ``StreamingError/store(_:)``.
     func storedInfo() async throws(StoreError) -> EntryInfo? {
+        guard cachingSkipped == nil else { return nil }
         let key = self.key
-        return try await storeIO.read { store throws(StoreError) in try store.info(forKey: key) }
+        do {
+            return try await storeIO.read { store throws(StoreError) in try store.info(forKey: key) }
+        } catch {
+            switch error {
+            case .corrupted, .damagedStore:
+                skipCaching("the store cannot read this entry: \(error)")
+                return nil
+            default:
+                throw error
+            }
+        }
     }
 
     /// Whether every byte is in the store (always `false` when not caching).

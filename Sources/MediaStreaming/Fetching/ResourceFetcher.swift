@@ -15,8 +15,9 @@ import MediaStore
 /// for a running download in `ResourceFetcher+DownloadCoordinator.swift`.
 ///
 /// Store failures: a failed read of the store's state (entry info, cached
-/// ranges) fails the reader with ``StreamingError/store(_:)``; a refused
-/// write makes the resource play on without caching
+/// ranges) fails the reader with ``StreamingError/store(_:)``, except an
+/// entry the store cannot read (see `storedInfo()`); that, and a refused
+/// write, make the resource play on without caching
 /// (``ResourceEvent/cachingSkipped(reason:)``).
 actor ResourceFetcher {
     let key: String

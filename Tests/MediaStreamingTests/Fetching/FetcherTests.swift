@@ -1,7 +1,7 @@
 import Foundation
-import MediaStore
 import Testing
 
+@testable import MediaStore
 @testable import MediaStreaming
 
 /// The fetcher against an origin in memory (no nginx).
@@ -68,5 +68,36 @@ struct FetcherTests {
         let now = try #require(try store.info(forKey: loader.cacheKey))
         #expect(now.version == replacement.version)
         #expect(now.cachedBytes == 0)
+    }
+}
+
+/// Store failures the fetcher meets while resolving a resource.
+@Suite("Fetcher and store failures")
+struct FetcherStoreFailureTests {
+    @Test("An unreadable stored entry is not taken for \"no entry\": the resource plays uncached and says why")
+    func unreadableEntryPlaysUncached() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fetcher-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try MediaStore(
+            directory: directory, configuration: StoreConfiguration(chunkSize: 16 * 1024, initialMapSize: 16 << 20))
+        let content = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 11) })
+        let url = URL(string: "https://origin.example/unreadable.bin")!
+        let key = url.absoluteString
+        try store.prepareEntry(forKey: key, length: content.count)
+        // Cut the entry's index record just after its key: it still matches the key, but no longer decodes.
+        try store.write { transaction in
+            let slot = try #require(try transaction.findEntry(key)).slot
+            let record = try #require(try transaction.txn.value(transaction.db.keys, key: slot))
+            try transaction.txn.put(transaction.db.keys, key: slot, value: Array(record.prefix(key.utf8.count + 4)))
+        }
+        #expect(throws: StoreError.self) { try store.info(forKey: key) }
+
+        let cache = StreamingCache(store: store, origin: MemoryOrigin(content))
+        let loader = cache.loader(for: url)
+        let whole = await PlayerSimulator(loader: loader).load(contentInformation: true, offset: 0, length: nil)
+        #expect(whole.error == nil)
+        #expect(whole.data == content)
+        let reason = try #require(await loader.cachingSkippedReason)
+        #expect(reason.contains("cannot read this entry"))
     }
 }
