@@ -105,8 +105,11 @@ public final class StreamingItem: Sendable {
                         self.send(.downloadProgress(bytes: bytes, total: total))
                         self.delegate?.streamingItem(self, didDownloadBytesSoFar: bytes, outOf: total)
                     }
+                    let key = loader.cacheKey
+                    let info = try await loader.cache.storeIO.read { store throws(StoreError) in
+                        try store.info(forKey: key)
+                    }
                     guard let self else { return }
-                    let info = try? loader.cache.store.info(forKey: loader.cacheKey)
                     self.send(.finishedDownloading(info))
                     self.delegate?.streamingItem(self, didFinishDownloading: info)
                 } catch {

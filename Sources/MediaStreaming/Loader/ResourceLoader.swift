@@ -128,9 +128,9 @@ public final class ResourceLoader: Sendable {
             case .end:
                 return
             case .store(let range, let version):
-                do {
-                    try readStore(range.lowerBound..<min(range.upperBound, end), version: version, into: data)
-                } catch let error as StoreError {
+                do throws(StoreError) {
+                    try await readStore(range.lowerBound..<min(range.upperBound, end), version: version, into: data)
+                } catch {
                     // Evicted or dropped as corrupt meanwhile: plan again (the hole is refetched).
                     if idleRounds > 3 { throw error }
                 }
@@ -150,14 +150,24 @@ public final class ResourceLoader: Sendable {
         }
     }
 
-    /// Reads chunk by chunk, bound to `version`: an entry replaced
-    /// meanwhile stops the read (`changedDuringRead`) instead of handing
-    /// out bytes of another version.
-    private func readStore(_ range: Range<Int>, version: UInt64, into data: DataRequest) throws {
-        try cache.store.read(forKey: cacheKey, range: range, includeExpired: true, version: version) { bytes in
-            try Task.checkCancellation()
+    /// Gives `data` the cached bytes of `range`, a chunk at a time, each
+    /// read off the concurrency pool and bound to `version`: an entry
+    /// replaced meanwhile stops the read (`changedDuringRead`) instead of
+    /// handing out bytes of another version. Stops early when the task is cancelled.
+    private func readStore(_ range: Range<Int>, version: UInt64, into data: DataRequest) async throws(StoreError) {
+        let chunkSize = cache.store.configuration.chunkSize
+        let key = cacheKey
+        var position = range.lowerBound
+        while position < range.upperBound {
+            if Task.isCancelled { return }
+            let chunk = position..<min(range.upperBound, (position / chunkSize + 1) * chunkSize)
+            let stop = chunk.upperBound
+            let bytes = try await cache.storeIO.read { store throws(StoreError) in
+                try store.read(forKey: key, range: chunk, version: version)
+            }
             data.respond(with: bytes)
             served.withLock { $0.bytesServedFromStore += bytes.count }
+            position = stop
         }
     }
 
@@ -177,7 +187,10 @@ public final class ResourceLoader: Sendable {
             if let reason = await fetcher.cachingSkipped {
                 throw StreamingError.notCacheable(reason: reason)
             }
-            var cached = (try cache.store.info(forKey: cacheKey))?.cachedBytes ?? 0
+            let key = cacheKey
+            var cached =
+                try await cache.storeIO.read { store throws(StoreError) in try store.info(forKey: key) }?.cachedBytes
+                ?? 0
             progress(cached, length)
             while let hole = try await fetcher.firstMissingByte(from: 0) {
                 try Task.checkCancellation()

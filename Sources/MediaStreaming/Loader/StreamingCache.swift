@@ -26,29 +26,89 @@ public final class StreamingCache: Sendable {
     public let origin: any Origin
     /// How resources are fetched, keyed and revalidated.
     public let configuration: StreamingConfiguration
+    /// Why the store this cache was meant to use could not open, for a
+    /// ``shared`` cache that plays without caching; `nil` otherwise.
+    public let storeOpeningError: StoreError?
+    /// The store's blocking calls, off the concurrency pool.
+    let storeIO: StoreIO
     private let fetchers = Locked<[String: WeakFetcher]>([:])
     let statisticsBox = Locked(StreamingStatistics())
 
     /// - parameter origin: an ``HTTPOrigin`` by default.
-    public init(store: MediaStore, origin: any Origin = HTTPOrigin(), configuration: StreamingConfiguration = StreamingConfiguration()) {
+    public convenience init(
+        store: MediaStore, origin: any Origin = HTTPOrigin(),
+        configuration: StreamingConfiguration = StreamingConfiguration()
+    ) {
+        self.init(store: store, origin: origin, configuration: configuration, storeOpeningError: nil)
+    }
+
+    private init(
+        store: MediaStore, origin: any Origin, configuration: StreamingConfiguration, storeOpeningError: StoreError?
+    ) {
         self.store = store
         self.origin = origin
         self.configuration = configuration
+        self.storeOpeningError = storeOpeningError
+        self.storeIO = StoreIO(store: store)
     }
 
     /// A cache over a store in the user's caches directory
-    /// (`MediaStreaming` under `cachesDirectory`), opened on first use;
-    /// what ``StreamingItem/init(url:)`` uses.
-    public static let shared: StreamingCache = {
-        let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first
+    /// (`MediaStreaming` under `cachesDirectory`, 1 GiB), opened on first
+    /// use through ``MediaStore/shared(directory:configuration:)`` (so an
+    /// app that already opened that directory shares its store); what
+    /// ``StreamingItem/init(url:)`` uses.
+    ///
+    /// It never stops the app: when the store cannot open (a damaged or
+    /// foreign directory, no permission, a full disk), ``storeOpeningError``
+    /// says why and the cache plays every resource straight from the origin
+    /// without caching, reporting the reason on first use of each resource
+    /// (``ResourceLoader/cachingSkippedReason``, ``ResourceEvent/cachingSkipped(reason:)``,
+    /// ``StreamingItemDelegate/streamingItem(_:willPlayWithoutCachingBecause:)``);
+    /// downloads fail with ``StreamingError/notCacheable(reason:)``. Its
+    /// ``store`` is then an empty scratch store in the temporary directory
+    /// that nothing is written to.
+    public static let shared: StreamingCache = makeShared(directory: defaultSharedDirectory)
+
+    /// Where ``shared`` keeps its store.
+    static var defaultSharedDirectory: URL {
+        let caches =
+            FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first
             ?? FileManager.default.temporaryDirectory
-        let directory = caches.appendingPathComponent("MediaStreaming", isDirectory: true)
+        return caches.appendingPathComponent("MediaStreaming", isDirectory: true)
+    }
+
+    /// A cache like ``shared`` over the store in `directory`.
+    static func makeShared(directory: URL, origin: any Origin = HTTPOrigin()) -> StreamingCache {
         do {
-            return StreamingCache(store: try MediaStore(directory: directory, configuration: StoreConfiguration(sizeLimit: 1 << 30)))
+            let store = try MediaStore.shared(
+                directory: directory, configuration: StoreConfiguration(sizeLimit: 1 << 30))
+            return StreamingCache(store: store, origin: origin)
         } catch {
-            fatalError("MediaStreaming: cannot open the shared store at \(directory.path): \(error)")
+            return StreamingCache(unavailable: error, directory: directory, origin: origin)
         }
-    }()
+    }
+
+    /// A cache whose store could not open: it plays without caching.
+    private convenience init(unavailable error: StoreError, directory: URL, origin: any Origin) {
+        self.init(
+            store: Self.scratchStore(after: error, directory: directory), origin: origin,
+            configuration: StreamingConfiguration(), storeOpeningError: error)
+    }
+
+    /// An empty store in a fresh temporary directory, standing in for one
+    /// that could not open (nothing is written to it).
+    private static func scratchStore(after error: StoreError, directory: URL) -> MediaStore {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "MediaStreaming-unavailable-\(UUID().uuidString)", isDirectory: true)
+        do {
+            return try MediaStore(directory: scratch, configuration: StoreConfiguration(initialMapSize: 1 << 20))
+        } catch let scratchError {
+            // Not even the temporary directory is writable: nothing can run.
+            fatalError(
+                "MediaStreaming: cannot open the shared store at \(directory.path) (\(error)), nor a scratch store at \(scratch.path) (\(scratchError))"
+            )
+        }
+    }
 
     /// The cache key of `url` under the configured ``CacheKeyPolicy``.
     public func cacheKey(for url: URL) -> String {
@@ -70,7 +130,9 @@ public final class StreamingCache: Sendable {
             if let existing = fetchers[key]?.fetcher { return existing }
             fetchers = fetchers.filter { $0.value.fetcher != nil }
             let fetcher = ResourceFetcher(
-                key: key, store: store, origin: origin, configuration: configuration, cacheStatistics: statisticsBox)
+                key: key, storeIO: storeIO, origin: origin, configuration: configuration,
+                cacheStatistics: statisticsBox,
+                unavailable: storeOpeningError.map { "the cache's store could not open: \($0)" })
             fetchers[key] = WeakFetcher(fetcher: fetcher)
             return fetcher
         }
@@ -84,7 +146,8 @@ public final class StreamingCache: Sendable {
         try store.cachedRanges(forKey: cacheKey(for: url))
     }
 
-    /// Whether every byte of `url` is cached (expired or not).
+    /// Whether every byte of `url` is cached (expired or not); `false` too
+    /// when the store cannot be read (``cachedRanges(for:)`` throws instead).
     public func isCached(_ url: URL) -> Bool {
         (try? store.info(forKey: cacheKey(for: url)))?.isComplete ?? false
     }

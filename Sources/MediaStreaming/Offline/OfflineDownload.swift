@@ -114,7 +114,10 @@ public final class OfflineDownload: Sendable {
                     self?.update(bytes: bytes, total: total)
                 }
                 // Pins the version downloaded, never a replacement of it.
-                try self.loader.cache.store.setPinned(true, forKey: self.cacheKey, version: version)
+                let key = self.cacheKey
+                try await self.loader.cache.storeIO.write { store throws(StoreError) in
+                    try store.setPinned(true, forKey: key, version: version)
+                }
                 self.update(state: .completed)
             } catch {
                 let failure = StreamingError.wrap(error)

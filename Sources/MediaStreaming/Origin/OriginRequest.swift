@@ -15,16 +15,20 @@ public struct OriginRequest: Sendable, Equatable {
     public var ifNoneMatch: String?
     /// `If-Modified-Since` validator (a `Last-Modified` value), for revalidation.
     public var ifModifiedSince: String?
+    /// `If-Range` validator (a strong `ETag`): the origin sends the range
+    /// only while the resource is still that version, else the whole new one.
+    public var ifRange: String?
 
     public init(
         url: URL, range: Range<Int>? = nil, headers: [String: String] = [:], ifNoneMatch: String? = nil,
-        ifModifiedSince: String? = nil
+        ifModifiedSince: String? = nil, ifRange: String? = nil
     ) {
         self.url = url
         self.range = range
         self.headers = headers
         self.ifNoneMatch = ifNoneMatch
         self.ifModifiedSince = ifModifiedSince
+        self.ifRange = ifRange
     }
 
     /// The `Range` header value, e.g. `bytes=0-65535` or `bytes=1024-`.
@@ -38,12 +42,14 @@ public struct OriginRequest: Sendable, Equatable {
     /// the validators (which win over a caller's header of the same name).
     public var allHeaders: [String: String] {
         var result = headers
-        for name in result.keys where ["range", "if-none-match", "if-modified-since"].contains(name.lowercased()) {
+        for name in result.keys
+        where ["range", "if-none-match", "if-modified-since", "if-range"].contains(name.lowercased()) {
             result[name] = nil
         }
         if let rangeHeader { result["Range"] = rangeHeader }
         if let ifNoneMatch { result["If-None-Match"] = ifNoneMatch }
         if let ifModifiedSince { result["If-Modified-Since"] = ifModifiedSince }
+        if let ifRange, rangeHeader != nil { result["If-Range"] = ifRange }
         return result
     }
 }

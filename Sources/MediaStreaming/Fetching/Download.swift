@@ -1,10 +1,10 @@
 import Foundation
 
 /// One download from the origin over a chunk-aligned span of a resource,
-/// fanned out to the readers subscribed to it.
+/// fanned out to the readers subscribed to it; its bytes go to the store
+/// through its ``ChunkSink``.
 ///
 /// Only touched on its ``ResourceFetcher``'s executor (hence unchecked).
-// Unchecked: only touched on its fetcher's executor.
 final class Download: @unchecked Sendable {
     /// A reader waiting for bytes from `offset` on.
     struct Subscriber {
@@ -17,12 +17,8 @@ final class Download: @unchecked Sendable {
     let start: Int
     /// One past the last byte it fetches; `Int.max` while the length is unknown.
     var end: Int
-    /// The next byte to receive.
-    var position: Int
-    /// The chunk-aligned offset of `buffer`'s first byte: bytes before it are in the store.
-    var bufferStart: Int
-    /// Received bytes not yet written as a whole chunk.
-    var buffer = Data()
+    /// Buffers received bytes to chunk boundaries and writes them.
+    let sink: ChunkSink
     var subscribers: [Int: Subscriber] = [:]
     /// Whether it resolves the content information (the first request).
     let isProbe: Bool
@@ -38,19 +34,24 @@ final class Download: @unchecked Sendable {
     var task: Task<Void, Never>?
     /// The MIME type the first response declared.
     var declaredMIMEType: String?
-    /// The ``EntryInfo/version`` of the store entry its bytes fill; `nil`
-    /// when they are not to be stored (not prepared yet, caching skipped,
-    /// or that version was replaced meanwhile).
-    var entryVersion: UInt64?
 
-    init(id: Int, start: Int, end: Int, url: URL, headers: [String: String], isProbe: Bool) {
+    init(id: Int, start: Int, end: Int, url: URL, headers: [String: String], isProbe: Bool, sink: ChunkSink) {
         self.id = id
         self.start = start
         self.end = end
-        self.position = start
-        self.bufferStart = start
         self.url = url
         self.headers = headers
         self.isProbe = isProbe
+        self.sink = sink
     }
+
+    /// The next byte to receive.
+    var position: Int { sink.position }
+
+    /// The chunk-aligned offset of the first byte not yet in the store
+    /// (bytes from it to ``position`` are buffered in the sink).
+    var bufferStart: Int { sink.bufferStart }
+
+    /// Whether the first request is conditional (revalidates a stored entry).
+    var isConditional: Bool { ifNoneMatch != nil || ifModifiedSince != nil }
 }

@@ -1,0 +1,93 @@
+import Foundation
+import MediaStore
+
+/// Where a download's bytes go on their way to the store: buffered up to
+/// chunk boundaries, then written a whole chunk at a time (and the short
+/// last chunk of the resource), through ``StoreIO``.
+///
+/// Bound to one version of the entry (``EntryInfo/version``, from the
+/// `prepareEntry` or stored entry the download started from): its bytes
+/// are never written into another version. Once the store refuses a
+/// write (``StoreError/entryReplaced(key:expected:found:)`` when that
+/// version is gone), the sink stops storing and only drops the bytes it
+/// has handed on (the download keeps feeding its readers).
+///
+/// Only touched on its download's ``ResourceFetcher``'s executor (hence
+/// unchecked); a write in flight keeps the buffer intact until it returns.
+final class ChunkSink: @unchecked Sendable {
+    /// What one flush did.
+    struct Report {
+        /// The entry after each chunk written, in order.
+        var written: [EntryInfo] = []
+        /// Why the sink stopped storing during this flush, if it did.
+        var refusal: StoreError?
+    }
+
+    let key: String
+    let chunkSize: Int
+    private let storeIO: StoreIO
+    /// The entry version written into; `nil` until one is known (nothing is stored meanwhile).
+    var version: UInt64?
+    /// Whether bytes are still written to the store.
+    private(set) var isStoring: Bool
+    /// The chunk-aligned offset of `buffer`'s first byte: bytes before it
+    /// were written (or dropped, when not storing).
+    private(set) var bufferStart: Int
+    /// Received bytes not yet written as a whole chunk.
+    private(set) var buffer = Data()
+
+    init(key: String, start: Int, chunkSize: Int, storeIO: StoreIO, version: UInt64?, isStoring: Bool) {
+        self.key = key
+        self.bufferStart = start
+        self.chunkSize = chunkSize
+        self.storeIO = storeIO
+        self.version = version
+        self.isStoring = isStoring
+    }
+
+    /// One past the last byte received.
+    var position: Int { bufferStart + buffer.count }
+
+    /// Takes the next received bytes (at ``position``).
+    func append(_ bytes: Data) { buffer.append(bytes) }
+
+    /// Forgets the bytes not yet written (a retried request starts again at ``bufferStart``).
+    func discardBuffer() { buffer.removeAll() }
+
+    /// Stops writing to the store for good.
+    func stopStoring() { isStoring = false }
+
+    /// The buffered bytes from resource offset `offset` on (a reader joining mid-chunk).
+    func buffered(from offset: Int) -> Data {
+        Data(buffer[(buffer.startIndex + (offset - bufferStart))...])
+    }
+
+    /// Writes every whole chunk buffered, and the rest too when `end` (the
+    /// end of what the download fetches) has been reached.
+    func flush(end: Int) async -> Report {
+        var report = Report()
+        while buffer.count >= chunkSize || (position >= end && !buffer.isEmpty) {
+            let size = min(chunkSize, buffer.count)
+            let offset = bufferStart
+            if isStoring, let version {
+                let chunk = Data(buffer.prefix(size))
+                do {
+                    report.written.append(try await write(chunk, at: offset, version: version))
+                } catch {
+                    isStoring = false
+                    report.refusal = error
+                }
+            }
+            buffer.removeFirst(size)
+            bufferStart += size
+        }
+        return report
+    }
+
+    private func write(_ chunk: Data, at offset: Int, version: UInt64) async throws(StoreError) -> EntryInfo {
+        let key = self.key
+        return try await storeIO.write { store throws(StoreError) in
+            try store.write(chunk, at: offset, forKey: key, version: version)
+        }
+    }
+}

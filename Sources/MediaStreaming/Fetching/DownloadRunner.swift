@@ -1,0 +1,120 @@
+import Foundation
+
+/// Moves one ``Download``'s bytes from the origin: one `Range` request of
+/// at most ``requestBytes`` after another until the download's end,
+/// retrying transient failures (``OriginError/isTransient``) up to
+/// ``maxRetries`` times in a row, and abandoning a response that sends no
+/// byte for ``stallTimeout`` seconds (the stall watchdog; waiting for a
+/// slow reader is not a stall).
+///
+/// It checks that the body is as long as the response said (``OriginError/overlong(expected:)``,
+/// ``OriginError/truncated(expected:received:)``); whether the response is
+/// the one asked for is the coordinator's call (``ResponseValidator``).
+struct DownloadRunner: Sendable {
+    let origin: any Origin
+    /// Bytes asked for per request.
+    let requestBytes: Int
+    /// Retries in a row after a transient failure.
+    let maxRetries: Int
+    /// Seconds without a byte before a response counts as stalled.
+    let stallTimeout: TimeInterval
+
+    /// Runs `download` to its end (or until it is stopped, left without
+    /// readers, or fails), then tells `coordinator`.
+    func run<Coordinator: DownloadCoordinator>(_ download: Download, for coordinator: isolated Coordinator) async {
+        var failures = 0
+        while !download.isStopped && download.position < download.end {
+            if !coordinator.isResolving(download) && download.subscribers.isEmpty { break }
+            // A retried request starts again at the first byte not yet stored.
+            download.sink.discardBuffer()
+            let start = download.position
+            let end = download.end == Int.max ? start + requestBytes : min(download.end, start + requestBytes)
+            let request = coordinator.request(for: download, range: start..<end)
+            do {
+                try await transferWithWatchdog(download, request, coordinator)
+                failures = 0
+            } catch {
+                if download.isStopped { break }
+                let failure = StreamingError.wrap(error)
+                if case .origin(let originError) = failure, originError.isTransient, failures < maxRetries {
+                    failures += 1
+                    coordinator.retrying(download, after: originError)
+                    try? await Task.sleep(for: .milliseconds(20 * failures))
+                    continue
+                }
+                return await coordinator.failed(download, with: failure)
+            }
+        }
+        coordinator.finished(download)
+    }
+
+    /// One request, raced against the stall watchdog.
+    private func transferWithWatchdog<Coordinator: DownloadCoordinator>(
+        _ download: Download, _ request: OriginRequest, _ coordinator: isolated Coordinator
+    ) async throws {
+        download.lastProgress = .now
+        let timeout = stallTimeout
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await self.transfer(download, request, coordinator) }
+            group.addTask {
+                while true {
+                    try await Task.sleep(for: .seconds(max(0.01, timeout / 4)))
+                    if await Self.idleTime(of: download, coordinator) > timeout {
+                        throw OriginError.stalled(seconds: timeout)
+                    }
+                }
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Seconds since `download` last received a byte; 0 while it waits for a reader.
+    private static func idleTime<Coordinator: DownloadCoordinator>(
+        of download: Download, _ coordinator: isolated Coordinator
+    ) -> Double {
+        if download.waitingForReaders { return 0 }
+        let idle = ContinuousClock.now - download.lastProgress
+        return Double(idle.components.seconds) + Double(idle.components.attoseconds) / 1e18
+    }
+
+    /// Sends one request and feeds the part of its body the download
+    /// still needs into the coordinator.
+    private func transfer<Coordinator: DownloadCoordinator>(
+        _ download: Download, _ request: OriginRequest, _ coordinator: isolated Coordinator
+    ) async throws {
+        coordinator.willSend(request)
+        let response = try await origin.fetch(request)
+        download.lastProgress = .now
+        guard let requested = request.range,
+            let body = try await coordinator.accept(response, to: requested, for: download)
+        else { return }
+        // A 200 answer carries the rest of the file: read on rather than re-request.
+        var limit = body.isWholeResource ? download.end : min(download.end, requested.upperBound)
+        var cursor = body.start
+        for try await piece in response.body {
+            download.lastProgress = .now
+            coordinator.didReceive(byteCount: piece.count)
+            if let end = body.end, cursor + piece.count > end { throw OriginError.overlong(expected: end - body.start) }
+            // Another download may have taken over the rest meanwhile.
+            limit = min(limit, download.end)
+            let skip = max(0, download.position - cursor)
+            let take = min(piece.count, limit - cursor) - skip
+            cursor += piece.count
+            if take > 0 {
+                let from = piece.startIndex + skip
+                try await coordinator.receive(Data(piece[from..<(from + take)]), into: download)
+            }
+            if download.position >= min(limit, download.end) || download.isStopped { return }
+        }
+        if download.isStopped || Task.isCancelled { return }
+        if download.end == Int.max {
+            // No length was announced: the end of the body is the end of the resource.
+            return try await coordinator.bodyEnded(download, at: cursor)
+        }
+        let expected = min(limit, body.end ?? limit)
+        if download.position < expected {
+            throw OriginError.truncated(expected: expected - body.start, received: cursor - body.start)
+        }
+    }
+}

@@ -1,0 +1,244 @@
+import Foundation
+import MediaStore
+
+/// Content information: resolved from a fresh stored entry (no origin
+/// request), or from the first response of the origin (the probe), which
+/// revalidates an expired entry and prepares the entry new bytes go into.
+extension ResourceFetcher {
+    /// The content information, resolving it first: from the store when a
+    /// fresh entry of known length exists (no origin request), otherwise
+    /// from the origin (a conditional request for an expired entry).
+    ///
+    /// - throws: ``StreamingError``; ``StreamingError/store(_:)`` when the store cannot be read.
+    func contentInformation(url: URL, headers: [String: String]) async throws -> ContentInformation {
+        if var information {
+            information.isEntireLengthAvailableOnDemand = try await isCompleteInStore()
+            return information
+        }
+        if !resolving {
+            resolving = true
+            do {
+                try await startResolving(url: url, headers: headers)
+            } catch {
+                let failure = StreamingError.wrap(error)
+                failResolution(failure)
+                throw failure
+            }
+            if let information { return information }
+        }
+        return try await withCheckedThrowingContinuation { infoWaiters.append($0) }
+    }
+
+    private func startResolving(url: URL, headers: [String: String]) async throws(StoreError) {
+        if lease == nil { lease = store.lease(forKey: key) }
+        let stored = cachingSkipped == nil ? try await storedInfo() : nil
+        if let stored, let length = stored.length, !stored.isExpired(), !configuration.alwaysRevalidate {
+            validators = ResourceValidators(etag: stored.metadata.etag, lastModified: stored.metadata.lastModified)
+            entryVersion = stored.version
+            let mime = mimeType(declared: stored.metadata.mimeType, prefix: try await storedPrefix())
+            resolve(
+                ContentInformation(
+                    mimeType: mime, contentLength: length, isEntireLengthAvailableOnDemand: stored.isComplete,
+                    etag: stored.metadata.etag, lastModified: stored.metadata.lastModified))
+            return
+        }
+        let probe = makeDownload(start: 0, end: Int.max, url: url, headers: headers, isProbe: true)
+        if let stored, stored.length != nil, stored.metadata.etag != nil || stored.metadata.lastModified != nil {
+            probe.ifNoneMatch = stored.metadata.etag
+            probe.ifModifiedSince = stored.metadata.lastModified
+            count { $0.revalidations += 1 }
+        }
+        launch(probe)
+    }
+
+    /// The stored entry of the key, if any (none when not caching).
+    ///
+    /// An entry the store cannot read (`corrupted`, `damagedStore`) cannot
+    /// be trusted, nor usually removed: the resource then plays from the
+    /// origin without caching, and the reason is reported
+    /// (``ResourceEvent/cachingSkipped(reason:)``). Any other failure is
+    /// thrown, to reach the reader as ``StreamingError/store(_:)``.
+    func storedInfo() async throws(StoreError) -> EntryInfo? {
+        guard cachingSkipped == nil else { return nil }
+        let key = self.key
+        do {
+            return try await storeIO.read { store throws(StoreError) in try store.info(forKey: key) }
+        } catch {
+            switch error {
+            case .corrupted, .damagedStore:
+                skipCaching("the store cannot read this entry: \(error)")
+                return nil
+            default:
+                throw error
+            }
+        }
+    }
+
+    /// Whether every byte of the version this fetcher serves is in the store
+    /// (always `false` when not caching).
+    private func isCompleteInStore() async throws(StoreError) -> Bool {
+        guard cachingSkipped == nil, let version = entryVersion, let info = try await storedInfo() else { return false }
+        return info.version == version && info.isComplete
+    }
+
+    /// The first bytes of the stored entry, for sniffing its type; empty
+    /// when they are not cached.
+    private func storedPrefix() async throws(StoreError) -> [UInt8] {
+        guard cachingSkipped == nil else { return [] }
+        let key = self.key
+        do {
+            let data = try await storeIO.read { store throws(StoreError) in
+                try store.read(forKey: key, range: 0..<16, includeExpired: true)
+            }
+            return [UInt8](data)
+        } catch {
+            switch error {
+            case .notFound, .rangeNotCached, .invalidRange: return []
+            default: throw error
+            }
+        }
+    }
+
+    private func mimeType(declared: String?, prefix: some Collection<UInt8>) -> String {
+        if let declared, !UniformType.isGeneric(declared) { return declared }
+        return MediaSniffer.mimeType(of: prefix) ?? declared ?? "application/octet-stream"
+    }
+
+    private func resolve(_ info: ContentInformation) {
+        information = info
+        resolving = false
+        let waiters = infoWaiters
+        infoWaiters = []
+        for waiter in waiters { waiter.resume(returning: info) }
+        emit(.ready(info))
+    }
+
+    func failResolution(_ error: StreamingError) {
+        resolving = false
+        let waiters = infoWaiters
+        infoWaiters = []
+        for waiter in waiters { waiter.resume(throwing: error) }
+    }
+
+    /// The expiry for an entry written or renewed from `response`.
+    private func expiryPolicy(for response: OriginResponse) -> ExpiryPolicy {
+        if configuration.honorsCacheControl, let lifetime = response.freshnessLifetime { return .after(lifetime) }
+        return configuration.expiry
+    }
+
+    /// Handles the first response for a resource: 304 renews the stored
+    /// entry; a changed validator or length drops it; the entry is
+    /// prepared (or caching skipped, for one larger than the store).
+    /// Returns where the body lies, or `nil` when there is none to read.
+    func acceptFirst(_ response: OriginResponse, requested: Range<Int>, _ download: Download) async throws
+        -> ExpectedBody?
+    {
+        let first = try ResponseValidator.checkFirst(
+            response, requested: requested, conditional: download.isConditional, url: download.url)
+        let stored = cachingSkipped == nil ? try await storedInfo() : nil
+        let policy = expiryPolicy(for: response)
+        let key = self.key
+        switch first {
+        case .notModified:
+            guard let stored, let length = stored.length else {
+                throw StreamingError.origin(.httpStatus(code: 304, url: download.url))
+            }
+            count { $0.notModified += 1 }
+            // Renews exactly the entry the conditional request was about.
+            let version = stored.version
+            try await storeIO.write { store throws(StoreError) in
+                try store.setExpiry(policy, forKey: key, version: version)
+            }
+            validators = ResourceValidators(etag: stored.metadata.etag, lastModified: stored.metadata.lastModified)
+            entryVersion = stored.version
+            emit(.revalidated(changed: false))
+            download.isStopped = true
+            let mime = mimeType(declared: stored.metadata.mimeType, prefix: try await storedPrefix())
+            resolve(
+                ContentInformation(
+                    mimeType: mime, contentLength: length, isEntireLengthAvailableOnDemand: stored.isComplete,
+                    etag: validators.etag, lastModified: validators.lastModified))
+            return nil
+        case .content(let total, let body, let announced):
+            if let stored {
+                let action = ResponseValidator.storedEntryAction(
+                    storedLength: stored.length,
+                    storedValidators: ResourceValidators(
+                        etag: stored.metadata.etag, lastModified: stored.metadata.lastModified),
+                    storedIsExpired: stored.isExpired(), total: total, validators: announced)
+                if download.isConditional { emit(.revalidated(changed: action == .replace)) }
+                let version = stored.version
+                do throws(StoreError) {
+                    switch action {
+                    case .replace:
+                        _ = try await storeIO.write { store throws(StoreError) in
+                            try store.remove(forKey: key, version: version)
+                        }
+                    case .renew:
+                        try await storeIO.write { store throws(StoreError) in
+                            try store.setExpiry(policy, forKey: key, version: version)
+                        }
+                    case .keep:
+                        break
+                    }
+                } catch {
+                    // Replaced meanwhile: prepareEntry below judges the new one.
+                    guard case .entryReplaced = error else { throw error }
+                }
+            }
+            validators = announced
+            if cachingSkipped == nil {
+                let metadata = EntryMetadata(
+                    mimeType: response.mimeType, etag: announced.etag, lastModified: announced.lastModified)
+                do {
+                    // Kept only when it is the same content (length and validators),
+                    // otherwise replaced: this download fills exactly that version.
+                    let prepared = try await storeIO.write { store throws(StoreError) in
+                        let info = try store.prepareEntry(
+                            forKey: key, length: total, options: WriteOptions(expiry: policy, metadata: metadata))
+                        try store.setMetadata(metadata, forKey: key, version: info.version)
+                        return info
+                    }
+                    entryVersion = prepared.version
+                    download.sink.version = prepared.version
+                } catch {
+                    skipCaching(String(describing: error))
+                }
+            }
+            download.end = total ?? Int.max
+            download.declaredMIMEType = response.mimeType
+            try await resolveProbeIfReady(download)
+            return body
+        }
+    }
+
+    /// Resolves the content information once the length is known and the
+    /// MIME type is too (declared, or sniffable from the first bytes).
+    func resolveProbeIfReady(_ download: Download) async throws {
+        guard download.isProbe, information == nil, download.end != Int.max else { return }
+        let declared = download.declaredMIMEType
+        let sniffable = download.position >= 16 || download.position >= download.end
+        guard !UniformType.isGeneric(declared) || sniffable else { return }
+        let prefix =
+            download.bufferStart == 0 ? [UInt8](download.sink.buffered(from: 0).prefix(16)) : try await storedPrefix()
+        let mime = mimeType(declared: declared, prefix: prefix)
+        if download.sink.isStoring, mime != declared, let version = download.sink.version {
+            let key = self.key
+            let metadata = EntryMetadata(mimeType: mime, etag: validators.etag, lastModified: validators.lastModified)
+            do {
+                try await storeIO.write { store throws(StoreError) in
+                    try store.setMetadata(metadata, forKey: key, version: version)
+                }
+            } catch {
+                storeRefused(error, download)
+            }
+        }
+        let complete = try await isCompleteInStore()
+        // Resolved meanwhile (or the resource changed): nothing more to do.
+        guard information == nil, !download.isStopped else { return }
+        resolve(
+            ContentInformation(
+                mimeType: mime, contentLength: download.end, isEntireLengthAvailableOnDemand: complete,
+                etag: validators.etag, lastModified: validators.lastModified))
+    }
+}

@@ -1,0 +1,23 @@
+import Foundation
+import MediaStore
+
+extension MediaStore {
+    /// The bytes of `range` of version `version` of `key`'s entry
+    /// (expired or not), read in one call: for a reader that reads a chunk
+    /// per ``StoreIO`` call.
+    ///
+    /// - throws: ``StoreError/changedDuringRead(key:)`` when the entry is no
+    ///   longer that version; the other errors of ``read(forKey:range:includeExpired:)``.
+    func read(forKey key: String, range: Range<Int>, version: UInt64) throws(StoreError) -> Data {
+        var bytes = Data()
+        do {
+            try read(forKey: key, range: range, includeExpired: true, version: version) { bytes.append($0) }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            // The handler above never throws: every error is the store's.
+            throw .storage(code: -1, message: String(describing: error))
+        }
+        return bytes
+    }
+}

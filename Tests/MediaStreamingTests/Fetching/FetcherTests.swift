@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+
+@testable import MediaStore
+@testable import MediaStreaming
+
+/// The fetcher against an origin in memory (no nginx).
+@Suite("Fetcher")
+struct FetcherTests {
+    static let chunkSize = 16 * 1024
+
+    private func makeStore() throws -> (MediaStore, URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fetcher-\(UUID().uuidString)")
+        let store = try MediaStore(
+            directory: directory, configuration: StoreConfiguration(chunkSize: Self.chunkSize, initialMapSize: 16 << 20)
+        )
+        return (store, directory)
+    }
+
+    @Test("A seek that takes over the rest of a running request: that request stops at the seek, on a chunk boundary")
+    func seekTrimsARunningRequest() async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let content = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) })
+        let origin = MemoryOrigin(content, pieceDelay: .milliseconds(5))
+        let cache = StreamingCache(
+            store: store, origin: origin, configuration: StreamingConfiguration(chunksPerRequest: 4, lookaheadBytes: 0))
+        let loader = cache.loader(for: URL(string: "https://origin.example/seek.bin")!)
+        // The first request (0..<64 KiB, slow) resolves the information, then runs on.
+        _ = try await loader.contentInformation()
+        let seek = 2 * Self.chunkSize + 1000
+        guard case .stream(let stream) = try await loader.fetcher.plan(from: seek, url: loader.url, headers: [:]) else {
+            Issue.record("the seek was not planned as a download")
+            return
+        }
+        var received = Data()
+        for try await piece in stream { received.append(piece) }
+        #expect(received == content[seek...])
+        // The first request stopped where the seek's download began: no
+        // partial chunk was written, so caching went on.
+        #expect(await loader.cachingSkippedReason == nil)
+        let whole = await PlayerSimulator(loader: loader).load(offset: 0, length: nil)
+        #expect(whole.data == content)
+        #expect(await loader.cachingSkippedReason == nil)
+        for _ in 0..<200 where try store.info(forKey: loader.cacheKey)?.isComplete != true {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(try store.read(forKey: loader.cacheKey, range: 0..<content.count) == content)
+    }
+
+    @Test("An entry replaced by another writer mid-download: the reader plays on, no byte lands in the new version")
+    func entryReplacedMidDownload() async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let content = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ 3) })
+        let cache = StreamingCache(
+            store: store, origin: MemoryOrigin(content, pieceDelay: .milliseconds(2)),
+            configuration: StreamingConfiguration(chunksPerRequest: 2))
+        let loader = cache.loader(for: URL(string: "https://origin.example/replaced.bin")!)
+        _ = try await loader.contentInformation()
+        // Another writer replaces the entry (another length) while the download runs.
+        let replacement = try store.prepareEntry(forKey: loader.cacheKey, length: 7 * Self.chunkSize)
+        let whole = await PlayerSimulator(loader: loader).load(offset: 0, length: nil)
+        #expect(whole.error == nil)
+        #expect(whole.data == content)
+        #expect(loader.statistics.replacedWrites >= 1)
+        #expect(await loader.cachingSkippedReason?.contains("replaced") == true)
+        let now = try #require(try store.info(forKey: loader.cacheKey))
+        #expect(now.version == replacement.version)
+        #expect(now.cachedBytes == 0)
+    }
+}
+
+/// Store failures the fetcher meets while resolving a resource.
+@Suite("Fetcher and store failures")
+struct FetcherStoreFailureTests {
+    @Test("An unreadable stored entry is not taken for \"no entry\": the resource plays uncached and says why")
+    func unreadableEntryPlaysUncached() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fetcher-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try MediaStore(
+            directory: directory, configuration: StoreConfiguration(chunkSize: 16 * 1024, initialMapSize: 16 << 20))
+        let content = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 11) })
+        let url = URL(string: "https://origin.example/unreadable.bin")!
+        let key = url.absoluteString
+        try store.prepareEntry(forKey: key, length: content.count)
+        // Cut the entry's index record just after its key: it still matches the key, but no longer decodes.
+        try store.write { transaction in
+            let slot = try #require(try transaction.findEntry(key)).slot
+            let record = try #require(try transaction.txn.value(transaction.db.keys, key: slot))
+            try transaction.txn.put(transaction.db.keys, key: slot, value: Array(record.prefix(key.utf8.count + 4)))
+        }
+        #expect(throws: StoreError.self) { try store.info(forKey: key) }
+
+        let cache = StreamingCache(store: store, origin: MemoryOrigin(content))
+        let loader = cache.loader(for: url)
+        let whole = await PlayerSimulator(loader: loader).load(contentInformation: true, offset: 0, length: nil)
+        #expect(whole.error == nil)
+        #expect(whole.data == content)
+        let reason = try #require(await loader.cachingSkippedReason)
+        #expect(reason.contains("cannot read this entry"))
+    }
+}
