@@ -70,9 +70,13 @@ public final class MediaStore: @unchecked Sendable {
         try MediaStore(directory: directory, configuration: StoreConfiguration(), readOnly: true, keyHash: nil)
     }
 
+    /// - parameter processLocalLocking: `MDB_NOLOCK` with locks kept in
+    ///   this process, and other processes kept out (the default on iOS,
+    ///   tvOS, watchOS and visionOS; tests use it on Linux).
     init(
         directory: URL, configuration: StoreConfiguration, readOnly: Bool,
-        keyHash: (@Sendable (String) -> ContentDigest)?
+        keyHash: (@Sendable (String) -> ContentDigest)?,
+        processLocalLocking: Bool = LMDBEnvironment.platformNeedsProcessLocalLocking
     ) throws(StoreError) {
         precondition(configuration.chunkSize > 0 && configuration.chunkSize <= 1 << 30, "chunkSize out of range")
         self.directory = directory
@@ -80,8 +84,15 @@ public final class MediaStore: @unchecked Sendable {
         self.isReadOnly = readOnly
         self.keyHash = keyHash
         self.codec = Locked(ZstdCodec(level: max(1, configuration.compressionLevel)))
-        self.maintenanceLock = MaintenanceLock.shared(directory: directory)
-        let opened = try StoreOpener(directory: directory, configuration: configuration, readOnly: readOnly).open()
+        // Without LMDB's locks nothing else may have the store open.
+        self.maintenanceLock =
+            processLocalLocking
+            ? try MaintenanceLock.sole(directory: directory, create: !readOnly)
+            : MaintenanceLock.shared(directory: directory)
+        let opened = try StoreOpener(
+            directory: directory, configuration: configuration, readOnly: readOnly,
+            processLocalLocking: processLocalLocking
+        ).open()
         self.environment = opened.environment
         self.databases = opened.databases
         self.keySeed = opened.keySeed
