@@ -1,6 +1,49 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// MARK: The C libraries: LMDB, zstd, xxHash
+//
+// Linux: the system libraries through pkg-config (Tools/bootstrap installs
+// liblmdb-dev, libzstd-dev, libxxhash-dev). Apple platforms: built from
+// source for every Apple platform (an iOS device has none of the three,
+// and Homebrew's are macOS-only): LMDB from swiftlang/swift-lmdb, zstd
+// from facebook/zstd, xxHash vendored in Sources/XXHash. Module names:
+// CLMDB and CXXHash on both; zstd is CZstd on Linux, libzstd on Apple
+// platforms. MEDIACACHE_APPLE_DEPENDENCIES=1 takes the Apple branch on
+// Linux too (Tools/check-apple-manifest). See README "Using it on Apple
+// platforms" for the versions and why.
+#if os(Linux)
+    let appleDependencies = Context.environment["MEDIACACHE_APPLE_DEPENDENCIES"] == "1"
+#else
+    let appleDependencies = true
+#endif
+
+let cPackages: [Package.Dependency]
+let cTargets: [Target]
+let lmdb: Target.Dependency
+let zstd: Target.Dependency
+let xxhash: Target.Dependency = "CXXHash"
+if appleDependencies {
+    cPackages = [
+        // No semantic-version tags: the toolchain's release tag, fixed.
+        .package(url: "https://github.com/swiftlang/swift-lmdb.git", branch: "swift-6.3.2-RELEASE"),
+        .package(url: "https://github.com/facebook/zstd.git", from: "1.5.7"),
+    ]
+    cTargets = [.target(name: "CXXHash", path: "Sources/XXHash")]
+    lmdb = .product(name: "CLMDB", package: "swift-lmdb")
+    zstd = .product(name: "libzstd", package: "zstd")
+} else {
+    cPackages = []
+    cTargets = [
+        .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]),
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]),
+        .systemLibrary(
+            name: "CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"]), .brew(["xxhash"])]),
+    ]
+    lmdb = "CLMDB"
+    zstd = "CZstd"
+}
+
 let package = Package(
     name: "MediaCache",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
@@ -13,25 +56,11 @@ let package = Package(
         .executable(name: "cachetool", targets: ["cachetool"]),
         .library(name: "CacheToolCore", targets: ["CacheToolCore"]),
     ],
-    targets: [
-        .systemLibrary(
-            name: "CLMDB",
-            pkgConfig: "lmdb",
-            providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
-        ),
-        .systemLibrary(
-            name: "CZstd",
-            pkgConfig: "libzstd",
-            providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]
-        ),
-        .systemLibrary(
-            name: "CXXHash",
-            pkgConfig: "libxxhash",
-            providers: [.apt(["libxxhash-dev"]), .brew(["xxhash"])]
-        ),
+    dependencies: cPackages,
+    targets: cTargets + [
         .target(
             name: "MediaStore",
-            dependencies: ["CLMDB", "CZstd", "CXXHash"]
+            dependencies: [lmdb, zstd, xxhash]
         ),
         .target(
             name: "MediaCache",
@@ -51,7 +80,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "mediacache-bench",
-            dependencies: ["MediaStore", "MediaCache", "MediaStreaming", "CLMDB", "LoopbackNginx"],
+            dependencies: ["MediaStore", "MediaCache", "MediaStreaming", lmdb, "LoopbackNginx"],
             path: "Sources/MediaCacheBench"
         ),
         .target(
@@ -80,9 +109,15 @@ let package = Package(
             dependencies: ["MediaStore", "TestSupport"],
             path: "Tests/CrashWriter"
         ),
+        // Test-only: the vendored xxHash under other names, compared with
+        // the system's libxxhash by MediaStoreTests.
+        .target(
+            name: "XXHashVendoredCheck",
+            path: "Tests/XXHashVendoredCheck"
+        ),
         .testTarget(
             name: "MediaStoreTests",
-            dependencies: ["MediaStore", "TestSupport"]
+            dependencies: ["MediaStore", "TestSupport", "XXHashVendoredCheck"]
         ),
         .testTarget(
             name: "MediaCacheTests",

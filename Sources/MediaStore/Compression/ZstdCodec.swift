@@ -1,4 +1,8 @@
-import CZstd
+#if canImport(CZstd)
+    import CZstd  // Linux: the system libzstd
+#else
+    import libzstd  // Apple platforms: facebook/zstd's package
+#endif
 
 /// zstd compression of one chunk at a time, with a reused context.
 ///

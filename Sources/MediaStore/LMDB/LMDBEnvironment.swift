@@ -11,6 +11,9 @@ final class LMDBEnvironment: @unchecked Sendable {
     let handle: OpaquePointer
     let isReadOnly: Bool
     let mapLock = ReadWriteLock()
+    /// Set when the environment runs with `MDB_NOLOCK`: this process's own
+    /// stand-in for LMDB's locks (``ProcessLocalLocks``).
+    let processLocalLocks: ProcessLocalLocks?
     private let stateLock = NSLock()
     private var _mapSize: Int
 
@@ -18,7 +21,13 @@ final class LMDBEnvironment: @unchecked Sendable {
     ///
     /// - parameter mapSize: the map size to set, or `nil` to adopt the one
     ///   recorded in the file (what a second process such as a CLI does).
-    init(directory: String, mapSize: Int?, maxDatabases: Int, readOnly: Bool) throws(LMDBError) {
+    /// - parameter processLocalLocking: open with `MDB_NOLOCK` and lock
+    ///   within this process instead (``ProcessLocalLocks``); the caller
+    ///   keeps other processes out.
+    init(
+        directory: String, mapSize: Int?, maxDatabases: Int, readOnly: Bool,
+        processLocalLocking: Bool = LMDBEnvironment.platformNeedsProcessLocalLocking
+    ) throws(LMDBError) {
         // LMDB: "Do not have open an LMDB database twice in the same
         // process at the same time" — closing the second would drop the
         // first one's fcntl locks. Refuse instead (EBUSY).
@@ -40,6 +49,7 @@ final class LMDBEnvironment: @unchecked Sendable {
             // No WRITEMAP: on a full disk it turns errors into SIGBUS.
             var flags = UInt32(MDB_NOTLS | MDB_NOMETASYNC | MDB_NOSUBDIR)
             if readOnly { flags |= UInt32(MDB_RDONLY) }
+            if processLocalLocking { flags |= UInt32(MDB_NOLOCK) }
             let path = directory + "/data.mdb"
             try LMDBError.check(mdb_env_open(handle, path, flags, 0o644))
         } catch {
@@ -50,12 +60,25 @@ final class LMDBEnvironment: @unchecked Sendable {
         self.handle = handle
         self.identity = identity
         self.isReadOnly = readOnly
+        self.processLocalLocks = processLocalLocking ? ProcessLocalLocks() : nil
         var info = MDB_envinfo()
         mdb_env_info(handle, &info)
         self._mapSize = info.me_mapsize
         // Reclaim the reader slots of processes that died mid-read.
         var dead: Int32 = 0
         mdb_reader_check(handle, &dead)
+    }
+
+    /// Whether LMDB's own locks are unusable here. On iOS, tvOS, watchOS
+    /// and visionOS swift-lmdb compiles LMDB with SysV semaphores, which the
+    /// app sandbox refuses (SIGSYS in `semget`), so stores there run with
+    /// `MDB_NOLOCK` and ``ProcessLocalLocks``: one process per store.
+    static var platformNeedsProcessLocalLocking: Bool {
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+            true
+        #else
+            false
+        #endif
     }
 
     deinit {

@@ -10,6 +10,9 @@ final class LMDBTransaction {
     private(set) var handle: OpaquePointer?
     let environment: LMDBEnvironment
     let isReadOnly: Bool
+    /// The snapshot a reader registered with the environment's
+    /// ``ProcessLocalLocks`` (only under `MDB_NOLOCK`).
+    private var registeredSnapshot: Int?
 
     /// Begins a transaction. Holds the environment's map lock shared until
     /// the transaction ends.
@@ -17,6 +20,7 @@ final class LMDBTransaction {
         self.environment = environment
         self.isReadOnly = readOnly
         var attempt = 0
+        let locks = environment.processLocalLocks
         while true {
             environment.mapLock.lockShared()
             if environment.isClosed {
@@ -24,15 +28,31 @@ final class LMDBTransaction {
                 throw LMDBError.closed
             }
             var txn: OpaquePointer?
-            var rc: Int32
-            if readOnly, let idle = environment.takeIdleReader() {
-                // Renewing a reset reader skips the allocation and the
-                // reader-table lock of mdb_txn_begin.
-                rc = mdb_txn_renew(idle)
-                if rc == MDB_SUCCESS { txn = idle } else { mdb_txn_abort(idle) }
+            var rc: Int32 = MDB_SUCCESS
+            // A local function, not a closure value: nothing escapes, so
+            // the default path (no local locks) allocates nothing for it.
+            func begin() {
+                if readOnly, let idle = environment.takeIdleReader() {
+                    // Renewing a reset reader skips the allocation and the
+                    // reader-table lock of mdb_txn_begin.
+                    rc = mdb_txn_renew(idle)
+                    if rc == MDB_SUCCESS { txn = idle } else { mdb_txn_abort(idle) }
+                } else {
+                    let flags = readOnly ? UInt32(MDB_RDONLY) : 0
+                    rc = mdb_txn_begin(environment.handle, nil, flags, &txn)
+                }
+            }
+            if let locks, readOnly {
+                registeredSnapshot = locks.beginReader {
+                    begin()
+                    return txn.map { Int(mdb_txn_id($0)) }
+                }
+            } else if let locks {
+                locks.beginWriter()
+                begin()
+                if let txn { locks.waitForOlderReaders(newest: Int(mdb_txn_id(txn)) - 1) } else { locks.endWriter() }
             } else {
-                let flags = readOnly ? UInt32(MDB_RDONLY) : 0
-                rc = mdb_txn_begin(environment.handle, nil, flags, &txn)
+                begin()
             }
             if rc == MDB_SUCCESS, let txn {
                 handle = txn
@@ -62,6 +82,7 @@ final class LMDBTransaction {
         guard let txn = handle else { return }
         handle = nil
         let rc = mdb_txn_commit(txn)
+        endLocalLocks()
         environment.mapLock.unlockShared()
         try LMDBError.check(rc)
     }
@@ -77,7 +98,19 @@ final class LMDBTransaction {
         } else {
             mdb_txn_abort(txn)
         }
+        endLocalLocks()
         environment.mapLock.unlockShared()
+    }
+
+    /// Under `MDB_NOLOCK`: unregisters the reader, or ends the writer.
+    private func endLocalLocks() {
+        guard let locks = environment.processLocalLocks else { return }
+        if let snapshot = registeredSnapshot {
+            registeredSnapshot = nil
+            locks.endReader(snapshot: snapshot)
+        } else if !isReadOnly {
+            locks.endWriter()
+        }
     }
 
     /// Opens (or, in a write transaction, creates) a named database.

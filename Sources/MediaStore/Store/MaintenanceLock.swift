@@ -73,6 +73,35 @@ final class MaintenanceLock: @unchecked Sendable {
         return MaintenanceLock(descriptor: descriptor)
     }
 
+    /// Takes the lock exclusively without waiting, for a store opened
+    /// with `MDB_NOLOCK` (``ProcessLocalLocks``), which must be the only
+    /// one open in any process. For a new store (no `data.mdb`) it locks
+    /// only if `create`, creating the directory when missing (the lock
+    /// comes before LMDB opens), and never in a directory of other files:
+    /// it returns `nil` then and leaves the error to the opener.
+    ///
+    /// - throws: ``StoreError/alreadyOpen(path:)`` while another store
+    ///   (or maintenance) holds the lock.
+    static func sole(directory: URL, create: Bool) throws(StoreError) -> MaintenanceLock? {
+        var isDirectory: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
+            guard create else { return nil }
+            try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } else if !isDirectory.boolValue {
+            return nil
+        } else if !FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path) {
+            let contents = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+            let foreign = contents.contains { !$0.hasPrefix(".") && $0 != StoreOpener.lockFileName }
+            guard create && !foreign else { return nil }
+        }
+        guard let descriptor = openFile(directory) else { return nil }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(descriptor)
+            throw .alreadyOpen(path: directory.path)
+        }
+        return MaintenanceLock(descriptor: descriptor)
+    }
+
     private static func openFile(_ directory: URL) -> Int32? {
         let path = directory.appendingPathComponent(fileName).path
         var descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)

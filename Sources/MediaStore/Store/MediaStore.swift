@@ -83,9 +83,13 @@ public final class MediaStore: @unchecked Sendable {
         try MediaStore(directory: directory, configuration: StoreConfiguration(), readOnly: true, keyHash: nil)
     }
 
+    /// - parameter processLocalLocking: `MDB_NOLOCK` with locks kept in
+    ///   this process, and other processes kept out (the default on iOS,
+    ///   tvOS, watchOS and visionOS; tests use it on Linux).
     init(
         directory: URL, configuration: StoreConfiguration, readOnly: Bool,
-        keyHash: (@Sendable (String) -> ContentDigest)?
+        keyHash: (@Sendable (String) -> ContentDigest)?,
+        processLocalLocking: Bool = LMDBEnvironment.platformNeedsProcessLocalLocking
     ) throws(StoreError) {
         precondition(configuration.chunkSize > 0 && configuration.chunkSize <= 1 << 30, "chunkSize out of range")
         self.directory = directory
@@ -93,17 +97,24 @@ public final class MediaStore: @unchecked Sendable {
         self.isReadOnly = readOnly
         self.keyHash = keyHash
         self.codec = Locked(ZstdCodec(level: max(1, configuration.compressionLevel)))
-        let opener = StoreOpener(directory: directory, configuration: configuration, readOnly: readOnly)
+        var opener = StoreOpener(directory: directory, configuration: configuration, readOnly: readOnly)
+        opener.processLocalLocking = processLocalLocking
+        // Without LMDB's locks nothing else may have the store open.
+        func maintenanceLock(evenWithoutStore: Bool) throws(StoreError) -> MaintenanceLock? {
+            processLocalLocking
+                ? try MaintenanceLock.sole(directory: directory, create: !readOnly)
+                : MaintenanceLock.shared(directory: directory, evenWithoutStore: evenWithoutStore)
+        }
         let opened: StoreOpener.Opened
         if readOnly {
-            self.maintenanceLock = MaintenanceLock.shared(directory: directory)
+            self.maintenanceLock = try maintenanceLock(evenWithoutStore: false)
             opened = try opener.open()
             (self.session, self.recovery, self.uncleanSessions) = (nil, nil, 0)
         } else {
             let started = try opener.startSession()
             defer { started.session?.unlock() }
-            self.maintenanceLock = MaintenanceLock.shared(directory: directory, evenWithoutStore: true)
             do {
+                self.maintenanceLock = try maintenanceLock(evenWithoutStore: true)
                 opened = try opener.open()
             } catch {
                 started.session?.restore(started.previous)

@@ -25,7 +25,9 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// Eviction stops when usage is at most this share of a limit. `0.9`.
     public var lowWaterRatio: Double
     /// The map size to start with; it grows by itself. `nil` by default:
-    /// max(1 GiB, 2 × ``sizeLimit``).
+    /// max(1 GiB, 2 × ``sizeLimit``); on iOS, tvOS, watchOS and visionOS,
+    /// whose apps get a few GiB of address space, max(256 MiB,
+    /// 1.25 × ``sizeLimit``).
     public var initialMapSize: Int?
 
     /// The page-fitted default chunk size (64 × 4096 − 16 − 12).
@@ -55,7 +57,11 @@ public struct StoreConfiguration: Sendable, Equatable {
 
     var effectiveInitialMapSize: Int {
         if let initialMapSize { return initialMapSize }
-        return max(1 << 30, 2 * sizeLimit)
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+            return max(256 << 20, sizeLimit + sizeLimit / 4)
+        #else
+            return max(1 << 30, 2 * sizeLimit)
+        #endif
     }
 }
 

@@ -7,6 +7,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case unsupportedFormatVersion(found: Int, supported: Int)
     /// This process already has the store open (LMDB allows one
     /// environment per file per process); use ``MediaStore/shared(directory:configuration:)``.
+    /// On iOS, tvOS, watchOS and visionOS also when another process has it
+    /// open (one process per store there; README "Using it on Apple platforms").
     case alreadyOpen(path: String)
     /// The directory cannot be created, read or written.
     case inaccessible(path: String, reason: String)
@@ -53,7 +55,9 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notAStore(let path, let reason): "\(path) is not a media store: \(reason)"
         case .unsupportedFormatVersion(let found, let supported):
             "store format version \(found) is not supported (this build reads version \(supported))"
-        case .alreadyOpen(let path): "\(path) is already open in this process"
+        case .alreadyOpen(let path):
+            LMDBEnvironment.platformNeedsProcessLocalLocking
+                ? "\(path) is already open (in this or another process)" : "\(path) is already open in this process"
         case .inaccessible(let path, let reason): "cannot use \(path): \(reason)"
         case .corrupted(let key, let reason):
             "corrupt data for key \(key.prefix(200)): \(reason); the entry was dropped"

@@ -10,6 +10,9 @@ package struct StoreOpener {
     let directory: URL
     let configuration: StoreConfiguration
     let readOnly: Bool
+    /// `MDB_NOLOCK` with ``ProcessLocalLocks`` (the default where LMDB's
+    /// own locks are unusable; see ``LMDBEnvironment/platformNeedsProcessLocalLocking``).
+    var processLocalLocking = LMDBEnvironment.platformNeedsProcessLocalLocking
 
     struct Opened {
         let environment: LMDBEnvironment
@@ -37,7 +40,8 @@ package struct StoreOpener {
         do {
             environment = try LMDBEnvironment(
                 directory: path, mapSize: readOnly ? nil : configuration.effectiveInitialMapSize,
-                maxDatabases: StoreDatabases.names.count + 2, readOnly: readOnly)
+                maxDatabases: StoreDatabases.names.count + 2, readOnly: readOnly,
+                processLocalLocking: processLocalLocking)
         } catch {
             if error.isFormatError { throw .notAStore(path: path, reason: error.description) }
             if error.code == EBUSY { throw .alreadyOpen(path: path) }
@@ -89,6 +93,7 @@ package struct StoreOpener {
                 throw .inaccessible(path: path, reason: "cannot create the directory: \(error.localizedDescription)")
             }
         }
+        if !readOnly { Self.applyPlatformFileAttributes(directory: path) }
         // Readers need to write the lock file too (LMDB has no pure read-only mode).
         if access(path, W_OK) != 0 && !(readOnly && access(path + "/" + Self.lockFileName, W_OK) == 0) {
             throw .inaccessible(path: path, reason: "the directory is not writable")
