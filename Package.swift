@@ -88,26 +88,3 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
-
-#if os(Linux)
-    // The AVFoundation glue (Sources/MediaStreaming/AVFoundation) compiled
-    // and tested on Linux against an API stand-in of AVFoundation: the
-    // stand-in module is named AVFoundation, exists only here (never in an
-    // Apple build) and only this test-support target and its tests depend
-    // on it, so no user of the MediaStreaming product gets it. The check
-    // target's sources are symlinks to the glue's files; AVFOUNDATION_STAND_IN
-    // switches them on there (MediaStreaming itself never compiles them on Linux).
-    package.targets += [
-        .target(name: "AVFoundation", path: "Tests/AVFoundationStandIn"),
-        .target(
-            name: "MediaStreamingAVFoundationGlue",
-            dependencies: ["MediaStreaming", "AVFoundation"],
-            path: "Tests/AVFoundationGlue",
-            swiftSettings: [.define("AVFOUNDATION_STAND_IN")]
-        ),
-        .testTarget(
-            name: "AVFoundationGlueTests",
-            dependencies: ["MediaStreamingAVFoundationGlue", "AVFoundation", "MediaStreaming", "MediaStore", "LoopbackNginx"]
-        ),
-    ]
-#endif

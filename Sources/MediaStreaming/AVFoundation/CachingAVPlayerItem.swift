@@ -1,5 +1,6 @@
-// On Linux only the check target MediaStreamingAVFoundationGlue compiles
-// this (against an API stand-in, Tests/AVFoundationStandIn), never MediaStreaming.
+// On Linux only the check package Tests/AVFoundationCheck compiles this
+// (with AVFOUNDATION_STAND_IN, against its API stand-in of AVFoundation);
+// MediaStreaming itself never does, whatever canImport says there.
 #if canImport(AVFoundation) && !os(watchOS) && (!os(Linux) || AVFOUNDATION_STAND_IN)
     import AVFoundation
     import Foundation

@@ -1,9 +1,9 @@
 // An API-shape stand-in for the part of AVFoundation that MediaStreaming's
 // glue (Sources/MediaStreaming/AVFoundation) touches, so that the glue is
-// compiled and exercised on Linux, where there is no Apple SDK. It is
-// declared in Package.swift only under `#if os(Linux)` and only the
-// test-support target MediaStreamingAVFoundationGlue and its tests depend
-// on it: no Apple build and no user of the MediaStreaming product ever sees it.
+// compiled and exercised on Linux, where there is no Apple SDK. It lives in
+// the check package Tests/AVFoundationCheck, built in its own scratch
+// folder: no Apple build, no build of the root package and no user of the
+// MediaStreaming product ever sees it.
 //
 // What it is:
 // - Each declaration copies the Swift signature, optionality, availability

@@ -8,9 +8,12 @@ import Testing
 @Suite("AVFoundation glue: the stand-in")
 struct StandInTests {
     static let standIn = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("AVFoundationStandIn")
+        .deletingLastPathComponent().appendingPathComponent("Sources/AVFoundation")
 
-    @Test("MediaStreaming on Linux has no glue: only the check target compiles it against the stand-in")
+    /// Here the stand-in sits in the same build folder as MediaStreaming, so
+    /// `canImport(AVFoundation)` may well be true for it: the glue's
+    /// `!os(Linux) || AVFOUNDATION_STAND_IN` must keep it out all the same.
+    @Test("MediaStreaming on Linux has no glue, even beside the stand-in: only the check target compiles it")
     func mediaStreamingHasNoGlue() {
         #expect(_typeByName("MediaStreaming.StreamingItem") != nil)  // the lookup works
         #expect(_typeByName("MediaStreaming.CachingAVPlayerItem") == nil)

@@ -1,5 +1,5 @@
+import CheckNginx
 import Foundation
-import LoopbackNginx
 import MediaStreaming
 
 #if canImport(Glibc)
@@ -16,9 +16,19 @@ final class GlueServer: Sendable {
 
     let nginx: LoopbackNginx
 
-    /// The committed fixtures (shared with MediaStreamingTests).
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("MediaStreamingTests/Fixtures")
+    /// The committed fixtures (shared with MediaStreamingTests), found
+    /// above this file: Tests/MediaStreamingTests/Fixtures of the repository.
+    static let fixtures: URL = {
+        var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while directory.path != "/" {
+            let candidate = directory.appendingPathComponent("Tests/MediaStreamingTests/Fixtures")
+            if FileManager.default.fileExists(atPath: candidate.appendingPathComponent("track.mp3").path) {
+                return candidate
+            }
+            directory.deleteLastPathComponent()
+        }
+        fatalError("Tests/MediaStreamingTests/Fixtures not found above \(#filePath)")
+    }()
 
     static func fixture(_ name: String) throws -> Data { try Data(contentsOf: fixtures.appendingPathComponent(name)) }
 

@@ -1,1 +1,0 @@
-../../Sources/MediaStreaming/AVFoundation/CachingAVPlayerItem.swift
