@@ -9,7 +9,8 @@
     #endif
 
     /// Maps AVFoundation's loading requests onto ``LoadingRequest``s of a
-    /// ``ResourceLoader`` and its answers back. Types only; no logic.
+    /// ``ResourceLoader`` and its answers back; the loading itself is the
+    /// loader's (platform-neutral and tested on its own).
     ///
     /// AVFoundation calls it on ``queue``, and every answer (content
     /// information, bytes, finish) is given on ``queue`` too, never after
