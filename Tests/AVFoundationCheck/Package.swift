@@ -1,0 +1,43 @@
+// swift-tools-version:6.0
+// The AVFoundation glue of MediaStreaming (Sources/MediaStreaming/AVFoundation)
+// compiled and tested on Linux, where there is no Apple SDK, against an
+// API-shape stand-in of AVFoundation (Sources/AVFoundation here). Issue 13.
+//
+// A package of its own, built in its own scratch folder, so that the
+// stand-in module named AVFoundation never lands in the root package's
+// build: there, `canImport(AVFoundation)` stays false on Linux, and no user
+// of the MediaStreaming product ever gets a fake AVFoundation.
+//
+//   swift build --package-path Tests/AVFoundationCheck --scratch-path .build-avfoundation-check --build-tests
+//   swift test --package-path Tests/AVFoundationCheck --scratch-path .build-avfoundation-check --skip-build
+//
+// (Tools/test runs both.) MediaStreamingAVFoundationGlue's sources are
+// symlinks to the glue's own files, compiled as they are with
+// AVFOUNDATION_STAND_IN defined (it switches them on outside Apple
+// platforms and adds the `import MediaStreaming` a separate module needs).
+// `MediaCache` is a symlink to the repository root; CheckNginx is the root
+// package's LoopbackNginx (not a product there), by symlink.
+import PackageDescription
+
+let package = Package(
+    name: "AVFoundationCheck",
+    dependencies: [.package(path: "MediaCache")],
+    targets: [
+        .target(name: "AVFoundation"),
+        .target(
+            name: "MediaStreamingAVFoundationGlue",
+            dependencies: ["AVFoundation", .product(name: "MediaStreaming", package: "MediaCache")],
+            swiftSettings: [.define("AVFOUNDATION_STAND_IN")]
+        ),
+        .target(name: "CheckNginx"),
+        .testTarget(
+            name: "AVFoundationGlueTests",
+            dependencies: [
+                "AVFoundation", "MediaStreamingAVFoundationGlue", "CheckNginx",
+                .product(name: "MediaStreaming", package: "MediaCache"),
+                .product(name: "MediaStore", package: "MediaCache"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+../../../../Sources/MediaStreaming/AVFoundation/CachingAVPlayerItem.swift
