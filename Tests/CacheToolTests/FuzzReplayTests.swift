@@ -1,9 +1,9 @@
 import Foundation
+@_spi(Fuzzing) import MediaStore
+@_spi(Fuzzing) import MediaStreaming
 import Testing
 
 @testable import CacheToolCore
-@_spi(Fuzzing) import MediaStore
-@_spi(Fuzzing) import MediaStreaming
 
 /// Replays the committed libFuzzer corpora and crash reproducers
 /// (Tests/CacheToolTests/Fuzz/<target>/) through the same entry points
@@ -53,6 +53,17 @@ import Testing
         #expect(parsed >= 3, "the seed Content-Range values should parse")
     }
 
+    /// M3U8 playlists (FuzzPlaylist): the fixtures' playlists and samples
+    /// of every tag parse and keep the selection, planning and rewriting
+    /// invariants; the broken seeds give typed errors.
+    @Test func playlistCorpus() throws {
+        let inputs = try Self.inputs("FuzzPlaylist")
+        #expect(inputs.count >= 15)
+        let parsed = inputs.filter { StreamingFuzzing.parsePlaylist($0) }.count
+        #expect(parsed >= 12, "the fixture and sample playlists should parse")
+        #expect(parsed <= inputs.count - 9, "the broken seeds should not parse")
+    }
+
     /// Arbitrary bytes as `data.mdb` (FuzzStoreFile). The checks before
     /// mapping run here for every input, and a file they refuse must be
     /// refused by opening too. A file they pass is opened only in a child
@@ -61,7 +72,8 @@ import Testing
     @Test func storeFileCorpus() throws {
         let inputs = try Self.inputs("FuzzStoreFile")
         #expect(inputs.count >= 5)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fuzz-replay-store-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "fuzz-replay-store-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         var passed = 0
         for input in inputs {
@@ -72,9 +84,10 @@ import Testing
             }
             passed += 1
             let result = try ToolProcess.cachetool(["verify", "--store", directory.path, "--json"])
-            #expect(!result.signaled && [0, 1, 3].contains(result.status), "cachetool verify: \(result.status) \(result.errors)")
+            #expect(
+                !result.signaled && [0, 1, 3].contains(result.status),
+                "cachetool verify: \(result.status) \(result.errors)")
         }
         #expect(passed >= 2, "the seed stores should pass the checks")
     }
 }
-

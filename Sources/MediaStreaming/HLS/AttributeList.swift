@@ -22,6 +22,7 @@ struct AttributeList: Sendable {
         self.line = line
         let utf8 = text.utf8
         var index = utf8.startIndex
+        var names: Set<Substring> = []
         func skipSpaces() {
             while index < utf8.endIndex, utf8[index] == UInt8(ascii: " ") || utf8[index] == UInt8(ascii: "\t") {
                 index = utf8.index(after: index)
@@ -72,7 +73,7 @@ struct AttributeList: Sendable {
                 }
                 if index < utf8.endIndex { index = utf8.index(after: index) }
             }
-            guard !attributes.contains(where: { $0.name == name }) else {
+            guard names.insert(name).inserted else {
                 throw PlaylistError(line: line, reason: .duplicateAttribute(tag: tag, attribute: String(name)))
             }
             attributes.append(Attribute(name: name, value: value, isQuoted: isQuoted))

@@ -16,7 +16,10 @@ public enum PlaylistRewriter {
     public enum ByteRangeHandling: Sendable, Hashable {
         /// `EXT-X-BYTERANGE` tags and `EXT-X-MAP` `BYTERANGE` attributes
         /// stay: each local URL stands for the whole original resource and
-        /// the server answers the player's Range requests into it.
+        /// the server answers the player's Range requests into it. An
+        /// `EXT-X-BYTERANGE` without an offset gets its offset written out
+        /// (the one change besides URIs), so the playlist still means the
+        /// same bytes if the mapping gives one URL several local URLs.
         case keep
         /// They are removed: each (URL, byte range) has its own local URL
         /// serving exactly those bytes.
@@ -72,13 +75,28 @@ public enum PlaylistRewriter {
             if line.number == 1 || text.isEmpty || (text.hasPrefix("#") && !text.hasPrefix("#EXT")) {
                 output.append(contentsOf: bytes[line.whole])
             } else if !text.hasPrefix("#") {
+                guard nextLineReference < lineReferences.count else {
+                    output.append(contentsOf: bytes[line.whole])  // not reached: the parser counted these lines
+                    continue
+                }
                 let target = lineReferences[nextLineReference]
                 nextLineReference += 1
                 let reference = PlaylistReference(
                     url: target.url, byteRange: target.byteRange, kind: target.kind, line: line.number)
                 emit((localURL(reference) ?? target.url).absoluteString)
-            } else if byteRanges == .remove, text == "#EXT-X-BYTERANGE" || text.hasPrefix("#EXT-X-BYTERANGE:") {
-                continue
+            } else if text.hasPrefix("#EXT-X-BYTERANGE:") {
+                guard byteRanges == .keep else { continue }
+                // The range applies to the next URI line. An offset the
+                // playlist left out is written out: with each URI mapped
+                // on its own, "right after the previous range of the same
+                // URI" may no longer hold.
+                if !text.contains("@"), nextLineReference < lineReferences.count,
+                    let range = lineReferences[nextLineReference].byteRange
+                {
+                    emit("#EXT-X-BYTERANGE:\(range.length)@\(range.offset)")
+                } else {
+                    output.append(contentsOf: bytes[line.whole])
+                }
             } else if let replacement = rewriteTag(
                 text, base: url, line: line.number, byteRanges: byteRanges, localURL: localURL)
             {

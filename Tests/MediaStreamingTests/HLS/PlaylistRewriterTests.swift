@@ -18,7 +18,9 @@ struct PlaylistRewriterTests {
         }
     }
 
-    @Test("Every URI of a media playlist is rewritten; every other byte stays, CRLF, BOM and unknown tags too")
+    @Test(
+        "Every URI of a media playlist is rewritten; every other byte stays (CRLF, BOM, unknown tags), but an implicit byte-range offset is written out"
+    )
     func media() throws {
         let lines = [
             "\u{FEFF}#EXTM3U",
@@ -50,6 +52,7 @@ struct PlaylistRewriterTests {
             4: "#EXT-X-KEY:METHOD=AES-128,URI=\"http://127.0.0.1:8080/key/k\",IV=0x0F",
             5: "#EXT-X-MAP:URI=\"http://127.0.0.1:8080/initializationSegment/init.mp4/0-100\",BYTERANGE=\"100@0\"",
             8: "  http://127.0.0.1:8080/segment/seg.mp4/100-500  ",
+            11: "#EXT-X-BYTERANGE:600@600",
             12: "http://127.0.0.1:8080/segment/seg.mp4/600-600",
             14: "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"http://127.0.0.1:8080/other/next.mp4\"",
         ]
