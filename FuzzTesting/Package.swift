@@ -28,6 +28,8 @@ let package = Package(
         .executableTarget(
             name: "FuzzHTTP", dependencies: [.product(name: "MediaStreaming", package: "MediaCache")]),
         .executableTarget(
+            name: "FuzzPlaybackPrefix", dependencies: [.product(name: "MediaStreaming", package: "MediaCache")]),
+        .executableTarget(
             name: "FuzzPlaylist", dependencies: [.product(name: "MediaStreaming", package: "MediaCache")]),
         .executableTarget(
             name: "FuzzStoreFile", dependencies: [.product(name: "MediaStore", package: "MediaCache")]),
