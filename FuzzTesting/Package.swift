@@ -40,6 +40,7 @@ let package = Package(
         .executableTarget(name: "FuzzChunks", dependencies: ["FuzzEntryPoints"]),
         .executableTarget(name: "FuzzHTTP", dependencies: ["FuzzEntryPoints"]),
         .executableTarget(name: "FuzzPlaybackPrefix", dependencies: ["FuzzEntryPoints"]),
+        .executableTarget(name: "FuzzPlaylist", dependencies: ["FuzzEntryPoints"]),
         .executableTarget(name: "FuzzStoreFile", dependencies: ["FuzzEntryPoints"]),
     ],
     swiftLanguageModes: [.v6]

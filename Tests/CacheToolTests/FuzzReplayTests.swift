@@ -87,6 +87,17 @@ import Testing
         }
     }
 
+    /// M3U8 playlists (FuzzPlaylist): the fixtures' playlists and samples
+    /// of every tag parse and keep the selection, planning and rewriting
+    /// invariants; the broken seeds give typed errors.
+    @Test func playlistCorpus() throws {
+        let inputs = try Self.inputs("FuzzPlaylist")
+        #expect(inputs.count >= 15)
+        let parsed = inputs.filter { Self.replay($0, StreamingFuzzing.parsePlaylist) == true }.count
+        #expect(parsed >= 12, "the fixture and sample playlists should parse")
+        #expect(parsed <= inputs.count - 9, "the broken seeds should not parse")
+    }
+
     /// Arbitrary bytes as `data.mdb` (FuzzStoreFile). The checks before
     /// mapping run here for every input, and a file they refuse must be
     /// refused by opening too. A file they pass is opened only in a child

@@ -1,0 +1,123 @@
+import Foundation
+import MediaStreaming
+
+/// The entry point of the libFuzzer target `FuzzPlaylist`: the M3U8
+/// parser, and for what it accepts, the selector, the planner and the
+/// rewriter, with the properties they must keep.
+extension StreamingFuzzing {
+    static let playlistURL = URL(string: "https://origin.example.com/a/b/index.m3u8?token=1")!
+
+    /// Parses `bytes` as a playlist. What parses must be consistent
+    /// (segment numbering, byte ranges, times), must plan or be refused
+    /// with a typed error, and must survive rewriting: with every URI left
+    /// to the origin it parses back to the same playlist; with every URI
+    /// made local it parses back with every URL local; with byte ranges
+    /// removed it parses back without any. Returns whether it parsed.
+    @discardableResult
+    public static func parsePlaylist(_ bytes: [UInt8]) throws(FuzzFailure) -> Bool {
+        let playlist: Playlist
+        do {
+            playlist = try PlaylistParser.parse(Data(bytes), url: playlistURL)
+        } catch {
+            let lines = PlaylistLine.split(bytes).count
+            try fuzzCheck(error.line >= 0 && error.line <= lines, "error line \(error.line) outside 0...\(lines)")
+            _ = error.description
+            return false
+        }
+        switch playlist {
+        case .media(let media): try checkMedia(media)
+        case .master(let master): try checkMaster(master)
+        }
+        try checkRewrites(bytes, playlist)
+        return true
+    }
+
+    static func checkMedia(_ media: MediaPlaylist) throws(FuzzFailure) {
+        var time = 0.0
+        for (index, segment) in media.segments.enumerated() {
+            try fuzzCheck(segment.sequenceNumber == media.mediaSequence + index, "segment numbering")
+            try fuzzCheck(segment.duration >= 0 && segment.duration.isFinite, "segment duration")
+            try fuzzCheck(segment.startTime == time, "segment start time")
+            time += segment.duration
+            if let range = segment.byteRange { try fuzzCheck(range.length >= 1 && range.offset >= 0, "byte range") }
+            try fuzzCheck(Set(segment.keys.map(\.keyFormat)).count == segment.keys.count, "two keys of one format")
+            try fuzzCheck(!segment.keys.contains { $0.method == .none || $0.url == nil }, "a NONE key in force")
+            if let iv = segment.keys.first?.initializationVector { try fuzzCheck(iv.count == 16, "IV length") }
+        }
+        let planned = Result { () throws(HLSPlanError) in
+            try HLSDownloadPlanner.plan(media: media, cacheKey: .droppingQueryItems(["token"]))
+        }
+        switch planned {
+        case .success(let plan):
+            try fuzzCheck(plan.cacheKeys.count == plan.resources.count, "a resource planned twice")
+            try fuzzCheck(plan.resources.first?.kind == .mediaPlaylist, "the playlist comes first")
+            let segments = Set(
+                media.segments.map { HLSResourceKey(key: $0.url.absoluteString, byteRange: $0.byteRange) })
+            try fuzzCheck(plan.resources(of: .segment).count <= segments.count, "more segments planned than listed")
+        case .failure(.liveContent): try fuzzCheck(!media.hasEndList, "a finished playlist refused as live")
+        case .failure(.unsupportedEncryption): try fuzzCheck(media.hasEndList, "live checked after keys")
+        case .failure(.missingMediaPlaylist): throw FuzzFailure("a single media playlist needs no other")
+        }
+    }
+
+    static func checkMaster(_ master: MasterPlaylist) throws(FuzzFailure) {
+        for choice in [VariantChoice.first, .highestBandwidth(atMost: 1_000_000), .lowestBandwidth] {
+            guard
+                let selection = try? VariantSelector.select(
+                    from: master, variant: choice, audio: .all, subtitles: .automatic)
+            else { continue }
+            try fuzzCheck(master.variants.contains(selection.variant), "a variant not in the playlist")
+            try fuzzCheck(selection.audio.allSatisfy { $0.groupID == selection.variant.audioGroup }, "audio group")
+            let urls = selection.mediaPlaylistURLs
+            try fuzzCheck(Set(urls.map(\.absoluteString)).count == urls.count, "a media playlist listed twice")
+            // Every playlist it needs, empty and finished: the plan lists each once.
+            let empty = urls.map { MediaPlaylist(url: $0, targetDuration: 1, hasEndList: true, segments: []) }
+            if let plan = try? HLSDownloadPlanner.plan(master: master, selection: selection, mediaPlaylists: empty) {
+                try fuzzCheck(plan.resources(of: .mediaPlaylist).count <= urls.count, "media playlists")
+                try fuzzCheck(plan.cacheKeys.count == plan.resources.count, "a resource planned twice")
+            }
+        }
+    }
+
+    static func checkRewrites(_ bytes: [UInt8], _ playlist: Playlist) throws(FuzzFailure) {
+        let local = URL(string: "http://127.0.0.1:9/local/playlist.m3u8")!
+        do {
+            let origin = try PlaylistRewriter.rewrite(bytes: bytes, url: playlistURL, byteRanges: .keep) { _ in nil }
+            let reparsed = try PlaylistParser.parse(bytes: origin, url: local)
+            try fuzzCheck(reparsed.master?.variants == playlist.master?.variants, "variants changed by rewriting")
+            try fuzzCheck(reparsed.master?.renditions == playlist.master?.renditions, "renditions changed")
+            try fuzzCheck(reparsed.media?.segments == playlist.media?.segments, "segments changed by rewriting")
+
+            var references = 0
+            let localized = try PlaylistRewriter.rewrite(bytes: bytes, url: playlistURL, byteRanges: .keep) { _ in
+                references += 1
+                return URL(string: "http://127.0.0.1:9/r/\(references)")
+            }
+            let rewritten = try PlaylistParser.parse(bytes: localized, url: local)
+            var urls: [URL] = []
+            if let master = rewritten.master {
+                urls =
+                    master.variants.map(\.url) + master.renditions.compactMap(\.url)
+                    + master.sessionKeys.compactMap(\.url) + master.iFramePlaylistURLs
+            } else if let media = rewritten.media {
+                urls =
+                    media.segments.map(\.url) + media.segments.compactMap(\.map?.url)
+                    + media.segments.flatMap(\.keys).compactMap(\.url)
+                try fuzzCheck(
+                    media.segments.map(\.byteRange) == playlist.media?.segments.map(\.byteRange), "byte ranges changed")
+            }
+            try fuzzCheck(urls.allSatisfy { $0.host == "127.0.0.1" }, "a URI left unrewritten")
+
+            let unranged = try PlaylistRewriter.rewrite(bytes: bytes, url: playlistURL, byteRanges: .remove) {
+                URL(string: "http://127.0.0.1:9/\($0.kind.rawValue)/\($0.byteRange?.description ?? "all")")
+            }
+            if let media = try PlaylistParser.parse(bytes: unranged, url: local).media {
+                try fuzzCheck(
+                    media.segments.allSatisfy { $0.byteRange == nil && $0.map?.byteRange == nil }, "a range left")
+                try fuzzCheck(media.segments.count == playlist.media?.segments.count, "segments lost")
+            }
+        } catch {
+            throw FuzzFailure("a parsed playlist failed after rewriting: \(error)")
+        }
+    }
+}
