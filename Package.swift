@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "MediaStore", targets: ["MediaStore"]),
         .library(name: "MediaCache", targets: ["MediaCache"]),
         .library(name: "MediaStreaming", targets: ["MediaStreaming"]),
+        .library(name: "MediaServer", targets: ["MediaServer"]),
         .executable(name: "mediacache-demo", targets: ["mediacache-demo"]),
         .executable(name: "mediacache-bench", targets: ["mediacache-bench"]),
         .executable(name: "cachetool", targets: ["cachetool"]),
@@ -42,6 +43,10 @@ let package = Package(
             dependencies: ["MediaStore"]
         ),
         .target(
+            name: "MediaServer",
+            dependencies: ["MediaStreaming", "MediaStore"]
+        ),
+        .target(
             name: "LoopbackNginx"
         ),
         .executableTarget(
@@ -51,12 +56,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "mediacache-bench",
-            dependencies: ["MediaStore", "MediaCache", "MediaStreaming", "CLMDB", "LoopbackNginx"],
+            dependencies: ["MediaStore", "MediaCache", "MediaStreaming", "MediaServer", "CLMDB", "LoopbackNginx"],
             path: "Sources/MediaCacheBench"
         ),
         .target(
             name: "CacheToolCore",
-            dependencies: ["MediaStore"]
+            dependencies: ["MediaStore", "MediaStreaming", "MediaServer"]
         ),
         .executableTarget(
             name: "cachetool",
@@ -77,13 +82,17 @@ let package = Package(
         ),
         .testTarget(
             name: "CacheToolTests",
-            dependencies: ["CacheToolCore", "MediaStore", "MediaStreaming"],
+            dependencies: ["CacheToolCore", "MediaStore", "MediaStreaming", "MediaServer"],
             exclude: ["Fuzz"]
         ),
         .testTarget(
             name: "MediaStreamingTests",
             dependencies: ["MediaStreaming", "MediaStore", "LoopbackNginx"],
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "MediaServerTests",
+            dependencies: ["MediaServer", "MediaStreaming", "MediaStore", "LoopbackNginx"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -29,6 +29,8 @@ let package = Package(
             name: "FuzzHTTP", dependencies: [.product(name: "MediaStreaming", package: "MediaCache")]),
         .executableTarget(
             name: "FuzzStoreFile", dependencies: [.product(name: "MediaStore", package: "MediaCache")]),
+        .executableTarget(
+            name: "FuzzServerRequest", dependencies: [.product(name: "MediaServer", package: "MediaCache")]),
     ],
     swiftLanguageModes: [.v6]
 )

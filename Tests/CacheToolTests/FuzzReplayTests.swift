@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CacheToolCore
+@_spi(Fuzzing) import MediaServer
 @_spi(Fuzzing) import MediaStore
 @_spi(Fuzzing) import MediaStreaming
 
@@ -51,6 +52,16 @@ import Testing
         #expect(inputs.count >= 5)
         let parsed = inputs.filter { StreamingFuzzing.parseResponse($0) }.count
         #expect(parsed >= 3, "the seed Content-Range values should parse")
+    }
+
+    /// Request heads for MediaServer (FuzzServerRequest): parsing, routing,
+    /// Range and conditional planning. The well-formed seeds parse; the
+    /// hostile ones (bare CR, folding, HTTP/2, a body, an over-long target) do not.
+    @Test func serverRequestCorpus() throws {
+        let inputs = try Self.inputs("FuzzServerRequest")
+        #expect(inputs.count >= 10)
+        let parsed = inputs.filter { ServerFuzzing.parseRequest($0) }.count
+        #expect(parsed >= 8 && parsed < inputs.count, "\(parsed) of \(inputs.count) seeds parsed")
     }
 
     /// Arbitrary bytes as `data.mdb` (FuzzStoreFile). The checks before
