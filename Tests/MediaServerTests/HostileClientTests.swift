@@ -15,12 +15,12 @@ struct HostileClientTests {
         limits: HTTPLimits(maxRequestLineBytes: 1024, maxHeadBytes: 4096, maxHeaderCount: 20), maxConnections: 4,
         idleTimeout: 1, requestTimeout: 1, sendTimeout: 2)
 
-    func stillServes(_ fixture: ServerFixture) throws -> Bool {
-        let ping = try Curl.run([fixture.server.baseURL!.absoluteString + "/ping"])
+    func stillServes(_ fixture: ServerFixture) async throws -> Bool {
+        let ping = try await Curl.run([fixture.server.baseURL!.absoluteString + "/ping"])
         return ping.status == 200
     }
 
-    @Test func slowlorisGets408() throws {
+    @Test func slowlorisGets408() async throws {
         let fixture = try ServerFixture(configuration: Self.configuration)
         let client = try RawClient(port: fixture.port)
         let started = ContinuousClock.now
@@ -32,39 +32,39 @@ struct HostileClientTests {
             usleep(300_000)
             if ContinuousClock.now - started > .seconds(3) { break }
         }
-        let answer = client.readToEnd()
+        let answer = await client.readToEnd()
         #expect(RawClient.status(answer) == 408, "\(answer)")
         #expect(ContinuousClock.now - started < .seconds(5))
-        #expect(try stillServes(fixture))
+        #expect(try await stillServes(fixture))
     }
 
-    @Test func idleConnectionIsClosedQuietly() throws {
+    @Test func idleConnectionIsClosedQuietly() async throws {
         let fixture = try ServerFixture(configuration: Self.configuration)
         let client = try RawClient(port: fixture.port)
         let started = ContinuousClock.now
-        #expect(client.readToEnd() == "")
+        #expect(await client.readToEnd() == "")
         #expect(ContinuousClock.now - started < .seconds(3))
         #expect(fixture.server.statistics.activeConnections == 0)
     }
 
-    @Test func oversizeHeadsGet414And431() throws {
+    @Test func oversizeHeadsGet414And431() async throws {
         let fixture = try ServerFixture(configuration: Self.configuration)
         let long = try RawClient(port: fixture.port)
         long.send("GET /" + String(repeating: "a", count: 2000) + " HTTP/1.1\r\nHost: a\r\n\r\n")
-        #expect(RawClient.status(long.readToEnd()) == 414)
+        #expect(RawClient.status(await long.readToEnd()) == 414)
         let big = try RawClient(port: fixture.port)
         big.send(
             "GET /ping HTTP/1.1\r\nHost: a\r\n"
                 + String(repeating: "X-Filler: \(String(repeating: "b", count: 100))\r\n", count: 19))
         big.send(String(repeating: "X-More: \(String(repeating: "c", count: 500))\r\n", count: 10))
-        #expect(RawClient.status(big.readToEnd()) == 431)
+        #expect(RawClient.status(await big.readToEnd()) == 431)
         let many = try RawClient(port: fixture.port)
         many.send("GET /ping HTTP/1.1\r\nHost: a\r\n" + (0..<30).map { "X-\($0): y\r\n" }.joined() + "\r\n")
-        #expect(RawClient.status(many.readToEnd()) == 431)
-        #expect(try stillServes(fixture))
+        #expect(RawClient.status(await many.readToEnd()) == 431)
+        #expect(try await stillServes(fixture))
     }
 
-    @Test func garbageGets400() throws {
+    @Test func garbageGets400() async throws {
         let fixture = try ServerFixture(configuration: Self.configuration)
         for garbage in [
             "\u{16}\u{03}\u{01}\u{02}\u{00}\u{01}\u{00}\r\n\r\n", "hello\r\n\r\n",
@@ -72,27 +72,27 @@ struct HostileClientTests {
         ] {
             let client = try RawClient(port: fixture.port)
             client.send(garbage)
-            #expect(RawClient.status(client.readToEnd()) == 400, "\(garbage.debugDescription)")
+            #expect(RawClient.status(await client.readToEnd()) == 400, "\(garbage.debugDescription)")
         }
         let newer = try RawClient(port: fixture.port)
         newer.send("GET /ping HTTP/3.0\r\nHost: a\r\n\r\n")
-        #expect(RawClient.status(newer.readToEnd()) == 505)
-        #expect(try stillServes(fixture))
+        #expect(RawClient.status(await newer.readToEnd()) == 505)
+        #expect(try await stillServes(fixture))
     }
 
-    @Test func connectionLimitGets503() throws {
+    @Test func connectionLimitGets503() async throws {
         let fixture = try ServerFixture(configuration: Self.configuration)
         // Four connections in the middle of a head hold every slot.
         let holders = try (0..<4).map { _ in try RawClient(port: fixture.port) }
         for holder in holders { holder.send("GET /ping HTTP/1.1\r\n") }
         usleep(100_000)
         let extra = try RawClient(port: fixture.port)
-        let answer = extra.readToEnd()
+        let answer = await extra.readToEnd()
         #expect(RawClient.status(answer) == 503 && answer.contains("Retry-After: 1"), "\(answer)")
         #expect(fixture.server.statistics.connectionsRefused >= 1)
         // The holders time out (408) and the slots come back.
-        for holder in holders { #expect(RawClient.status(holder.readToEnd()) == 408) }
-        #expect(try stillServes(fixture))
+        for holder in holders { #expect(RawClient.status(await holder.readToEnd()) == 408) }
+        #expect(try await stillServes(fixture))
     }
 
     @Test func listenerRestartsOnTheSamePortAndMintedURLsStayValid() async throws {
@@ -107,7 +107,7 @@ struct HostileClientTests {
         }
         #expect(restarted)
         #expect(fixture.server.port == port)
-        let result = try Curl.run([url.absoluteString])
+        let result = try await Curl.run([url.absoluteString])
         let original = try ServerFixture.fixture("track.mp3")
         #expect(result.status == 200 && result.body == original)
         #expect(fixture.server.ensureListening())
@@ -131,11 +131,11 @@ struct HostileClientTests {
         #expect(ContinuousClock.now - started < .seconds(2))
         #expect(fixture.server.statistics.activeConnections == 0)
         #expect(!fixture.server.isRunning)
-        process.waitUntilExit()
+        try await offPool { process.waitUntilExit() }
         #expect(process.terminationStatus != 0, "curl saw the body cut short")
         // Started again: same port, same secret, the minted URL works.
         try fixture.server.start()
-        let again = try Curl.run(["-r", "0-99", url])
+        let again = try await Curl.run(["-r", "0-99", url])
         #expect(again.status == 206 && again.body == ServerFixture.bigData[0..<100])
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 /// Runs the real `curl` (installed by Tools/bootstrap) and collects the
 /// last response's status and headers, the body and the verbose log.
 struct Curl {
-    struct Result {
+    struct Result: Sendable {
         var exitStatus: Int32
         var status: Int
         /// Header names lowercased (the last response's).
@@ -12,7 +12,12 @@ struct Curl {
         var log: String
     }
 
-    static func run(_ arguments: [String], timeout: Double = 30) throws -> Result {
+    /// Runs curl off the cooperative pool.
+    static func run(_ arguments: [String], timeout: Double = 30) async throws -> Result {
+        try await offPool { try runBlocking(arguments, timeout: timeout) }
+    }
+
+    static func runBlocking(_ arguments: [String], timeout: Double) throws -> Result {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("curl-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }

@@ -6,11 +6,15 @@ import Foundation
 
 /// A hand-driven TCP client for hostile requests (slow heads, garbage,
 /// oversize headers) that no well-behaved client would send.
-final class RawClient {
+final class RawClient: @unchecked Sendable {
     let descriptor: Int32
 
-    init(port: Int) throws {
+    /// - parameter receiveBuffer: a small `SO_RCVBUF`, for a client that should fill up quickly.
+    init(port: Int, receiveBuffer: Int32? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -37,8 +41,13 @@ final class RawClient {
             == bytes.count
     }
 
-    /// Everything the server sends until it closes the connection (or 10 s pass).
-    func readToEnd() -> String {
+    /// Everything the server sends until it closes the connection (or 10 s pass), off the pool.
+    func readToEnd() async -> String {
+        let descriptor = self.descriptor
+        return (try? await offPool { Self.readToEnd(descriptor) }) ?? ""
+    }
+
+    static func readToEnd(_ descriptor: Int32) -> String {
         var result = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {

@@ -35,6 +35,7 @@ final class ServerFixture: @unchecked Sendable {
                 at: Self.fixtures.appendingPathComponent(name), to: root.appendingPathComponent(name))
         }
         try Self.bigData.write(to: root.appendingPathComponent("big.bin"))
+        try Self.longTrack.write(to: root.appendingPathComponent("long.wav"))
         nginx = try LoopbackNginx(
             serving: root, in: directory.appendingPathComponent("nginx"),
             httpDirectives: "keepalive_requests 100000;",
@@ -67,6 +68,24 @@ final class ServerFixture: @unchecked Sendable {
             }
         }
         return Data(bytes)
+    }()
+
+    /// A 240 s mono 22.05 kHz WAV (about 10 MiB), made once by ffmpeg:
+    /// long enough that a seek near its end is a real Range request.
+    static let longTrack: Data = {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "mediaserver-long-\(UUID().uuidString).wav")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=240", "-ac", "1",
+            "-ar",
+            "22050", file.path,
+        ]
+        try? process.run()
+        process.waitUntilExit()
+        return (try? Data(contentsOf: file)) ?? Data()
     }()
 
     static func fixture(_ name: String) throws -> Data {
