@@ -21,7 +21,9 @@ extension BenchmarkRunner {
         let trackSize = w.playbackEntryBytes
         let clients = 8
         let smallSize = options.quick ? 4_000_000 : 25_000_000
-        log("server: a \(trackSize / 1_000_000) MB track to one curl; \(clients) curls on \(clients) tracks of \(smallSize / 1_000_000) MB")
+        log(
+            "server: a \(trackSize / 1_000_000) MB track to one curl; \(clients) curls on \(clients) tracks of \(smallSize / 1_000_000) MB"
+        )
         guard Self.which("curl") else {
             note("server: skipped, curl not installed (Tools/bootstrap installs it)")
             return
@@ -30,11 +32,14 @@ extension BenchmarkRunner {
         defer { remove(web) }
         var rng = SplitMix64(seed: Workloads.largeSeed ^ 0x5E4E)
         try Self.writeFile(web.appendingPathComponent("track.bin"), bytes: trackSize, &rng)
-        for index in 0..<clients { try Self.writeFile(web.appendingPathComponent("t\(index).bin"), bytes: smallSize, &rng) }
+        for index in 0..<clients {
+            try Self.writeFile(web.appendingPathComponent("t\(index).bin"), bytes: smallSize, &rng)
+        }
         let nginx: LoopbackNginx
         do {
             nginx = try LoopbackNginx(
-                serving: web, in: try freshDirectory("server-nginx"), accessLog: false, httpDirectives: "keepalive_requests 100000;")
+                serving: web, in: try freshDirectory("server-nginx"), accessLog: false,
+                httpDirectives: "keepalive_requests 100000;")
         } catch {
             note("server: skipped, \(error)")
             return
@@ -63,7 +68,9 @@ extension BenchmarkRunner {
         for _ in 0..<w.repetitions {
             let mine = try Self.curl(local)
             let theirs = try Self.curl(direct)
-            verify(mine.bytes == trackSize && theirs.bytes == trackSize, "server: got \(mine.bytes) and \(theirs.bytes) of \(trackSize) bytes")
+            verify(
+                mine.bytes == trackSize && theirs.bytes == trackSize,
+                "server: got \(mine.bytes) and \(theirs.bytes) of \(trackSize) bytes")
             serverRates.append(Double(mine.bytes) / mine.total / 1e6)
             nginxRates.append(Double(theirs.bytes) / theirs.total / 1e6)
         }
@@ -93,19 +100,25 @@ extension BenchmarkRunner {
             let (rate, peak) = try Self.concurrentCurls(urls, expected: smallSize, sampleMemory: true)
             peakRSS = max(peakRSS, peak)
             serverAggregate.append(rate)
-            let (nginxRate, _) = try Self.concurrentCurls((0..<clients).map { nginx.url("t\($0).bin").absoluteString }, expected: smallSize, sampleMemory: false)
+            let (nginxRate, _) = try Self.concurrentCurls(
+                (0..<clients).map { nginx.url("t\($0).bin").absoluteString }, expected: smallSize, sampleMemory: false)
             nginxAggregate.append(nginxRate)
         }
         record(
             "server: \(clients) clients at once on \(clients) cached \(smallSize / 1_000_000) MB tracks, aggregate (\(clients) curls)",
             unit: BenchResult.megabytesPerSecond, engine: Stopwatch.median(serverAggregate),
             baselines: [("nginx, plain files", Stopwatch.median(nginxAggregate))])
-        record(BenchResult(
-            name: "server: peak RSS growth while \(clients) clients stream (VmRSS sampled every 10 ms, this process)",
-            unit: BenchResult.mebibytes, value: Self.mebibytes(peakRSS - startRSS)))
+        record(
+            BenchResult(
+                name:
+                    "server: peak RSS growth while \(clients) clients stream (VmRSS sampled every 10 ms, this process)",
+                unit: BenchResult.mebibytes, value: Self.mebibytes(peakRSS - startRSS)))
         verify(cache.statistics.originRequests == originBefore, "server: serving cached tracks sent origin requests")
-        verify(server.statistics.responsesCut == 0, "server: \(server.statistics.responsesCut) responses were cut short")
-        note("server: curl is the load generator for both (one process per client); figures taken on a shared machine are noisy.")
+        verify(
+            server.statistics.responsesCut == 0, "server: \(server.statistics.responsesCut) responses were cut short")
+        note(
+            "server: curl is the load generator for both (one process per client); figures taken on a shared machine are noisy."
+        )
     }
 
     private func waitForEntry(_ store: MediaStore, key: String) throws {
@@ -117,7 +130,9 @@ extension BenchmarkRunner {
     }
 
     private static func writeFile(_ url: URL, bytes: Int, _ rng: inout SplitMix64) throws {
-        guard FileManager.default.createFile(atPath: url.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown)
+        }
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
         var written = 0
@@ -157,7 +172,9 @@ extension BenchmarkRunner {
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         let parts = text.split(separator: " ").map { Double($0) ?? 0 }
-        guard parts.count == 3, process.terminationStatus == 0 else { return CurlFigures(bytes: 0, total: 1, firstByte: 1) }
+        guard parts.count == 3, process.terminationStatus == 0 else {
+            return CurlFigures(bytes: 0, total: 1, firstByte: 1)
+        }
         return CurlFigures(bytes: Int(parts[0]), total: max(parts[1], 1e-6), firstByte: parts[2])
     }
 
@@ -188,7 +205,8 @@ extension BenchmarkRunner {
         finished.withLock { $0 = true }
         let bytes = results.reduce(0) { $0 + $1.bytes }
         if bytes != expected * urls.count {
-            FileHandle.standardError.write(Data("mediacache-bench: concurrent curls got \(bytes) of \(expected * urls.count) bytes\n".utf8))
+            FileHandle.standardError.write(
+                Data("mediacache-bench: concurrent curls got \(bytes) of \(expected * urls.count) bytes\n".utf8))
         }
         return (Double(bytes) / seconds / 1e6, peak.current)
     }

@@ -27,7 +27,7 @@ struct CacheToolServeTests {
         process.arguments = [
             "serve", "--store", store.path, "--print-url", origin.absoluteString, "--print-url",
             fixture.originURL("track.flac").absoluteString,
-            "--idle-exit", "1",
+            "--idle-exit", "3",
         ]
         let output = Pipe()
         let errors = Pipe()
@@ -51,7 +51,7 @@ struct CacheToolServeTests {
         #expect(result.status == 200 && result.body == original)
         let duration = try await FFmpeg.duration(lines[1])
         #expect(duration == 4.0)
-        // Idle for a second after the last client: it exits by itself, status 0.
+        // Idle for 3 s after the last client: it exits by itself, status 0.
         try await offPool { process.waitUntilExit() }
         #expect(process.terminationStatus == 0)
         let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -142,7 +142,7 @@ final class Connection: @unchecked Sendable {
 
     private func serveMedia(_ request: HTTPRequest, origin: URL) -> Bool {
         let closing = !request.keepsAlive
-        let loader = server.cache.loader(for: origin)
+        let loader = server.loaders.loader(for: origin)
         let wait = BlockingWait { () async throws(StreamingError) -> ContentInformation in
             try await loader.contentInformation()
         }

@@ -52,11 +52,14 @@ public final class MediaServer: Sendable {
     private let observers = Locked<(next: Int, all: [Int: AsyncStream<MediaServerEvent>.Continuation])>((0, [:]))
     /// Signalled when the accept thread ends.
     private let acceptEnded = NSCondition()
+    /// Loaders of recently played origins, shared by the requests of a player.
+    let loaders: LoaderPool
 
     public init(cache: StreamingCache, configuration: MediaServerConfiguration = MediaServerConfiguration()) {
         self.cache = cache
         self.configuration = configuration
         self.secret = configuration.secret ?? Self.randomSecret()
+        self.loaders = LoaderPool(cache: cache)
     }
 
     private static func randomSecret() -> String {
@@ -114,6 +117,7 @@ public final class MediaServer: Sendable {
             for connection in state.current.connections.values { connection.abort() }
             usleep(5_000)
         }
+        loaders.removeAll()
         emit(.stopped)
     }
 
