@@ -28,6 +28,8 @@ let package = Package(
         .executableTarget(
             name: "FuzzHTTP", dependencies: [.product(name: "MediaStreaming", package: "MediaCache")]),
         .executableTarget(
+            name: "FuzzPlaybackPrefix", dependencies: [.product(name: "MediaStreaming", package: "MediaCache")]),
+        .executableTarget(
             name: "FuzzStoreFile", dependencies: [.product(name: "MediaStore", package: "MediaCache")]),
         .executableTarget(
             name: "FuzzServerRequest", dependencies: [.product(name: "MediaServer", package: "MediaCache")]),

@@ -2,5 +2,5 @@ import CacheToolCore
 import Foundation
 
 // cachetool: inspect and maintain a MediaCache store. See `cachetool --help`
-// and Tools/README-cachetool.md.
+// and README.md, "cachetool: inspect and maintain a store".
 exit(CacheTool(arguments: Array(CommandLine.arguments.dropFirst())).run())

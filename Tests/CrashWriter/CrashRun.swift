@@ -157,7 +157,10 @@ final class CrashRun {
             let range = first * CrashSetup.chunkSize..<min(length, (first + count) * CrashSetup.chunkSize)
             let bytes = Content.bytes(id: id, range: range)
             try perform(.fill(key: key, id: id, first: first, count: count)) {
-                try store.write(bytes, at: range.lowerBound, forKey: key)
+                guard let version = try store.info(forKey: key)?.version else {
+                    return "fill(\(key)): no entry, the model says it is partial"
+                }
+                try store.write(bytes, at: range.lowerBound, forKey: key, version: version)
                 return nil
             }
         case .complete, .absent:

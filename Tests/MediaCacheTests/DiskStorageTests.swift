@@ -60,6 +60,21 @@ import Testing
         #expect(try storage.store.statistics().entryCount == 0)
     }
 
+    /// The README's differences table lists what `removeAll()` leaves.
+    @Test func removeAllLeavesOnlyTheStoreFiles() throws {
+        let temp = TempDirectory()
+        let storage = try DiskStorage<String, Data>(
+            config: DiskConfig(name: "d", directory: temp.url), transformer: TransformerFactory.forData())
+        for index in 0..<50 { try storage.setObject(Data(repeating: UInt8(index), count: 20_000), forKey: "k\(index)") }
+        try storage.removeAll()
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: storage.path))
+        // `.maintenance-lock` exists once maintenance (cachetool) ran on the store.
+        #expect(left.isSubset(of: ["data.mdb", "data.mdb-lock", ".maintenance-lock"]))
+        #expect(left.contains("data.mdb"))
+        #expect(try storage.store.statistics().entryCount == 0)
+        #expect(storage.allKeys.isEmpty)
+    }
+
     @Test func isExpiredFlipsAfterSecondsExpiry() throws {
         let temp = TempDirectory()
         let storage = try DiskStorage<String, Int>(
@@ -80,7 +95,7 @@ import Testing
         for index in 0..<5 { try storage.setObject("v\(index)", forKey: index) }
         #expect(Set(storage.allKeys) == Set(0..<5))
         #expect(Set(storage.allObjects) == Set((0..<5).map { "v\($0)" }))
-        #expect(storage.store.allKeysForTest.contains("3"))
+        #expect(try storage.store.allKeysForTest.contains("3"))
     }
 
     @Test func maxSizeIsEnforcedOnWrite() throws {
@@ -104,7 +119,7 @@ import Testing
             config: config, transformer: TransformerFactory.forCodable(ofType: Int.self))
         let second = try DiskStorage<String, Int>(
             config: config, transformer: TransformerFactory.forCodable(ofType: Int.self))
-        #expect(first.store === second.store)
+        #expect(try first.store === second.store)
         try first.setObject(5, forKey: "k")
         #expect(try second.object(forKey: "k") == 5)
     }
@@ -112,4 +127,79 @@ import Testing
 
 extension MediaStore {
     var allKeysForTest: [String] { ((try? entries()) ?? []).map(\.key) }
+}
+
+/// `DiskStorage(config:fileManager:path:transformer:)` does not throw (as
+/// upstream); a store that cannot open fails on first use.
+@Suite struct DiskStorageOpenFailureTests {
+    /// A path where no store can open: a plain file.
+    func unusablePath(in temp: TempDirectory) throws -> String {
+        try FileManager.default.createDirectory(at: temp.url, withIntermediateDirectories: true)
+        let file = temp.url.appendingPathComponent("not-a-folder")
+        try Data("hello".utf8).write(to: file)
+        return file.path
+    }
+
+    @Test func thePathInitialiserDoesNotThrowAndDefaultsTheFileManager() throws {
+        let temp = TempDirectory()
+        let path = temp.url.appendingPathComponent("d").path
+        let storage = DiskStorage<String, Int>(
+            config: DiskConfig(name: "d"), path: path, transformer: TransformerFactory.forCodable(ofType: Int.self))
+        #expect(storage.fileManager === FileManager.default)
+        #expect(storage.path == path)
+        try storage.setObject(3, forKey: "k")
+        #expect(try storage.object(forKey: "k") == 3)
+    }
+
+    @Test func aStoreThatCannotOpenFailsOnFirstUse() throws {
+        let temp = TempDirectory()
+        let storage = DiskStorage<String, Int>(
+            config: DiskConfig(name: "d"), path: try unusablePath(in: temp),
+            transformer: TransformerFactory.forCodable(ofType: Int.self))
+        func isStoreError(_ body: () throws -> Void) -> Bool {
+            do {
+                try body()
+                return false
+            } catch let error as StorageError {
+                guard case .store = error else { return false }
+                return true
+            } catch {
+                return false
+            }
+        }
+        #expect(isStoreError { try storage.setObject(1, forKey: "k") })
+        #expect(isStoreError { _ = try storage.object(forKey: "k") })
+        #expect(isStoreError { _ = try storage.entry(forKey: "k") })
+        #expect(isStoreError { try storage.removeObject(forKey: "k") })
+        #expect(isStoreError { try storage.removeAll() })
+        #expect(isStoreError { try storage.removeExpiredObjects() })
+        #expect(isStoreError { _ = try storage.store })
+        #expect(!storage.objectExists(forKey: "k"))
+        #expect(storage.allKeys.isEmpty && storage.allObjects.isEmpty)
+        #expect(storage.totalSize == nil)
+        #expect(try storage.isExpiredObject(forKey: "k"))
+
+        // A storage over it reports the same error instead of crashing.
+        let hybrid = HybridStorage(
+            memoryStorage: MemoryStorage<String, Int>(config: MemoryConfig()), diskStorage: storage)
+        let facade = Storage(hybridStorage: hybrid)
+        #expect(isStoreError { try facade.setObject(1, forKey: "k") })
+        #expect(!facade.objectExists(forKey: "k"))
+    }
+
+    @Test func theThrowingInitialiserReportsTheSameErrorAtOnce() throws {
+        let temp = TempDirectory()
+        let file = try unusablePath(in: temp)
+        let url = URL(fileURLWithPath: file)
+        #expect(throws: StorageError.self) {
+            _ = try DiskStorage<String, Int>(
+                config: DiskConfig(name: url.lastPathComponent, directory: url.deletingLastPathComponent()),
+                transformer: TransformerFactory.forCodable(ofType: Int.self))
+        }
+        #expect(throws: StorageError.self) {
+            _ = try Storage<String, Int>(
+                diskConfig: DiskConfig(name: url.lastPathComponent, directory: url.deletingLastPathComponent()),
+                memoryConfig: MemoryConfig(), transformer: TransformerFactory.forCodable(ofType: Int.self))
+        }
+    }
 }

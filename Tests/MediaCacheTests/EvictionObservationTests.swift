@@ -73,7 +73,7 @@ import Testing
         let temp = TempDirectory()
         let owner = try makeCounted(temp)
         let other = try makeCounted(temp)  // MediaStore.shared: the same store
-        #expect(owner.hybridStorage.diskStorage.store === other.hybridStorage.diskStorage.store)
+        #expect(try owner.hybridStorage.diskStorage.store === other.hybridStorage.diskStorage.store)
         let observer = NSObject()
         let keyEvents = Recorder<KeyChange<Int>>()
         let changes = Recorder<StorageChange<String>>()
@@ -170,7 +170,7 @@ import Testing
     @Test func releasedStoragesStopListeningAndOthersKeepHearing() throws {
         let temp = TempDirectory()
         let owner = try makeCounted(temp)
-        let store = owner.hybridStorage.diskStorage.store
+        let store = try owner.hybridStorage.diskStorage.store
         var transient: Storage<String, Int>? = try makeCounted(temp)
         #expect(store.removalObservers.withLock { $0.observers.count } == 2)
         let observer = NSObject()

@@ -41,9 +41,10 @@ import Testing
                 try writer.finish()
             default:
                 let chunk = t.store.configuration.chunkSize
-                try t.store.prepareEntry(forKey: "k", length: value.count)
+                let version = try t.store.prepareEntry(forKey: "k", length: value.count).version
                 for start in stride(from: 0, to: value.count, by: chunk) {
-                    try t.store.write(value[start..<min(value.count, start + chunk)], at: start, forKey: "k")
+                    try t.store.write(
+                        value[start..<min(value.count, start + chunk)], at: start, forKey: "k", version: version)
                 }
             }
             #expect(try t.store.data(forKey: "k") == Data(value), "way \(way)")

@@ -99,9 +99,9 @@ import Testing
 
         // A sparse entry filled back to front gets the digest of the whole.
         let chunk = t.store.configuration.chunkSize
-        try t.store.prepareEntry(forKey: "sparse", length: size)
+        let version = try t.store.prepareEntry(forKey: "sparse", length: size).version
         for start in stride(from: 0, to: size, by: chunk).reversed() {
-            try t.store.write(value[start..<min(size, start + chunk)], at: start, forKey: "sparse")
+            try t.store.write(value[start..<min(size, start + chunk)], at: start, forKey: "sparse", version: version)
         }
         #expect(try t.store.info(forKey: "sparse")?.contentDigest?.hexString == printed)
     }

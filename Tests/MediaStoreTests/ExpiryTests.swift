@@ -124,8 +124,10 @@ import Testing
 
     @Test func preparingAnExpiredEntryStartsAFreshOne() throws {
         let t = try TestStore(configuration: StoreConfiguration(chunkSize: 8_192, initialMapSize: 64 << 20))
-        try t.store.prepareEntry(forKey: "k", length: 20_000, options: WriteOptions(expiry: .after(-1)))
-        try t.store.write([UInt8](repeating: 1, count: 8_192), at: 0, forKey: "k")
+        let version = try t.store.prepareEntry(
+            forKey: "k", length: 20_000, options: WriteOptions(expiry: .after(-1))
+        ).version
+        try t.store.write([UInt8](repeating: 1, count: 8_192), at: 0, forKey: "k", version: version)
         let fresh = try t.store.prepareEntry(forKey: "k", length: 20_000, options: WriteOptions(expiry: .never))
         #expect(fresh.cachedBytes == 0)
         #expect(fresh.expiry == nil)

@@ -155,10 +155,12 @@ import Testing
         try writeLMDB(directory) { transaction in
             let meta = try transaction.openDatabase("meta", create: false)
             var bytes = StoreFormat.magic
-            bytes += [2, 0]  // version 2, little-endian
+            bytes += [UInt8(StoreFormat.version + 1), 0]  // the next version, little-endian
             try transaction.put(meta, key: Array("format".utf8), value: bytes)
         }
-        try expectRefused(directory) { $0 == .unsupportedFormatVersion(found: 2, supported: Int(StoreFormat.version)) }
+        try expectRefused(directory) {
+            $0 == .unsupportedFormatVersion(found: Int(StoreFormat.version) + 1, supported: Int(StoreFormat.version))
+        }
     }
 
     @Test func theCurrentFormatIsWrittenAndReadBack() throws {

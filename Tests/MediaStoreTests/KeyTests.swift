@@ -94,9 +94,9 @@ import Testing
         try writer.append(a)
         try writer.finish()
         let chunk = t.store.configuration.chunkSize
-        try t.store.prepareEntry(forKey: "b", length: b.count)
-        try t.store.write(b[chunk...], at: chunk, forKey: "b")
-        try t.store.write(b[..<chunk], at: 0, forKey: "b")
+        let version = try t.store.prepareEntry(forKey: "b", length: b.count).version
+        try t.store.write(b[chunk...], at: chunk, forKey: "b", version: version)
+        try t.store.write(b[..<chunk], at: 0, forKey: "b", version: version)
         #expect(try t.store.data(forKey: "a") == Data(a))
         #expect(try t.store.data(forKey: "b") == Data(b))
         #expect(try t.store.cachedRanges(forKey: "a") == [0..<a.count])

@@ -137,7 +137,7 @@ import Testing
             try t.store.makeWriter(forKey: "big", expectedLength: 200_000)
         }
         #expect(throws: StoreError.entryTooLarge(key: "big", size: 200_000, limit: Self.limit)) {
-            try t.store.prepareEntry(forKey: "big", length: 200_000)
+            try t.store.prepareEntry(forKey: "big", length: 200_000).version
         }
         // A stream of unknown length is refused once it outgrows the limit.
         let writer = try t.store.makeWriter(forKey: "kept")
@@ -174,8 +174,8 @@ import Testing
             try writer.append(value)
             try writer.finish()
         default:
-            try t.store.prepareEntry(forKey: "k", length: value.count)
-            try t.store.write(value, at: 0, forKey: "k")
+            let version = try t.store.prepareEntry(forKey: "k", length: value.count).version
+            try t.store.write(value, at: 0, forKey: "k", version: version)
         }
         #expect(try t.store.data(forKey: "k") == Data(value))
         #expect(try t.store.info(forKey: "old") == nil)

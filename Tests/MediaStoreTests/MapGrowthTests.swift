@@ -50,9 +50,9 @@ import Testing
         try writer.finish()
 
         let sparse = generator.bulkBytes(8 << 20)
-        try t.store.prepareEntry(forKey: "sparse", length: sparse.count)
-        try t.store.write(sparse[(4 << 20)...], at: 4 << 20, forKey: "sparse")
-        try t.store.write(sparse[..<(4 << 20)], at: 0, forKey: "sparse")
+        let version = try t.store.prepareEntry(forKey: "sparse", length: sparse.count).version
+        try t.store.write(sparse[(4 << 20)...], at: 4 << 20, forKey: "sparse", version: version)
+        try t.store.write(sparse[..<(4 << 20)], at: 0, forKey: "sparse", version: version)
 
         // A batch of many small puts in one transaction.
         try t.store.performBatch { batch in

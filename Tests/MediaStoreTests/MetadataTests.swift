@@ -44,8 +44,8 @@ import Testing
             try writer.append(value)
             try writer.finish()
         case "sparse":
-            try t.store.prepareEntry(forKey: "k", length: value.count, options: Self.options)
-            try t.store.write(value, at: 0, forKey: "k")
+            let version = try t.store.prepareEntry(forKey: "k", length: value.count, options: Self.options).version
+            try t.store.write(value, at: 0, forKey: "k", version: version)
         default:
             try t.store.put(value, forKey: "k", options: Self.options)
         }

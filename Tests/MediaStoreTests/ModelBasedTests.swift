@@ -14,6 +14,7 @@ import Testing
         var complete: Bool
         var expired: Bool
         var pinned: Bool
+        var version: UInt64? = nil  // the version prepareEntry returned (partial entries)
     }
 
     static let chunkSize = 512
@@ -74,16 +75,17 @@ import Testing
                 // the model only prepares keys that have none.
                 guard model[key] == nil else { break }
                 let value = content()
-                try t.store.prepareEntry(forKey: key, length: value.count)
+                let version = try t.store.prepareEntry(forKey: key, length: value.count).version
                 model[key] = ModelEntry(
-                    bytes: value, present: [], complete: value.isEmpty, expired: false, pinned: false)
+                    bytes: value, present: [], complete: value.isEmpty, expired: false, pinned: false, version: version)
             case 40..<55:
                 guard var entry = model[key], !entry.complete, !entry.expired else { break }
                 let chunks = (entry.bytes.count + Self.chunkSize - 1) / Self.chunkSize
                 let first = Int(random.next() % UInt64(chunks))
                 let last = min(chunks, first + Int(random.next() % 3) + 1)
                 let range = (first * Self.chunkSize)..<min(entry.bytes.count, last * Self.chunkSize)
-                try t.store.write(Array(entry.bytes[range]), at: range.lowerBound, forKey: key)
+                let version = try #require(entry.version, "a partial entry of the model has a version \(context)")
+                try t.store.write(Array(entry.bytes[range]), at: range.lowerBound, forKey: key, version: version)
                 entry.present.formUnion(first..<last)
                 entry.complete = entry.present.count == chunks
                 model[key] = entry

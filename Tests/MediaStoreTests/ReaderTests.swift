@@ -34,8 +34,8 @@ import Testing
             try store.put(
                 [1, 2, 3], forKey: "small", options: WriteOptions(metadata: EntryMetadata(mimeType: "text/plain")))
             try store.put(big, forKey: "big")
-            try store.prepareEntry(forKey: "partial", length: 3 * chunk)
-            try store.write(big[..<chunk], at: chunk, forKey: "partial")
+            let version = try store.prepareEntry(forKey: "partial", length: 3 * chunk).version
+            try store.write(big[..<chunk], at: chunk, forKey: "partial", version: version)
             try store.put([9], forKey: "expired", options: WriteOptions(expiry: .after(-1)))
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: dataFile))
@@ -54,12 +54,13 @@ import Testing
         #expect(try store.verify().isClean)
         try store.flushAccessTimes()  // nothing to do, no error
 
+        let version = try #require(try store.info(forKey: "partial")?.version)
         let refusals: [(String, () throws -> Void)] = [
             ("put", { try store.put([1], forKey: "new") }),
             ("remove", { try store.remove(forKey: "big") }),
             ("removeAll", { try store.removeAll() }),
             ("prepareEntry", { try store.prepareEntry(forKey: "new", length: 10) }),
-            ("write", { try store.write(big[..<chunk], at: 0, forKey: "partial") }),
+            ("write", { try store.write(big[..<chunk], at: 0, forKey: "partial", version: version) }),
             ("setPinned", { try store.setPinned(true, forKey: "big") }),
             ("setMetadata", { try store.setMetadata(EntryMetadata(), forKey: "big") }),
             ("setExpiry", { try store.setExpiry(.never, forKey: "big") }),

@@ -16,13 +16,14 @@ import Testing
         let length = 4 * c + 100  // 5 chunks, the last one short
         let value = generator.bulkBytes(length)
         let prepared = try t.store.prepareEntry(forKey: "k", length: length)
+        let version = prepared.version
         #expect(prepared.length == length)
         #expect(!prepared.isComplete)
         #expect(prepared.cachedBytes == 0)
         #expect(try t.store.cachedRanges(forKey: "k") == [])
 
         // The middle first, as after a seek.
-        let middle = try t.store.write(value[2 * c..<3 * c], at: 2 * c, forKey: "k")
+        let middle = try t.store.write(value[2 * c..<3 * c], at: 2 * c, forKey: "k", version: version)
         #expect(!middle.isComplete)
         #expect(middle.cachedBytes == c)
         #expect(middle.contentDigest == nil)
@@ -37,15 +38,15 @@ import Testing
         }
 
         // The tail (short last chunk), then the next-to-last: ranges merge.
-        try t.store.write(value[(4 * c)...], at: 4 * c, forKey: "k")
+        try t.store.write(value[(4 * c)...], at: 4 * c, forKey: "k", version: version)
         #expect(try t.store.cachedRanges(forKey: "k") == [2 * c..<3 * c, 4 * c..<length])
-        try t.store.write(value[3 * c..<4 * c], at: 3 * c, forKey: "k")
+        try t.store.write(value[3 * c..<4 * c], at: 3 * c, forKey: "k", version: version)
         #expect(try t.store.cachedRanges(forKey: "k") == [2 * c..<length])
         #expect(try t.store.read(forKey: "k", range: 2 * c + 1..<length) == Data(value[2 * c + 1..<length]))
 
         // Writing a present chunk again changes nothing.
         let before = try t.store.statistics()
-        try t.store.write(value[3 * c..<4 * c], at: 3 * c, forKey: "k")
+        try t.store.write(value[3 * c..<4 * c], at: 3 * c, forKey: "k", version: version)
         #expect(try t.store.statistics().logicalBytes == before.logicalBytes)
         #expect(try t.store.statistics().chunkCount == before.chunkCount)
 
@@ -55,7 +56,7 @@ import Testing
         #expect(try t.store.info(forKey: "k")?.isComplete == false)
 
         // Two chunks in one write fill the last hole.
-        let done = try t.store.write(value[0..<2 * c], at: 0, forKey: "k")
+        let done = try t.store.write(value[0..<2 * c], at: 0, forKey: "k", version: version)
         #expect(done.isComplete)
         #expect(done.cachedBytes == length)
         #expect(done.chunkCount == 5)
@@ -74,9 +75,10 @@ import Testing
         var generator = SeededGenerator(seed: 42)
         let value = generator.bulkBytes(2 * c + 50)
         let prepared = try t.store.prepareEntry(forKey: "k", length: nil)
+        let version = prepared.version
         #expect(prepared.length == nil)
-        try t.store.write(value[c..<2 * c], at: c, forKey: "k")
-        try t.store.write(value[0..<c], at: 0, forKey: "k")
+        try t.store.write(value[c..<2 * c], at: c, forKey: "k", version: version)
+        try t.store.write(value[0..<c], at: 0, forKey: "k", version: version)
         let aligned = try t.store.info(forKey: "k")
         #expect(aligned?.length == nil)
         #expect(aligned?.isComplete == false)
@@ -85,14 +87,14 @@ import Testing
             try t.store.read(forKey: "k", range: c..<2 * c + 1)
         }
 
-        let done = try t.store.write(value[(2 * c)...], at: 2 * c, forKey: "k")
+        let done = try t.store.write(value[(2 * c)...], at: 2 * c, forKey: "k", version: version)
         #expect(done.length == value.count)
         #expect(done.isComplete)
         #expect(done.contentDigest == ContentDigest(of: value))
         #expect(try t.store.data(forKey: "k") == Data(value))
         // Now known: a write past the end is refused.
         #expect(throws: StoreError.lengthMismatch(key: "k", expected: value.count, actual: 3 * c + 10)) {
-            try t.store.write([UInt8](repeating: 1, count: 10), at: 3 * c, forKey: "k")
+            try t.store.write([UInt8](repeating: 1, count: 10), at: 3 * c, forKey: "k", version: version)
         }
         #expect(try t.store.verify().isClean)
     }
@@ -100,10 +102,10 @@ import Testing
     @Test func aShortPieceBeforeAPresentChunkIsALengthMismatch() throws {
         let t = try TestStore(configuration: Self.configuration)
         let c = Self.chunk
-        try t.store.prepareEntry(forKey: "k", length: nil)
-        try t.store.write([UInt8](repeating: 2, count: c), at: 2 * c, forKey: "k")
+        let version = try t.store.prepareEntry(forKey: "k", length: nil).version
+        try t.store.write([UInt8](repeating: 2, count: c), at: 2 * c, forKey: "k", version: version)
         #expect(throws: StoreError.lengthMismatch(key: "k", expected: 3 * c, actual: c + 5)) {
-            try t.store.write([UInt8](repeating: 1, count: 5), at: c, forKey: "k")
+            try t.store.write([UInt8](repeating: 1, count: 5), at: c, forKey: "k", version: version)
         }
         #expect(try t.store.info(forKey: "k")?.length == nil)
     }
@@ -113,8 +115,8 @@ import Testing
         let c = Self.chunk
         var generator = SeededGenerator(seed: 43)
         let value = generator.bulkBytes(2 * c)
-        try t.store.prepareEntry(forKey: "k", length: nil)
-        try t.store.write(value, at: 0, forKey: "k")
+        let version = try t.store.prepareEntry(forKey: "k", length: nil).version
+        try t.store.write(value, at: 0, forKey: "k", version: version)
         #expect(try t.store.info(forKey: "k")?.isComplete == false)
         let known = try t.store.prepareEntry(forKey: "k", length: 2 * c)
         #expect(known.isComplete)
@@ -125,13 +127,14 @@ import Testing
     @Test func prepareKeepsAnAgreeingEntryAndReplacesAConflictingOne() throws {
         let t = try TestStore(configuration: Self.configuration)
         let c = Self.chunk
-        try t.store.prepareEntry(forKey: "k", length: 3 * c)
-        try t.store.write([UInt8](repeating: 7, count: c), at: c, forKey: "k")
-        try t.store.prepareEntry(forKey: "k", length: 3 * c)
+        let first = try t.store.prepareEntry(forKey: "k", length: 3 * c).version
+        try t.store.write([UInt8](repeating: 7, count: c), at: c, forKey: "k", version: first)
+        #expect(try t.store.prepareEntry(forKey: "k", length: 3 * c).version == first)
         #expect(try t.store.cachedRanges(forKey: "k") == [c..<2 * c])
-        try t.store.prepareEntry(forKey: "k", length: nil)
+        #expect(try t.store.prepareEntry(forKey: "k", length: nil).version == first)
         #expect(try t.store.cachedRanges(forKey: "k") == [c..<2 * c])
-        try t.store.prepareEntry(forKey: "k", length: 5 * c)
+        let replaced = try t.store.prepareEntry(forKey: "k", length: 5 * c)
+        #expect(replaced.version != first)
         #expect(try t.store.cachedRanges(forKey: "k") == [])
         #expect(try t.store.info(forKey: "k")?.length == 5 * c)
         #expect(try t.store.statistics().entryCount == 1)
@@ -143,36 +146,36 @@ import Testing
         let t = try TestStore(configuration: Self.configuration)
         let c = Self.chunk
         let length = 3 * c + 10
-        try t.store.prepareEntry(forKey: "k", length: length)
+        let version = try t.store.prepareEntry(forKey: "k", length: length).version
         let bytes = [UInt8](repeating: 3, count: c)
         #expect(throws: StoreError.misalignedWrite(key: "k", offset: 10, count: c, chunkSize: c)) {
-            try t.store.write(bytes, at: 10, forKey: "k")
+            try t.store.write(bytes, at: 10, forKey: "k", version: version)
         }
         #expect(throws: StoreError.misalignedWrite(key: "k", offset: 0, count: c + 5, chunkSize: c)) {
-            try t.store.write(bytes + [1, 2, 3, 4, 5], at: 0, forKey: "k")
+            try t.store.write(bytes + [1, 2, 3, 4, 5], at: 0, forKey: "k", version: version)
         }
         #expect(throws: StoreError.misalignedWrite(key: "k", offset: -c, count: c, chunkSize: c)) {
-            try t.store.write(bytes, at: -c, forKey: "k")
+            try t.store.write(bytes, at: -c, forKey: "k", version: version)
         }
         // Past the known length.
         #expect(throws: StoreError.lengthMismatch(key: "k", expected: length, actual: 3 * c + 11)) {
-            try t.store.write([UInt8](repeating: 1, count: 11), at: 3 * c, forKey: "k")
+            try t.store.write([UInt8](repeating: 1, count: 11), at: 3 * c, forKey: "k", version: version)
         }
         #expect(throws: StoreError.lengthMismatch(key: "k", expected: length, actual: 5 * c)) {
-            try t.store.write(bytes, at: 4 * c, forKey: "k")
+            try t.store.write(bytes, at: 4 * c, forKey: "k", version: version)
         }
         // Nothing was stored by the refused writes.
         #expect(try t.store.cachedRanges(forKey: "k") == [])
         #expect(try t.store.statistics().chunkCount == 0)
         // The short tail at the exact end is fine.
-        try t.store.write([UInt8](repeating: 1, count: 10), at: 3 * c, forKey: "k")
+        try t.store.write([UInt8](repeating: 1, count: 10), at: 3 * c, forKey: "k", version: version)
         #expect(try t.store.cachedRanges(forKey: "k") == [3 * c..<length])
     }
 
-    @Test func writingToAMissingKeyIsNotFound() throws {
+    @Test func writingToAMissingKeyIsEntryReplaced() throws {
         let t = try TestStore(configuration: Self.configuration)
-        #expect(throws: StoreError.notFound(key: "nope")) {
-            try t.store.write([1, 2, 3], at: 0, forKey: "nope")
+        #expect(throws: StoreError.entryReplaced(key: "nope", expected: 1, found: nil)) {
+            try t.store.write([1, 2, 3], at: 0, forKey: "nope", version: 1)
         }
         #expect(try t.store.info(forKey: "nope") == nil)
         #expect(try t.store.cachedRanges(forKey: "nope") == [])
@@ -242,11 +245,13 @@ import Testing
     @Test func fillingHolesMidStreamIsFine() throws {
         let chunk = 4096
         let t = try TestStore(configuration: StoreConfiguration(chunkSize: chunk, initialMapSize: 16 << 20))
-        try t.store.prepareEntry(forKey: "k", length: 2 * chunk)
-        try t.store.write([UInt8](repeating: 1, count: chunk), at: 0, forKey: "k")
+        let version = try t.store.prepareEntry(forKey: "k", length: 2 * chunk).version
+        try t.store.write([UInt8](repeating: 1, count: chunk), at: 0, forKey: "k", version: version)
         var received = Data()
         try t.store.read(forKey: "k", range: 0..<(2 * chunk)) { data in
-            if received.isEmpty { try t.store.write([UInt8](repeating: 2, count: chunk), at: chunk, forKey: "k") }
+            if received.isEmpty {
+                try t.store.write([UInt8](repeating: 2, count: chunk), at: chunk, forKey: "k", version: version)
+            }
             received.append(data)
         }
         #expect(received == Data([UInt8](repeating: 1, count: chunk) + [UInt8](repeating: 2, count: chunk)))

@@ -83,9 +83,9 @@ import Testing
                 case 60..<72:  // range fill: one content per (key, length), so fills agree
                     let length = [24_000, 41_000][Int.random(in: 0...1, using: &random)]
                     let bytes = ThreadTests.content(key: key, version: 1 << 63 | UInt64(length), length: length)
-                    try store.prepareEntry(forKey: key, length: length)
+                    let version = try store.prepareEntry(forKey: key, length: length).version
                     let start = Int.random(in: 0..<((length + chunk - 1) / chunk), using: &random) * chunk
-                    try store.write(bytes[start..<min(length, start + chunk)], at: start, forKey: key)
+                    try store.write(bytes[start..<min(length, start + chunk)], at: start, forKey: key, version: version)
                 case 72..<78:  // a leased range read while others evict
                     let lease = store.lease(forKey: key)
                     let before = try store.info(forKey: key)

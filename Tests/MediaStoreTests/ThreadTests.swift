@@ -35,7 +35,9 @@ import Testing
     /// or went away between calls); anything else is a failure.
     static func isExpectedRace(_ error: Error) -> Bool {
         switch error as? StoreError {
-        case .notFound, .invalidRange, .rangeNotCached, .lengthMismatch, .misalignedWrite, .changedDuringRead: true
+        case .notFound, .invalidRange, .rangeNotCached, .lengthMismatch, .misalignedWrite, .changedDuringRead,
+            .entryReplaced:
+            true
         default: false
         }
     }
@@ -79,10 +81,10 @@ import Testing
                 case 83..<95:  // sparse: one content per (key, length), so fills from any thread agree
                     let length = [20_000, 33_000][Int.random(in: 0...1, using: &random)]
                     let bytes = content(key: key, version: 1 << 63 | UInt64(length), length: length)
-                    try store.prepareEntry(forKey: key, length: length)
+                    let version = try store.prepareEntry(forKey: key, length: length).version
                     let index = Int.random(in: 0..<((length + chunk - 1) / chunk), using: &random)
                     let start = index * chunk
-                    try store.write(bytes[start..<min(length, start + chunk)], at: start, forKey: key)
+                    try store.write(bytes[start..<min(length, start + chunk)], at: start, forKey: key, version: version)
                 case 95..<97:
                     _ = try store.cachedRanges(forKey: key)
                     _ = try store.info(forKey: key)

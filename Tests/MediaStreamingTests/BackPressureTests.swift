@@ -1,7 +1,8 @@
 import Foundation
 import MediaStore
-@testable import MediaStreaming
 import Testing
+
+@testable import MediaStreaming
 
 /// Back-pressure: a reader slower than the origin costs bounded memory
 /// (issue 4: "a whole file is never in memory"). The bound is checked on
@@ -34,10 +35,13 @@ struct BackPressureTests {
             switch try await loader.fetcher.plan(from: read.body.count, url: loader.url, headers: [:]) {
             case .end:
                 break reading
-            case .store(let range):
-                let bytes = try loader.cache.store.read(forKey: loader.cacheKey, range: range, includeExpired: true)
-                read.body.append(bytes)
-                read.fromStore += bytes.count
+            case .store(let range, let version):
+                try loader.cache.store.read(
+                    forKey: loader.cacheKey, range: range, includeExpired: true, version: version
+                ) { bytes in
+                    read.body.append(bytes)
+                    read.fromStore += bytes.count
+                }
             case .stream(let stream):
                 for try await piece in stream {
                     read.body.append(piece)
@@ -66,12 +70,14 @@ struct BackPressureTests {
         // Each chunk written is a commit: the limit is small, so that the
         // download outruns the stalled reader by more than it within the stall.
         let limit = 2 * TestCache.chunkSize
-        let test = try TestCache(configuration: StreamingConfiguration(
-            chunksPerRequest: 4, stallTimeout: 5, readerBufferLimit: limit))
+        let test = try TestCache(
+            configuration: StreamingConfiguration(
+                chunksPerRequest: 4, stallTimeout: 5, readerBufferLimit: limit))
         let url = server.url("slow-cached.bin")
         let original = try publish("slow-cached.bin", size: 1 << 20)
         let loader = test.cache.loader(for: url)
-        let read = try await readSlowly(loader, stallOffset: 256 << 10, stall: .milliseconds(400), pause: .microseconds(200))
+        let read = try await readSlowly(
+            loader, stallOffset: 256 << 10, stall: .milliseconds(400), pause: .microseconds(200))
         #expect(read.body == original)
         let statistics = loader.statistics
         // The reader fell behind by more than the limit (the bound was
@@ -89,14 +95,17 @@ struct BackPressureTests {
     @Test("A slow reader of an uncached resource holds the download back at the limit")
     func slowReaderHoldsAnUncachedDownload() async throws {
         let limit = 128 << 10
-        let test = try TestCache(sizeLimit: 1 << 20, configuration: StreamingConfiguration(
-            chunksPerRequest: 4, stallTimeout: 1, readerBufferLimit: limit))
+        let test = try TestCache(
+            sizeLimit: 1 << 20,
+            configuration: StreamingConfiguration(
+                chunksPerRequest: 4, stallTimeout: 1, readerBufferLimit: limit))
         let url = server.url("slow-uncached.bin")
         let original = try publish("slow-uncached.bin", size: 3 << 19)
         let loader = test.cache.loader(for: url)
         // The stall is longer than the stall timeout: waiting for a reader is not a stall.
         // (A 1 s timeout, not less: a loaded CI machine can delay a real response by half a second.)
-        let read = try await readSlowly(loader, stallOffset: 256 << 10, stall: .milliseconds(1_600), pause: .microseconds(200))
+        let read = try await readSlowly(
+            loader, stallOffset: 256 << 10, stall: .milliseconds(1_600), pause: .microseconds(200))
         #expect(read.body == original)
         #expect(await loader.cachingSkippedReason != nil)
         let statistics = loader.statistics

@@ -16,17 +16,18 @@ import MediaStore
 /// by a job queued on the storage's serialization domain, before any sync
 /// call made after it.
 final class RemovalRelay<Key: Hashable>: @unchecked Sendable {
-    private let store: MediaStore
+    /// `nil` when the store could not be opened (then nothing is removed by it).
+    private let store: MediaStore?
     private let cache: LRUCache<Key>
     private let hub: ObservationHub<Key>
     private let inbox: RemovalInbox
 
-    init(store: MediaStore, cache: LRUCache<Key>, hub: ObservationHub<Key>, domain: SerialDomain) {
+    init(store: MediaStore?, cache: LRUCache<Key>, hub: ObservationHub<Key>, domain: SerialDomain) {
         self.store = store
         self.cache = cache
         self.hub = hub
         self.inbox = RemovalInbox(domain: domain)
-        inbox.start(store: store) { [weak self] in self?.deliver() }
+        if let store { inbox.start(store: store) { [weak self] in self?.deliver() } }
     }
 
     /// Delivers every queued removal. Call inside the domain.
@@ -50,7 +51,7 @@ final class RemovalRelay<Key: Hashable>: @unchecked Sendable {
             // The memory copy predates the removal either way.
             cache.remove(forKey: memoryKey)
             // Written again since (say, by another storage on the store): not gone.
-            if (try? store.info(forKey: removal.key)) != nil { continue }
+            if (try? store?.info(forKey: removal.key)) != nil { continue }
             hub.notify(key: key, .remove)
             if removal.reason == .evicted {
                 hub.notify(.remove(key: key))

@@ -16,12 +16,15 @@ public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
     public let fileManager: FileManager
     /// The store's directory.
     public let path: String
-    /// The engine underneath. (MediaCache addition.)
-    public let store: MediaStore
+    /// The store, or why it could not be opened.
+    @usableFromInline let opened: Result<MediaStore, StorageError>
     @usableFromInline let transformer: Transformer<Value>
 
     /// Opens (creating when needed) the store in
     /// `config.directory ?? cachesDirectory` + `config.name`.
+    ///
+    /// - throws: the ``StorageError`` the store could not be opened with
+    ///   (``StorageError/store(_:)`` with the engine's reason).
     public convenience init(
         config: DiskConfig, fileManager: FileManager = .default, transformer: Transformer<Value>
     ) throws {
@@ -29,19 +32,32 @@ public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
             config.directory ?? fileManager.urls(for: .cachesDirectory, in: .userDomainMask).first
             ?? fileManager.temporaryDirectory
         let url = base.appendingPathComponent(config.name, isDirectory: true)
-        try self.init(config: config, fileManager: fileManager, path: url.path, transformer: transformer)
+        self.init(config: config, fileManager: fileManager, path: url.path, transformer: transformer)
+        if case .failure(let error) = opened { throw error }
     }
 
     /// Opens (creating when needed) the store at `path`.
-    public init(config: DiskConfig, fileManager: FileManager, path: String, transformer: Transformer<Value>) throws {
+    ///
+    /// Does not throw, like hyperoslo/Cache's: when the store cannot be
+    /// opened (an unwritable folder, a file that is not a store, a store of
+    /// a newer format, ...) every operation that reads or writes throws the
+    /// ``StorageError`` it failed with, normally ``StorageError/store(_:)``
+    /// carrying the engine's ``StoreError``; ``allKeys`` and ``allObjects``
+    /// are empty, ``objectExists(forKey:)`` is `false` and ``totalSize`` is
+    /// `nil`. The open is not retried: make a new storage.
+    public init(
+        config: DiskConfig, fileManager: FileManager = .default, path: String, transformer: Transformer<Value>
+    ) {
         let configuration = StoreConfiguration(
-            sizeLimit: Int(clamping: config.maxSize), sizeAccounting: .logical, countLimit: Int(clamping: config.countLimit),
+            sizeLimit: Int(clamping: config.maxSize), sizeAccounting: .logical,
+            countLimit: Int(clamping: config.countLimit),
             compressionLevel: config.compressionLevel)
         do {
-            self.store = try MediaStore.shared(
-                directory: URL(fileURLWithPath: path, isDirectory: true), configuration: configuration)
+            self.opened = .success(
+                try MediaStore.shared(
+                    directory: URL(fileURLWithPath: path, isDirectory: true), configuration: configuration))
         } catch {
-            throw StorageError(error)
+            self.opened = .failure(StorageError(error))
         }
         self.config = config
         self.fileManager = fileManager
@@ -58,11 +74,20 @@ public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
         self.config = other.config
         self.fileManager = other.fileManager
         self.path = other.path
-        self.store = other.store
+        self.opened = other.opened
         self.transformer = transformer
     }
 
-    /// Bytes the store occupies (after compression and deduplication).
+    /// The engine underneath. (MediaCache addition.)
+    ///
+    /// - throws: the ``StorageError`` the store could not be opened with.
+    @inlinable
+    public var store: MediaStore {
+        get throws(StorageError) { try opened.get() }
+    }
+
+    /// Bytes the store occupies (after compression and deduplication);
+    /// `nil` when the store could not be opened.
     public var totalSize: Int? {
         try? store.statistics().storedBytes
     }
@@ -96,6 +121,7 @@ public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
 
     @inlinable
     func storedEntry(forKey key: Key, includeExpired: Bool) throws -> (data: Data, expiry: Date?)? {
+        let store = try self.store
         do {
             return try store.value(forKey: storeKey(key), includeExpired: includeExpired)
         } catch {
@@ -106,6 +132,7 @@ public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
     /// Stores `data`; returns the absolute expiry it got.
     @discardableResult
     func setData(_ data: Data, forKey key: Key, expiry: Expiry?) throws -> Date? {
+        let store = try self.store
         do {
             let info = try store.put(
                 data, forKey: storeKey(key),
@@ -119,6 +146,7 @@ public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
     /// Removes the entry; returns whether there was one.
     @discardableResult
     func removeData(forKey key: Key) throws -> Bool {
+        let store = try self.store
         do {
             return try store.remove(forKey: storeKey(key))
         } catch {
@@ -150,7 +178,8 @@ public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
     /// Whether an unexpired entry exists for `key` (without reading or decoding it).
     @inlinable
     public func objectExists(forKey key: Key) -> Bool {
-        (try? store.contains(storeKey(key))) ?? false
+        guard case .success(let store) = opened else { return false }
+        return (try? store.contains(storeKey(key))) ?? false
     }
 
     /// Stores `object`; `expiry` `nil` uses ``DiskConfig/expiry``.
@@ -165,11 +194,13 @@ public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
 
     /// Removes every entry.
     public func removeAll() throws {
+        let store = try self.store
         do { try store.removeAll() } catch { throw StorageError(error) }
     }
 
     /// Removes every expired entry.
     public func removeExpiredObjects() throws {
+        let store = try self.store
         do { try store.removeExpired() } catch { throw StorageError(error) }
     }
 
@@ -178,7 +209,7 @@ public final class DiskStorage<Key: Hashable, Value>: @unchecked Sendable {
 
     /// Keys of every unexpired entry that can be decoded back to `Key`.
     public var allKeys: [Key] {
-        guard let entries = try? store.entries() else { return [] }
+        guard case .success(let store) = opened, let entries = try? store.entries() else { return [] }
         let now = Date()
         return entries.compactMap { info in
             guard info.isComplete, !info.isExpired(at: now) else { return nil }

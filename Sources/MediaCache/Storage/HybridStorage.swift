@@ -28,7 +28,7 @@ public final class HybridStorage<Key: Hashable, Value>: @unchecked Sendable {
         let hub = ObservationHub<Key>()
         self.init(
             memoryStorage: memoryStorage, diskStorage: diskStorage, domain: domain, hub: hub,
-            removals: RemovalRelay(store: diskStorage.store, cache: memoryStorage.cache, hub: hub, domain: domain))
+            removals: RemovalRelay(store: try? diskStorage.store, cache: memoryStorage.cache, hub: hub, domain: domain))
     }
 
     init(

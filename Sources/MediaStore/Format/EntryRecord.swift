@@ -14,6 +14,10 @@ struct EntryRecord: Equatable {
         static let inline = Flags(rawValue: 4)
         static let lengthKnown = Flags(rawValue: 8)
         static let compressedMedia = Flags(rawValue: 16)
+        /// The expiry field holds `Date.timeIntervalSinceReferenceDate`
+        /// (store format 2), not seconds since 1970, so it reads back bit
+        /// for bit; records without it are read as before.
+        static let exactExpiry = Flags(rawValue: 32)
     }
 
     var key: String
@@ -28,8 +32,12 @@ struct EntryRecord: Equatable {
     var created: Double
     var lastAccess: Double
     var accessTick: UInt64
-    /// Seconds since 1970; `nil` for never.
+    /// Seconds since 1970; `nil` for never. Set both with ``setExpiry(_:)``.
     var expiry: Double?
+    /// The expiry exactly as written (`Date` has more precision near now
+    /// than seconds since 1970 in a `Double`); `nil` for never and for
+    /// records written before store format 2.
+    var exactExpiry: Date?
     var cost: Int
     var metadata: EntryMetadata
     /// The owner process of a staging record.
@@ -59,6 +67,7 @@ struct EntryRecord: Equatable {
         writer.write(Self.version)
         var flags = self.flags
         if length != nil { flags.insert(.lengthKnown) } else { flags.remove(.lengthKnown) }
+        if exactExpiry != nil { flags.insert(.exactExpiry) } else { flags.remove(.exactExpiry) }
         writer.write(flags.rawValue)
         writer.write(key)
         writer.writeVarint(entryID)
@@ -75,7 +84,7 @@ struct EntryRecord: Equatable {
         writer.write(created)
         writer.write(lastAccess)
         writer.writeVarint(accessTick)
-        writer.write(expiry ?? .infinity)
+        writer.write(exactExpiry?.timeIntervalSinceReferenceDate ?? expiry ?? .infinity)
         writer.writeVarint(UInt64(cost))
         writer.write(optional: metadata.mimeType)
         writer.write(optional: metadata.etag)
@@ -141,16 +150,35 @@ struct EntryRecord: Equatable {
             guard chunkSize > 0, chunkSize <= UInt64(UInt32.max), length <= limit, present <= limit,
                 cached <= limit, cost <= limit
             else { return nil }
-            return EntryRecord(
+            var record = EntryRecord(
                 key: key, flags: flags, entryID: entryID,
                 length: flags.contains(.lengthKnown) ? Int(length) : nil,
                 chunkSize: Int(chunkSize), presentChunks: Int(present), cachedBytes: Int(cached),
                 digest: digest, created: created, lastAccess: lastAccess, accessTick: tick,
-                expiry: expiry.isFinite ? expiry : nil, cost: Int(cost), metadata: metadata,
-                ownerPID: owner, inlineBytes: inline)
+                expiry: nil, cost: Int(cost), metadata: metadata, ownerPID: owner, inlineBytes: inline)
+            if expiry.isFinite {
+                if flags.contains(.exactExpiry) {
+                    record.setExpiry(Date(timeIntervalSinceReferenceDate: expiry))
+                } else {
+                    record.expiry = expiry
+                }
+            }
+            return record
         } catch {
             return nil
         }
+    }
+
+    /// The expiry as a `Date`: exact for records of store format 2.
+    var expiryDate: Date? {
+        exactExpiry ?? expiry.map { Date(timeIntervalSince1970: $0) }
+    }
+
+    /// Sets the expiry; `expiry` (seconds since 1970, what the expiry index
+    /// and the expiry checks use) is derived from the exact date.
+    mutating func setExpiry(_ date: Date?) {
+        exactExpiry = date
+        expiry = date?.timeIntervalSince1970
     }
 
     func info() -> EntryInfo {
@@ -158,7 +186,7 @@ struct EntryRecord: Equatable {
             key: key, length: length, cachedBytes: cachedBytes, isComplete: isComplete,
             contentDigest: isComplete ? digest : nil, metadata: metadata,
             created: Date(timeIntervalSince1970: created), lastAccess: Date(timeIntervalSince1970: lastAccess),
-            expiry: expiry.map { Date(timeIntervalSince1970: $0) }, cost: cost, isPinned: isPinned,
+            expiry: expiryDate, cost: cost, isPinned: isPinned,
             chunkSize: chunkSize, chunkCount: isInline ? 0 : presentChunks, version: entryID)
     }
 }

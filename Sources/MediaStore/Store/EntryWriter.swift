@@ -188,7 +188,7 @@ public final class EntryWriter {
                     let expiry = options.expiry.resolve(
                         now: Date(timeIntervalSince1970: transaction.now),
                         defaultLifetime: store.configuration.defaultLifetime)
-                    return try transaction.insert(record, expiry: expiry?.timeIntervalSince1970).info()
+                    return try transaction.insert(record, expiry: expiry).info()
                 }
             }
         } catch {

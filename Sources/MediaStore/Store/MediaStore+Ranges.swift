@@ -2,10 +2,25 @@ import Foundation
 
 extension MediaStore {
     /// Makes sure a (possibly partial) entry exists for `key`, to be
-    /// filled range by range with ``write(_:at:forKey:)``.
+    /// filled range by range with ``write(_:at:forKey:version:)`` using
+    /// the returned ``EntryInfo/version``.
     ///
-    /// An existing entry is kept when its length agrees with `length`
-    /// (an unknown length agrees with any); otherwise it is replaced.
+    /// An existing entry is kept (same version) only when it describes the
+    /// same content:
+    /// - its length agrees with `length` (an unknown length on either side
+    ///   agrees, as long as every chunk already cached lies within
+    ///   `length`; an entry of unknown length then takes `length` on, with
+    ///   its version unchanged);
+    /// - each validator given in `options.metadata` (`etag`,
+    ///   `lastModified`) equals the stored one (a validator not given agrees
+    ///   with any; one given where the entry has none does not);
+    /// - it has not expired, and is not an inline value.
+    ///
+    /// Otherwise it is replaced by an empty entry with a new version: fills
+    /// still running against the old version then fail with
+    /// ``StoreError/entryReplaced(key:expected:found:)`` instead of mixing
+    /// two contents in one entry. The other options apply only to a new
+    /// entry.
     ///
     /// - parameter length: the total length, or `nil` when not yet known.
     @discardableResult
@@ -20,11 +35,10 @@ extension MediaStore {
         defer { unmarkInUse(key) }
         return try run {
             try write { transaction in
-                if let (_, record) = try transaction.findEntry(key), !record.isInline,
-                    length == nil || record.length == nil || record.length == length,
-                    !record.isExpired(at: transaction.now)
+                if let (_, record) = try transaction.findEntry(key),
+                    try transaction.canReuse(record, length: length, metadata: options.metadata)
                 {
-                    if record.length == nil, let length, record.cachedBytes <= length {
+                    if record.length == nil, let length {
                         return try transaction.setLength(length, forKey: key).info()
                     }
                     return record.info()
@@ -36,28 +50,36 @@ extension MediaStore {
                 }
                 let expiry = options.expiry.resolve(
                     now: Date(timeIntervalSince1970: transaction.now), defaultLifetime: configuration.defaultLifetime)
-                return try transaction.insert(record, expiry: expiry?.timeIntervalSince1970).info()
+                return try transaction.insert(record, expiry: expiry).info()
             }
         }
     }
 
-    /// Writes `bytes` at `offset` into the entry for `key` (made by
-    /// ``prepareEntry(forKey:length:options:)``).
+    /// Writes `bytes` at `offset` into version `version` of the entry for
+    /// `key`, as returned by ``prepareEntry(forKey:length:options:)``.
     ///
     /// `offset` must be a multiple of the chunk size, and the write must
     /// end on a chunk boundary or at the end of the entry. On an entry of
-    /// unknown length, a write ending off a boundary fixes the length.
+    /// unknown length, a write ending off a boundary fixes the length, and
+    /// so does an empty write (the content ends at `offset`).
     /// Chunks already present are kept. When the last hole is filled the
     /// entry becomes complete and its content digest is computed.
+    ///
+    /// - throws: ``StoreError/entryReplaced(key:expected:found:)`` when the
+    ///   entry for `key` is no longer version `version` (replaced, removed,
+    ///   evicted, or expired and replaced): nothing is written, and the
+    ///   bytes belong to no entry of the store any more.
     @discardableResult
-    public func write(_ bytes: some ContiguousBytes, at offset: Int, forKey key: String) throws(StoreError) -> EntryInfo
-    {
+    public func write(
+        _ bytes: some ContiguousBytes, at offset: Int, forKey key: String, version: UInt64
+    ) throws(StoreError) -> EntryInfo {
         markInUse(key)
         defer { unmarkInUse(key) }
         return try run {
             try write { transaction in
-                guard let (slot, found) = try transaction.findEntry(key), !found.isInline else {
-                    throw StoreError.notFound(key: key)
+                let (slot, found) = try transaction.findEntry(key, version: version)
+                guard !found.isInline else {
+                    throw StoreError.entryReplaced(key: key, expected: version, found: found.entryID)
                 }
                 var record = found
                 return try bytes.withUnsafeBytes { buffer in
@@ -184,8 +206,8 @@ extension StoreTransaction {
             guard end % chunkSize == 0 || end == length else {
                 throw StoreError.misalignedWrite(key: key, offset: offset, count: bytes.count, chunkSize: chunkSize)
             }
-        } else if end % chunkSize != 0 {
-            // A short final piece: the length is now known.
+        } else if end % chunkSize != 0 || bytes.isEmpty {
+            // A short final piece, or an empty write at the end: the length is now known.
             if let lastIndex = try extents(entryID: record.entryID).last?.index, lastIndex * chunkSize >= end {
                 throw StoreError.lengthMismatch(key: key, expected: (lastIndex + 1) * chunkSize, actual: end)
             }
@@ -242,6 +264,33 @@ extension StoreTransaction {
         record.length = length
         try finishFill(&record, slot: slot)
         return record
+    }
+
+    /// Whether `prepareEntry` may keep `record` for content of `length`
+    /// and `metadata`'s validators: the same content, as far as known.
+    func canReuse(_ record: EntryRecord, length: Int?, metadata: EntryMetadata) throws -> Bool {
+        guard !record.isInline, !record.isExpired(at: now) else { return false }
+        if let etag = metadata.etag, record.metadata.etag != etag { return false }
+        if let lastModified = metadata.lastModified, record.metadata.lastModified != lastModified { return false }
+        guard let length, record.length != length else { return true }
+        guard record.length == nil, record.cachedBytes <= length else { return false }
+        // Chunks of an entry of unknown length are whole (a short one fixes
+        // the length), so each must end within the new length.
+        guard let last = try extents(entryID: record.entryID).last else { return true }
+        return (last.index + 1) * record.chunkSize <= length
+    }
+
+    /// The entry for `key`, which must be version `version`.
+    ///
+    /// - throws: ``StoreError/entryReplaced(key:expected:found:)`` otherwise.
+    func findEntry(_ key: String, version: UInt64) throws -> (slot: [UInt8], record: EntryRecord) {
+        guard let (slot, record) = try findEntry(key) else {
+            throw StoreError.entryReplaced(key: key, expected: version, found: nil)
+        }
+        guard record.entryID == version else {
+            throw StoreError.entryReplaced(key: key, expected: version, found: record.entryID)
+        }
+        return (slot, record)
     }
 }
 

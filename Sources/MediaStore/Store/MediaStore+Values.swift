@@ -50,7 +50,7 @@ extension MediaStore {
         data: Data, expiry: Date?
     )? {
         try readWhole(forKey: key, includeExpired: includeExpired) { record, data in
-            (data, record.expiry.map { Date(timeIntervalSince1970: $0) })
+            (data, record.expiryDate)
         }
     }
 
@@ -100,10 +100,19 @@ extension MediaStore {
     }
 
     /// Removes the entry for `key`; returns whether there was one.
+    ///
+    /// - parameter version: when given, only that ``EntryInfo/version`` is
+    ///   removed; a newer entry (or none) throws
+    ///   ``StoreError/entryReplaced(key:expected:found:)`` and is left alone.
     @discardableResult
-    public func remove(forKey key: String) throws(StoreError) -> Bool {
+    public func remove(forKey key: String, version: UInt64? = nil) throws(StoreError) -> Bool {
         try run {
             try write { transaction in
+                if let version {
+                    let (slot, record) = try transaction.findEntry(key, version: version)
+                    try transaction.removeEntry(record, slot: slot)
+                    return true
+                }
                 guard let (slot, record) = try transaction.findEntry(key) else { return false }
                 try transaction.removeEntry(record, slot: slot)
                 return true
@@ -123,8 +132,13 @@ extension MediaStore {
     }
 
     /// Pins or unpins an entry. Pinned entries are never evicted.
-    public func setPinned(_ pinned: Bool, forKey key: String) throws(StoreError) {
-        try updateRecord(forKey: key) { transaction, record, slot in
+    ///
+    /// - parameter version: when given, the entry must still be that
+    ///   ``EntryInfo/version`` (e.g. the one a download filled), otherwise
+    ///   ``StoreError/entryReplaced(key:expected:found:)`` is thrown and
+    ///   nothing changes.
+    public func setPinned(_ pinned: Bool, forKey key: String, version: UInt64? = nil) throws(StoreError) {
+        try updateRecord(forKey: key, version: version) { transaction, record, slot in
             guard record.isPinned != pinned else { return }
             record.isPinned = pinned
             try transaction.touch(&record, slot: slot, at: transaction.now)
@@ -132,25 +146,39 @@ extension MediaStore {
     }
 
     /// Replaces the metadata (MIME type, validators, user fields) of an entry.
-    public func setMetadata(_ metadata: EntryMetadata, forKey key: String) throws(StoreError) {
-        try updateRecord(forKey: key) { _, record, _ in record.metadata = metadata }
+    ///
+    /// - parameter version: when given, the entry must still be that
+    ///   ``EntryInfo/version``, otherwise ``StoreError/entryReplaced(key:expected:found:)``.
+    public func setMetadata(_ metadata: EntryMetadata, forKey key: String, version: UInt64? = nil) throws(StoreError) {
+        try updateRecord(forKey: key, version: version) { _, record, _ in record.metadata = metadata }
     }
 
     /// Sets when an entry expires (`.default` applies the configured lifetime from now).
-    public func setExpiry(_ expiry: ExpiryPolicy, forKey key: String) throws(StoreError) {
-        try updateRecord(forKey: key) { transaction, record, slot in
+    ///
+    /// - parameter version: when given, the entry must still be that
+    ///   ``EntryInfo/version`` (e.g. the one a 304 answer revalidated),
+    ///   otherwise ``StoreError/entryReplaced(key:expected:found:)``.
+    public func setExpiry(_ expiry: ExpiryPolicy, forKey key: String, version: UInt64? = nil) throws(StoreError) {
+        try updateRecord(forKey: key, version: version) { transaction, record, slot in
             let date = expiry.resolve(
                 now: Date(timeIntervalSince1970: transaction.now), defaultLifetime: configuration.defaultLifetime)
-            try transaction.setExpiry(&record, slot: slot, to: date?.timeIntervalSince1970)
+            try transaction.setExpiry(&record, slot: slot, to: date)
         }
     }
 
     func updateRecord(
-        forKey key: String, _ body: (StoreTransaction, inout EntryRecord, [UInt8]) throws -> Void
+        forKey key: String, version: UInt64? = nil,
+        _ body: (StoreTransaction, inout EntryRecord, [UInt8]) throws -> Void
     ) throws(StoreError) {
         try run {
             try write { transaction in
-                guard let (slot, found) = try transaction.findEntry(key) else { throw StoreError.notFound(key: key) }
+                let (slot, found): ([UInt8], EntryRecord)
+                if let version {
+                    (slot, found) = try transaction.findEntry(key, version: version)
+                } else {
+                    guard let entry = try transaction.findEntry(key) else { throw StoreError.notFound(key: key) }
+                    (slot, found) = entry
+                }
                 var record = found
                 try body(transaction, &record, slot)
                 try transaction.save(record, atSlot: slot)
@@ -202,7 +230,7 @@ extension StoreTransaction {
             }
             let expiry = options.expiry.resolve(
                 now: Date(timeIntervalSince1970: now), defaultLifetime: configuration.defaultLifetime)
-            return try insert(record, expiry: expiry?.timeIntervalSince1970).info()
+            return try insert(record, expiry: expiry).info()
         }
     }
 }

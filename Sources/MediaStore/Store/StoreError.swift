@@ -23,6 +23,13 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The entry was replaced or removed while a chunk-by-chunk read of it
     /// was under way; the bytes already handed out are all of the old one.
     case changedDuringRead(key: String)
+    /// The entry for the key is no longer the version the call was bound
+    /// to (``EntryInfo/version``, from ``MediaStore/prepareEntry(forKey:length:options:)``
+    /// or ``MediaStore/info(forKey:)``): it was replaced, removed, evicted,
+    /// or expired and replaced since. `found` is the current version, `nil`
+    /// when there is no entry. Nothing was changed; a range fill must stop
+    /// (its bytes belong to no entry any more).
+    case entryReplaced(key: String, expected: UInt64, found: UInt64?)
     /// The range lies outside the entry, or is inverted.
     case invalidRange(key: String, range: Range<Int>, length: Int?)
     /// A range write does not start on a chunk boundary or does not end
@@ -55,6 +62,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .rangeNotCached(let key, let missing):
             "bytes \(missing.lowerBound)..<\(missing.upperBound) of \(key.prefix(200)) are not cached"
         case .changedDuringRead(let key): "\(key.prefix(200)) was replaced while it was being read"
+        case .entryReplaced(let key, let expected, let found):
+            "\(key.prefix(200)) is no longer version \(expected) (now \(found.map { "version \($0)" } ?? "no entry")); nothing was changed"
         case .invalidRange(let key, let range, let length):
             "range \(range.lowerBound)..<\(range.upperBound) is outside \(key.prefix(200)) (length \(length.map(String.init) ?? "unknown"))"
         case .misalignedWrite(let key, let offset, let count, let chunkSize):

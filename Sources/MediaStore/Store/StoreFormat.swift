@@ -3,7 +3,10 @@ import Foundation
 /// The format identity written in `meta` under `format`.
 enum StoreFormat {
     static let magic: [UInt8] = Array("MCSTORE\u{1}".utf8)
-    static let version: UInt16 = 1
+    /// 2: an entry's expiry may be stored as `Date`'s own bit pattern
+    /// (``EntryRecord/Flags/exactExpiry``). Format 1 stores open unchanged
+    /// and are marked 2 on the first writable open.
+    static let version: UInt16 = 2
 
     static func encoded() -> [UInt8] {
         var writer = ByteWriter()

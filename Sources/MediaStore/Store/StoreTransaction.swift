@@ -160,12 +160,12 @@ final class StoreTransaction {
         try txn.put(db.access, key: slot, value: row.bytes)
     }
 
-    func setExpiry(_ record: inout EntryRecord, slot: [UInt8], to expiry: Double?) throws {
+    func setExpiry(_ record: inout EntryRecord, slot: [UInt8], to date: Date?) throws {
         if let old = record.expiry {
             try txn.delete(db.expiry, key: StoreKeys.expiry(milliseconds: Self.milliseconds(old), slot: slot))
         }
-        record.expiry = expiry
-        if let expiry {
+        record.setExpiry(date)
+        if let expiry = record.expiry {
             try txn.put(
                 db.expiry, key: StoreKeys.expiry(milliseconds: Self.milliseconds(expiry), slot: slot), value: [UInt8]())
         }
@@ -189,7 +189,7 @@ final class StoreTransaction {
     /// Saves a new entry at `key`'s slot, replacing any entry there, and
     /// indexes it (LRU, expiry, counters). Returns the record as saved.
     @discardableResult
-    func insert(_ record: EntryRecord, expiry: Double?) throws -> EntryRecord {
+    func insert(_ record: EntryRecord, expiry: Date?) throws -> EntryRecord {
         var record = record
         let (existing, slot) = try locate(record.key)
         if let existing { try removeEntry(existing.record, slot: existing.slot) }

@@ -37,6 +37,10 @@ final class Download: @unchecked Sendable {
     var task: Task<Void, Never>?
     /// The MIME type the first response declared.
     var declaredMIMEType: String?
+    /// The ``EntryInfo/version`` of the store entry its bytes fill; `nil`
+    /// when they are not to be stored (not prepared yet, caching skipped,
+    /// or that version was replaced meanwhile).
+    var entryVersion: UInt64?
 
     init(id: Int, start: Int, end: Int, url: URL, headers: [String: String], isProbe: Bool) {
         self.id = id

@@ -25,6 +25,9 @@ actor ResourceFetcher {
     private var downloads: [Int: Download] = [:]
     private var nextID = 0
     private var lease: EntryLease?
+    /// The store entry version this fetcher serves and fills (see
+    /// ``Download/entryVersion``); `nil` until known or when not caching.
+    private(set) var entryVersion: UInt64?
     private var observers: [Int: @Sendable (ResourceEvent) -> Void] = [:]
 
     init(
@@ -94,6 +97,7 @@ actor ResourceFetcher {
         let stored = try? store.info(forKey: key)
         if let stored, let length = stored.length, !stored.isExpired(), !configuration.alwaysRevalidate {
             validators = (stored.metadata.etag, stored.metadata.lastModified)
+            entryVersion = stored.version
             resolve(ContentInformation(
                 mimeType: mimeType(declared: stored.metadata.mimeType, prefix: storedPrefix()),
                 contentLength: length, isEntireLengthAvailableOnDemand: stored.isComplete,
@@ -152,7 +156,9 @@ actor ResourceFetcher {
         var holeEnd = length
         if cachingSkipped == nil {
             let ranges = try store.cachedRanges(forKey: key)
-            if let cached = ranges.first(where: { $0.contains(offset) }) { return .store(offset..<cached.upperBound) }
+            if let cached = ranges.first(where: { $0.contains(offset) }), let entryVersion {
+                return .store(offset..<cached.upperBound, version: entryVersion)
+            }
             if let next = ranges.first(where: { $0.lowerBound > offset }) { holeEnd = next.lowerBound }
         }
         let lookahead = configuration.lookaheadBytes ?? requestBytes
@@ -214,6 +220,7 @@ actor ResourceFetcher {
     private func makeDownload(start: Int, end: Int, url: URL, headers: [String: String], isProbe: Bool) -> Download {
         nextID += 1
         let download = Download(id: nextID, start: start, end: end, url: url, headers: headers, isProbe: isProbe)
+        download.entryVersion = isProbe || cachingSkipped != nil ? nil : entryVersion
         downloads[download.id] = download
         return download
     }
@@ -361,8 +368,10 @@ actor ResourceFetcher {
         let policy = expiryPolicy(for: response)
         if response.statusCode == 304, let stored, let length = stored.length {
             count { $0.notModified += 1 }
-            try store.setExpiry(policy, forKey: key)
+            // Renews exactly the entry the conditional request was about.
+            try store.setExpiry(policy, forKey: key, version: stored.version)
             validators = (stored.metadata.etag, stored.metadata.lastModified)
+            entryVersion = stored.version
             emit(.revalidated(changed: false))
             download.isStopped = true
             resolve(ContentInformation(
@@ -400,14 +409,24 @@ actor ResourceFetcher {
             if changed {
                 try store.remove(forKey: key)
             } else if stored.isExpired() {
-                try store.setExpiry(policy, forKey: key)
+                do {
+                    try store.setExpiry(policy, forKey: key, version: stored.version)
+                } catch {
+                    // Replaced meanwhile: prepareEntry below judges the new one.
+                    guard case .entryReplaced = error else { throw error }
+                }
             }
         }
         validators = (etag, lastModified)
         let metadata = EntryMetadata(mimeType: response.mimeType, etag: etag, lastModified: lastModified)
         do {
-            try store.prepareEntry(forKey: key, length: total, options: WriteOptions(expiry: policy, metadata: metadata))
-            try store.setMetadata(metadata, forKey: key)
+            // Kept only when it is the same content (length and validators),
+            // otherwise replaced: this download fills exactly that version.
+            let prepared = try store.prepareEntry(
+                forKey: key, length: total, options: WriteOptions(expiry: policy, metadata: metadata))
+            try store.setMetadata(metadata, forKey: key, version: prepared.version)
+            entryVersion = prepared.version
+            download.entryVersion = prepared.version
         } catch {
             skipCaching(String(describing: error))
         }
@@ -432,8 +451,10 @@ actor ResourceFetcher {
         guard !UniformType.isGeneric(declared) || sniffable else { return }
         let prefix = download.bufferStart == 0 ? [UInt8](download.buffer.prefix(16)) : storedPrefix()
         let mime = mimeType(declared: declared, prefix: prefix)
-        if cachingSkipped == nil, mime != declared {
-            try? store.setMetadata(EntryMetadata(mimeType: mime, etag: validators.etag, lastModified: validators.lastModified), forKey: key)
+        if cachingSkipped == nil, mime != declared, let entryVersion {
+            try? store.setMetadata(
+                EntryMetadata(mimeType: mime, etag: validators.etag, lastModified: validators.lastModified), forKey: key,
+                version: entryVersion)
         }
         let complete = cachingSkipped == nil && ((try? store.info(forKey: key))?.isComplete ?? false)
         resolve(ContentInformation(
@@ -444,8 +465,9 @@ actor ResourceFetcher {
     private func endOfUnknownLength(_ download: Download, at length: Int) async throws {
         download.end = length
         try await flush(download)
-        if cachingSkipped == nil, (try? store.info(forKey: key))?.length == nil {
-            _ = try? store.prepareEntry(forKey: key, length: length)
+        if cachingSkipped == nil, let version = download.entryVersion, (try? store.info(forKey: key))?.length == nil {
+            // An empty write at the end fixes the length of exactly this version.
+            _ = try? store.write(Data(), at: length, forKey: key, version: version)
         }
         try resolveProbeIfReady(download)
     }
@@ -496,14 +518,18 @@ actor ResourceFetcher {
             let size = min(chunkSize, download.buffer.count)
             let chunk = Data(download.buffer.prefix(size))
             let offset = download.bufferStart
-            if cachingSkipped == nil {
+            if cachingSkipped == nil, let version = download.entryVersion {
                 do {
-                    let info = try await Self.write(chunk, at: offset, key: key, store: store)
+                    let info = try await Self.write(chunk, at: offset, key: key, version: version, store: store)
                     count { $0.chunksFetched += 1 }
                     if let length = info.length { emit(.progress(cached: info.cachedBytes, length: length)) }
                     if info.isComplete { emit(.complete) }
-                } catch let error as StoreError {
-                    skipCaching("the store refused a write: \(error)")
+                } catch {
+                    if case .entryReplaced = error {
+                        entryReplaced(download)
+                    } else {
+                        skipCaching("the store refused a write: \(error)")
+                    }
                 }
             }
             download.buffer.removeFirst(size)
@@ -512,8 +538,25 @@ actor ResourceFetcher {
     }
 
     /// Writes off the actor, so that readers are planned during the commit.
-    private nonisolated static func write(_ chunk: Data, at offset: Int, key: String, store: MediaStore) async throws -> EntryInfo {
-        try store.write(chunk, at: offset, forKey: key)
+    private nonisolated static func write(
+        _ chunk: Data, at offset: Int, key: String, version: UInt64, store: MediaStore
+    ) async throws(StoreError) -> EntryInfo {
+        try store.write(chunk, at: offset, forKey: key, version: version)
+    }
+
+    /// The entry version `download` fills is no longer in the store. Its
+    /// bytes are never written into another version: it stops storing
+    /// (its readers still get the bytes). When that was the version this
+    /// fetcher serves, someone else replaced the entry: the resource is
+    /// played on uncached, from the origin only.
+    private func entryReplaced(_ download: Download) {
+        let version = download.entryVersion
+        download.entryVersion = nil
+        count { $0.replacedWrites += 1 }
+        if version == entryVersion {
+            entryVersion = nil
+            skipCaching("the store entry was replaced by another writer while it was being filled")
+        }
     }
 
     private func finish(_ download: Download) {
@@ -535,7 +578,11 @@ actor ResourceFetcher {
     /// The resource changed at the origin: no old byte may be mixed with
     /// new ones, so the entry is dropped and every reader fails.
     private func contentChanged(_ error: StreamingError) {
-        _ = try? store.remove(forKey: key)
+        if let entryVersion {
+            // Drops the version filled from the old content, not a newer one.
+            _ = try? store.remove(forKey: key, version: entryVersion)
+        }
+        entryVersion = nil
         information = nil
         for download in downloads.values {
             stop(download)

@@ -102,7 +102,8 @@ public final class ResourceLoader: Sendable {
             try Task.checkCancellation()
             request.contentInformationRequest?.fill(info)
             if let data = request.dataRequest {
-                let end = data.requestsAllDataToEndOfResource
+                let end =
+                    data.requestsAllDataToEndOfResource
                     ? info.contentLength : min(info.contentLength, data.requestedOffset + data.requestedLength)
                 guard data.requestedOffset <= info.contentLength else {
                     throw StreamingError.outOfRange(offset: data.requestedOffset, length: info.contentLength)
@@ -126,9 +127,9 @@ public final class ResourceLoader: Sendable {
             switch try await fetcher.plan(from: before, url: url, headers: headers) {
             case .end:
                 return
-            case .store(let range):
+            case .store(let range, let version):
                 do {
-                    try readStore(range.lowerBound..<min(range.upperBound, end), into: data)
+                    try readStore(range.lowerBound..<min(range.upperBound, end), version: version, into: data)
                 } catch let error as StoreError {
                     // Evicted or dropped as corrupt meanwhile: plan again (the hole is refetched).
                     if idleRounds > 3 { throw error }
@@ -143,20 +144,20 @@ public final class ResourceLoader: Sendable {
                 }
             }
             idleRounds = data.currentOffset == before ? idleRounds + 1 : 0
-            if idleRounds > 50 { throw OriginError.connectionLost(reason: "no progress reading \(url.absoluteString.prefix(200))") }
+            if idleRounds > 50 {
+                throw OriginError.connectionLost(reason: "no progress reading \(url.absoluteString.prefix(200))")
+            }
         }
     }
 
-    private func readStore(_ range: Range<Int>, into data: DataRequest) throws {
-        let chunkSize = cache.store.configuration.chunkSize
-        var position = range.lowerBound
-        while position < range.upperBound {
+    /// Reads chunk by chunk, bound to `version`: an entry replaced
+    /// meanwhile stops the read (`changedDuringRead`) instead of handing
+    /// out bytes of another version.
+    private func readStore(_ range: Range<Int>, version: UInt64, into data: DataRequest) throws {
+        try cache.store.read(forKey: cacheKey, range: range, includeExpired: true, version: version) { bytes in
             try Task.checkCancellation()
-            let stop = min(range.upperBound, (position / chunkSize + 1) * chunkSize)
-            let bytes = try cache.store.read(forKey: cacheKey, range: position..<stop, includeExpired: true)
             data.respond(with: bytes)
             served.withLock { $0.bytesServedFromStore += bytes.count }
-            position = stop
         }
     }
 
@@ -164,8 +165,12 @@ public final class ResourceLoader: Sendable {
     /// and ``OfflineDownloader`` do), reporting (cached bytes, length) as it goes.
     /// Already cached chunks are not fetched again; cancelling the calling task stops it.
     ///
+    /// - returns: the ``EntryInfo/version`` of the store entry that now
+    ///   holds every byte (pin exactly that one: ``MediaStore/setPinned(_:forKey:version:)``).
     /// - throws: ``StreamingError``; a resource played without caching cannot be downloaded.
-    public func downloadAll(progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws(StreamingError) {
+    @discardableResult
+    public func downloadAll(progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws(StreamingError) -> UInt64
+    {
         do {
             let info = try await contentInformation()
             let length = info.contentLength
@@ -176,7 +181,9 @@ public final class ResourceLoader: Sendable {
             progress(cached, length)
             while let hole = try await fetcher.firstMissingByte(from: 0) {
                 try Task.checkCancellation()
-                guard case .stream(let stream) = try await fetcher.plan(from: hole, url: url, headers: headers) else { continue }
+                guard case .stream(let stream) = try await fetcher.plan(from: hole, url: url, headers: headers) else {
+                    continue
+                }
                 for try await piece in stream {
                     cached = min(length, cached + piece.count)
                     progress(cached, length)
@@ -186,7 +193,12 @@ public final class ResourceLoader: Sendable {
                     throw StreamingError.notCacheable(reason: reason)
                 }
             }
+            guard let version = await fetcher.entryVersion else {
+                throw StreamingError.notCacheable(
+                    reason: await fetcher.cachingSkipped ?? "the store entry was replaced")
+            }
             progress(length, length)
+            return version
         } catch {
             throw StreamingError.wrap(error)
         }

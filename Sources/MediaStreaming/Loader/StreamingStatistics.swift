@@ -16,6 +16,9 @@ public struct StreamingStatistics: Sendable, Equatable {
     public var notModified = 0
     /// Requests retried after a transient failure.
     public var retries = 0
+    /// Chunks not stored because the entry version they were fetched for
+    /// had been replaced in the store meanwhile (``MediaStore/StoreError/entryReplaced(key:expected:found:)``).
+    public var replacedWrites = 0
     /// Bytes handed to readers that they have not taken yet, now.
     public var readerBacklogBytes = 0
     /// The most ``readerBacklogBytes`` has been: what back-pressure keeps
@@ -37,6 +40,7 @@ public struct StreamingStatistics: Sendable, Equatable {
         delta.revalidations = revalidations - earlier.revalidations
         delta.notModified = notModified - earlier.notModified
         delta.retries = retries - earlier.retries
+        delta.replacedWrites = replacedWrites - earlier.replacedWrites
         delta.readerBacklogBytes = readerBacklogBytes
         delta.peakReaderBacklogBytes = peakReaderBacklogBytes
         return delta

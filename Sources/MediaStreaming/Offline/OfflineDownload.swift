@@ -110,8 +110,11 @@ public final class OfflineDownload: Sendable {
         let running = Task { [weak self] in
             guard let self else { return }
             do {
-                try await self.loader.downloadAll { [weak self] bytes, total in self?.update(bytes: bytes, total: total) }
-                try self.loader.cache.store.setPinned(true, forKey: self.cacheKey)
+                let version = try await self.loader.downloadAll { [weak self] bytes, total in
+                    self?.update(bytes: bytes, total: total)
+                }
+                // Pins the version downloaded, never a replacement of it.
+                try self.loader.cache.store.setPinned(true, forKey: self.cacheKey, version: version)
                 self.update(state: .completed)
             } catch {
                 let failure = StreamingError.wrap(error)
@@ -148,7 +151,8 @@ public final class OfflineDownload: Sendable {
         progress.totalUnitCount = Int64(current.total)
         progress.completedUnitCount = Int64(current.bytes)
         let snapshot = DownloadProgress(bytes: current.bytes, total: current.total, state: current.state)
-        let final = isFinal(current.state) || { if case .failed = current.state { return true } else { return false } }()
+        let final =
+            isFinal(current.state) || { if case .failed = current.state { return true } else { return false } }()
         let continuations = observers.withLock { observers -> [AsyncStream<DownloadProgress>.Continuation] in
             defer { if final { observers = [:] } }
             return Array(observers.values)

@@ -26,16 +26,10 @@ func probeDuration(of bytes: Data, name: String) throws -> Double {
     let file = FileManager.default.temporaryDirectory.appendingPathComponent("probe-\(UUID().uuidString)-\(name)")
     try bytes.write(to: file)
     defer { try? FileManager.default.removeItem(at: file) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", file.path]
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    guard process.terminationStatus == 0, let seconds = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+    let (status, text) = try runTool([
+        "ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", file.path,
+    ])
+    guard status == 0, let seconds = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
         throw FixtureFailure(message: "ffprobe cannot decode \(name): \(text)")
     }
     return seconds
