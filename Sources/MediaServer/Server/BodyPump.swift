@@ -22,8 +22,12 @@ final class BodyPump: @unchecked Sendable {
     }
 
     private let loader: ResourceLoader
-    private let range: Range<Int>
+    /// The bytes to send; an open end (`Int.max`) until the content information clamps it.
+    private var range: Range<Int>
     private let highWater: Int
+    /// Whether the first request also asks for the content information.
+    private var asksInformation: Bool
+    private var information: ContentInformation?
     private let condition = NSCondition()
     private var pieces: [Data] = []
     private var buffered = 0
@@ -38,16 +42,37 @@ final class BodyPump: @unchecked Sendable {
     private var finished = false
     private var failure: StreamingError?
     private var cancelled = false
+    private var started = false
 
-    init(loader: ResourceLoader, range: Range<Int>, highWater: Int) {
+    /// - parameter range: the bytes wanted; its upper bound may be `Int.max` (to the end)
+    ///   when `withInformation` is set.
+    /// - parameter withInformation: the first loading request also asks for the content
+    ///   information (see ``waitForInformation()``): a response whose range is known
+    ///   before its length starts with one round trip to the loader instead of two.
+    init(loader: ResourceLoader, range: Range<Int>, highWater: Int, withInformation: Bool = false) {
         self.loader = loader
         self.range = range
         self.highWater = highWater
+        self.asksInformation = withInformation
     }
 
+    /// The bytes this pump sends (clamped to the length once it is known).
+    var body: Range<Int> { condition.withLock { range } }
+
+    /// Waits for the content information the first request asked for.
+    func waitForInformation() -> Result<ContentInformation, StreamingError> {
+        condition.lock()
+        defer { condition.unlock() }
+        while information == nil && failure == nil && !cancelled { condition.wait() }
+        if let information { return .success(information) }
+        return .failure(failure ?? .cancelled)
+    }
+
+    /// Sends the first loading request; later calls do nothing.
     func start() {
         condition.lock()
-        let request = makeRequest()
+        let request = started ? nil : makeRequest()
+        started = true
         condition.unlock()
         if let request { loader.shouldWaitForLoading(of: request) }
     }
@@ -58,12 +83,14 @@ final class BodyPump: @unchecked Sendable {
         generation += 1
         let generation = self.generation
         let offset = range.lowerBound + received
-        let request = LoadingRequest(contentInformation: false, offset: offset, length: range.upperBound - offset) {
+        let length = range.upperBound == Int.max ? nil : range.upperBound - offset
+        let request = LoadingRequest(contentInformation: asksInformation, offset: offset, length: length) {
             [weak self] event in
             self?.receive(event, generation: generation)
         }
         current = request
         paused = false
+        asksInformation = false
         return request
     }
 
@@ -102,8 +129,10 @@ final class BodyPump: @unchecked Sendable {
             }
         case .failed(let error):
             failure = error
-        case .contentInformation:
-            break
+        case .contentInformation(let info):
+            information = info
+            let end = max(range.lowerBound, min(range.upperBound, info.contentLength))
+            range = range.lowerBound..<end
         }
         condition.broadcast()
         condition.unlock()

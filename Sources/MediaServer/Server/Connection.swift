@@ -143,15 +143,31 @@ final class Connection: @unchecked Sendable {
     private func serveMedia(_ request: HTTPRequest, origin: URL) -> Bool {
         let closing = !request.keepsAlive
         let loader = server.loaders.loader(for: origin)
-        let wait = BlockingWait { () async throws(StreamingError) -> ContentInformation in
-            try await loader.contentInformation()
+        // When the bytes wanted are known before the length (no Range, `a-b`
+        // or `a-`, no conditionals), one loading request asks for the content
+        // information and those bytes at once; otherwise the information first.
+        var pump: BodyPump?
+        let outcome: Result<ContentInformation, StreamingError>?
+        if let guess = Self.likelyBody(request) {
+            let speculative = BodyPump(
+                loader: loader, range: guess, highWater: configuration.responseBufferBytes, withInformation: true)
+            pump = speculative
+            outcome = whileRunning(stoppable: { speculative.cancel() }) {
+                speculative.start()
+                return speculative.waitForInformation()
+            }
+        } else {
+            let wait = BlockingWait { () async throws(StreamingError) -> ContentInformation in
+                try await loader.contentInformation()
+            }
+            outcome = whileRunning(stoppable: { wait.abandon() }) { wait.wait() }
         }
-        let outcome = whileRunning(stoppable: { wait.abandon() }) { wait.wait() }
         let information: ContentInformation
         switch outcome {
         case .success(let info):
             information = info
         case .failure(let error):
+            pump?.cancel()
             let (status, reason) = Self.status(for: error)
             refuse(status, reason, closing: closing, method: request.method)
             return !isAborted
@@ -162,30 +178,52 @@ final class Connection: @unchecked Sendable {
             length: information.contentLength, mimeType: information.mimeType, etag: information.etag,
             lastModified: information.lastModified)
         let plan = ResponsePlanner.plan(method: request.method, request: request, representation: representation)
+        if let speculative = pump, plan.body != speculative.body || plan.body?.isEmpty != false {
+            speculative.cancel()
+            pump = nil
+        }
         var head = plan.head
         if closing { head.add("Connection", "close") }
         let status = head.status
         server.count { if status >= 400 { $0.clientErrors += 1 } else { $0.successes += 1 } }
         guard socket.write(head.serialized() + (request.method == "HEAD" ? [] : plan.message), timeout: sendTimeout)
         else {
+            pump?.cancel()
             return false
         }
         guard let range = plan.body, !range.isEmpty else {
             server.emit(.served(origin: origin, status: status, bytes: 0, complete: true))
             return true
         }
-        let (sent, complete) = pumpBody(loader: loader, range: range)
+        let (sent, complete) = pumpBody(
+            pump ?? BodyPump(loader: loader, range: range, highWater: configuration.responseBufferBytes), range: range)
         server.emit(.served(origin: origin, status: status, bytes: sent, complete: complete))
         if !complete { server.count { $0.responsesCut += 1 } }
         return complete
     }
 
+    /// The body a `GET` most likely gets, when it is known without the
+    /// length: everything (no `Range`), or one `a-b` or `a-` range. `nil`
+    /// for `HEAD`, suffix or several ranges, and conditional requests.
+    static func likelyBody(_ request: HTTPRequest) -> Range<Int>? {
+        guard request.method == "GET",
+            ["If-None-Match", "If-Match", "If-Modified-Since"].allSatisfy({ request.header($0) == nil })
+        else { return nil }
+        guard let header = request.header("Range") else { return 0..<Int.max }
+        guard let set = ByteRangeSet.parse(header) else { return 0..<Int.max }
+        guard set.specs.count == 1 else { return nil }
+        switch set.specs[0] {
+        case .closed(let first, let last): return first..<(last == Int.max ? Int.max : last + 1)
+        case .from(let first): return first..<Int.max
+        case .suffix: return nil
+        }
+    }
+
     /// Writes `range` of the resource as it arrives; returns the bytes sent
     /// and whether all were (if not, the connection must close: the client
     /// sees a body shorter than its `Content-Length`, never a complete-looking one).
-    private func pumpBody(loader: ResourceLoader, range: Range<Int>) -> (Int, Bool) {
-        let pump = BodyPump(loader: loader, range: range, highWater: configuration.responseBufferBytes)
-        return whileRunning(stoppable: { pump.cancel() }) {
+    private func pumpBody(_ pump: BodyPump, range: Range<Int>) -> (Int, Bool) {
+        whileRunning(stoppable: { pump.cancel() }) {
             pump.start()
             var sent = 0
             while true {
