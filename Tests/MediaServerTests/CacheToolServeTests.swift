@@ -17,22 +17,19 @@ struct CacheToolServeTests {
         return FileManager.default.isExecutableFile(atPath: candidate.path) ? candidate : nil
     }
 
-    @Test func printsPlayableURLsAndExitsWhenIdle() async throws {
+    @Test func printsPlayableURLs() async throws {
         let fixture = try ServerFixture()
         let cachetool = try #require(Self.cachetool, "cachetool is built with the tests")
         let store = fixture.directory.appendingPathComponent("served-store")
-        let origin = fixture.originURL("track.mp3")
         let process = Process()
         process.executableURL = cachetool
         process.arguments = [
-            "serve", "--store", store.path, "--print-url", origin.absoluteString, "--print-url",
+            "serve", "--store", store.path, "--print-url", fixture.originURL("track.mp3").absoluteString, "--print-url",
             fixture.originURL("track.flac").absoluteString,
-            "--idle-exit", "3",
         ]
         let output = Pipe()
-        let errors = Pipe()
         process.standardOutput = output
-        process.standardError = errors
+        process.standardError = FileHandle.nullDevice
         try process.run()
         let lines = try await offPool { () -> [String] in
             var text = ""
@@ -51,13 +48,30 @@ struct CacheToolServeTests {
         #expect(result.status == 200 && result.body == original)
         let duration = try await FFmpeg.duration(lines[1])
         #expect(duration == 4.0)
-        // Idle for 3 s after the last client: it exits by itself, status 0.
+        // The bytes stay in the store it serves.
+        #expect(FileManager.default.fileExists(atPath: store.appendingPathComponent("data.mdb").path))
+        process.terminate()
+        try await offPool { process.waitUntilExit() }
+        #expect(process.terminationReason == .uncaughtSignal)
+    }
+
+    @Test func exitsWhenIdle() async throws {
+        let cachetool = try #require(Self.cachetool)
+        let store = FileManager.default.temporaryDirectory.appendingPathComponent("serve-idle-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: store) }
+        let process = Process()
+        process.executableURL = cachetool
+        process.arguments = ["serve", "--store", store.path, "--idle-exit", "0.5"]
+        let errors = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        let log = try await offPool {
+            String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        }
         try await offPool { process.waitUntilExit() }
         #expect(process.terminationStatus == 0)
-        let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(log.contains("serving"))
-        // The bytes stayed in the store it served.
-        #expect(FileManager.default.fileExists(atPath: store.appendingPathComponent("data.mdb").path))
+        #expect(log.contains("serving") && log.contains("port"))
     }
 
     @Test func refusesBadArguments() async throws {

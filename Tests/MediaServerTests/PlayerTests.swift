@@ -82,7 +82,7 @@ struct PlayerTests {
         try await offPool { victim.waitUntilExit() }
         let result = try await survivor.value
         #expect(result.status == 200 && result.body == ServerFixture.longTrack)
-        for _ in 0..<200 where fixture.server.statistics.activeConnections > 0 {
+        for _ in 0..<1000 where fixture.server.statistics.activeConnections > 0 {
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(fixture.server.statistics.activeConnections == 0)
@@ -98,7 +98,7 @@ struct PlayerTests {
         // Asks for 10 MiB and reads nothing: the socket buffers fill, the
         // server stops asking the loader for more, then lets the client go.
         client.send("GET \(fixture.local("long.wav").path) HTTP/1.1\r\nHost: a\r\n\r\n")
-        for _ in 0..<400 where fixture.server.statistics.responsesCut == 0 {
+        for _ in 0..<1500 where fixture.server.statistics.responsesCut == 0 {
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(fixture.server.statistics.responsesCut == 1)

@@ -39,6 +39,12 @@ extension CacheTool {
             }
             origins.append(url)
         }
+        // A parent may have started us with these blocked (a dispatch worker's
+        // mask is inherited through posix_spawn): Ctrl-C and kill must stop the server.
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        for signal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&stopSignals, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
         let store = try openStore(parsed, write: true, create: true)
         let server = MediaServer(cache: StreamingCache(store: store), configuration: configuration)
         do {
