@@ -30,7 +30,8 @@ import MediaStreaming
 /// ``MediaServerConfiguration/allowlist`` (others get 403); request heads,
 /// header counts, slow or idle clients and connections are bounded (414,
 /// 431, 408, 503). Threads: one accepting, one per connection (blocking
-/// socket I/O stays off Swift's cooperative pool).
+/// socket I/O stays off Swift's cooperative pool). A running server is kept
+/// alive by its threads: call ``stop()`` to end it.
 public final class MediaServer: Sendable {
     /// The cache bytes are played from.
     public let cache: StreamingCache
