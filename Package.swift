@@ -51,6 +51,7 @@ let package = Package(
         .library(name: "MediaStore", targets: ["MediaStore"]),
         .library(name: "MediaCache", targets: ["MediaCache"]),
         .library(name: "MediaStreaming", targets: ["MediaStreaming"]),
+        .library(name: "MediaServer", targets: ["MediaServer"]),
         .executable(name: "mediacache-demo", targets: ["mediacache-demo"]),
         .executable(name: "mediacache-bench", targets: ["mediacache-bench"]),
         .executable(name: "cachetool", targets: ["cachetool"]),
@@ -71,6 +72,10 @@ let package = Package(
             dependencies: ["MediaStore"]
         ),
         .target(
+            name: "MediaServer",
+            dependencies: ["MediaStreaming", "MediaStore"]
+        ),
+        .target(
             name: "LoopbackNginx"
         ),
         .executableTarget(
@@ -80,12 +85,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "mediacache-bench",
-            dependencies: ["MediaStore", "MediaCache", "MediaStreaming", lmdb, "LoopbackNginx"],
+            dependencies: ["MediaStore", "MediaCache", "MediaStreaming", "MediaServer", lmdb, "LoopbackNginx"],
             path: "Sources/MediaCacheBench"
         ),
         .target(
             name: "CacheToolCore",
-            dependencies: ["MediaStore"]
+            dependencies: ["MediaStore", "MediaStreaming", "MediaServer"]
         ),
         .executableTarget(
             name: "cachetool",
@@ -101,7 +106,7 @@ let package = Package(
         // test code, in no product (reaches MediaStore's `package` internals).
         .target(
             name: "FuzzSupport",
-            dependencies: ["MediaStore", "MediaStreaming", "CacheToolCore"],
+            dependencies: ["MediaStore", "MediaStreaming", "MediaServer", "CacheToolCore"],
             path: "Tests/FuzzSupport"
         ),
         .executableTarget(
@@ -125,13 +130,19 @@ let package = Package(
         ),
         .testTarget(
             name: "CacheToolTests",
-            dependencies: ["CacheToolCore", "MediaStore", "MediaStreaming", "TestSupport", "FuzzSupport"],
+            dependencies: [
+                "CacheToolCore", "MediaStore", "MediaStreaming", "MediaServer", "TestSupport", "FuzzSupport",
+            ],
             exclude: ["Fuzz"]
         ),
         .testTarget(
             name: "MediaStreamingTests",
             dependencies: ["MediaStreaming", "MediaStore", "LoopbackNginx", "TestSupport"],
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "MediaServerTests",
+            dependencies: ["MediaServer", "MediaStreaming", "MediaStore", "LoopbackNginx"]
         ),
     ],
     swiftLanguageModes: [.v6]

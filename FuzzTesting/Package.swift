@@ -30,6 +30,7 @@ let package = Package(
             dependencies: [
                 .product(name: "MediaStore", package: "MediaCache"),
                 .product(name: "MediaStreaming", package: "MediaCache"),
+                .product(name: "MediaServer", package: "MediaCache"),
                 .product(name: "CacheToolCore", package: "MediaCache"),
             ],
             path: "MediaCache/Tests/FuzzSupport",
@@ -42,6 +43,7 @@ let package = Package(
         .executableTarget(name: "FuzzPlaybackPrefix", dependencies: ["FuzzEntryPoints"]),
         .executableTarget(name: "FuzzPlaylist", dependencies: ["FuzzEntryPoints"]),
         .executableTarget(name: "FuzzStoreFile", dependencies: ["FuzzEntryPoints"]),
+        .executableTarget(name: "FuzzServerRequest", dependencies: ["FuzzEntryPoints"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -98,6 +98,16 @@ import Testing
         #expect(parsed <= inputs.count - 9, "the broken seeds should not parse")
     }
 
+    /// Request heads for MediaServer (FuzzServerRequest): parsing, routing,
+    /// Range and conditional planning. The well-formed seeds parse; the
+    /// hostile ones (bare CR, folding, HTTP/2, a body, an over-long target) do not.
+    @Test func serverRequestCorpus() throws {
+        let inputs = try Self.inputs("FuzzServerRequest")
+        #expect(inputs.count >= 10)
+        let parsed = inputs.filter { Self.replay($0, ServerFuzzing.parseRequest) == true }.count
+        #expect(parsed >= 8 && parsed < inputs.count, "\(parsed) of \(inputs.count) seeds parsed")
+    }
+
     /// Arbitrary bytes as `data.mdb` (FuzzStoreFile). The checks before
     /// mapping run here for every input, and a file they refuse must be
     /// refused by opening too. A file they pass is opened only in a child

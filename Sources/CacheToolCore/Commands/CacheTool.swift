@@ -97,6 +97,7 @@ public struct CacheTool {
         case "readers": try readers(parsed)
         case "export": try export(parsed)
         case "import": try importEntries(parsed)
+        case "serve": try serve(parsed)
         default: throw UsageError("unknown command '\(name)'")
         }
     }

@@ -78,6 +78,24 @@ public enum CommandTable {
         CommandSpec(
             "import", summary: "store the entries of an export in DIR (checking each digest)",
             positionals: [PositionalSpec("DIR")], options: [json], writes: true),
+        CommandSpec(
+            "serve", summary: "play the store to any player over loopback HTTP (MediaServer)",
+            options: [
+                OptionSpec("port", value: "N", help: "the port (default: one the OS picks)"),
+                OptionSpec(
+                    "origin-allow", value: "PATTERN", repeatable: true,
+                    help: "also fetch origins matching PATTERN: host, *.domain or a URL prefix"),
+                OptionSpec("print-url", value: "URL", repeatable: true, help: "print the local URL that plays URL"),
+                OptionSpec("secret", value: "TEXT", help: "the secret in local URLs (default: random per run)"),
+                OptionSpec("idle-exit", value: "SECONDS", help: "exit after SECONDS without any open connection"),
+                OptionSpec("lan", help: "listen on every interface, not only 127.0.0.1 (see the README: a risk)"),
+            ],
+            writes: true,
+            details: """
+                Prints one local URL per --print-url, in order, then serves until killed (or idle for \
+                --idle-exit seconds). Bytes come from the store, missing ones from the origin (and are kept). \
+                Example: cachetool serve --print-url https://host/a.mp3 | (read url; ffplay -autoexit "$url")
+                """),
     ]
 
     /// The parser over this table.

@@ -1,0 +1,222 @@
+import Foundation
+import LoopbackNginx
+import MediaServer
+import MediaStore
+import MediaStreaming
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+extension BenchmarkRunner {
+    /// Issue 9's figures: `MediaServer` serving fully cached tracks from the
+    /// store to `curl` (the load generator: one process per client, body to
+    /// /dev/null), against nginx serving the same bytes from plain files on
+    /// the same machine to the same curl. The server runs in this process,
+    /// so the RSS figure is the server's (and the store's mapped pages).
+    func runServer() throws {
+        let w = workloads
+        let trackSize = w.playbackEntryBytes
+        let clients = 8
+        let smallSize = options.quick ? 4_000_000 : 25_000_000
+        log(
+            "server: a \(trackSize / 1_000_000) MB track to one curl; \(clients) curls on \(clients) tracks of \(smallSize / 1_000_000) MB"
+        )
+        guard Self.which("curl") else {
+            note("server: skipped, curl not installed (Tools/bootstrap installs it)")
+            return
+        }
+        let web = try freshDirectory("server-www")
+        defer { remove(web) }
+        var rng = SplitMix64(seed: Workloads.largeSeed ^ 0x5E4E)
+        try Self.writeFile(web.appendingPathComponent("track.bin"), bytes: trackSize, &rng)
+        for index in 0..<clients {
+            try Self.writeFile(web.appendingPathComponent("t\(index).bin"), bytes: smallSize, &rng)
+        }
+        let nginx: LoopbackNginx
+        do {
+            nginx = try LoopbackNginx(
+                serving: web, in: try freshDirectory("server-nginx"), accessLog: false,
+                httpDirectives: "keepalive_requests 100000;")
+        } catch {
+            note("server: skipped, \(error)")
+            return
+        }
+        defer { nginx.stop() }
+        let directory = try freshDirectory("server-store")
+        defer { remove(directory) }
+        let store = try MediaStore(directory: directory)
+        let cache = StreamingCache(store: store)
+        let names = ["track.bin"] + (0..<clients).map { "t\($0).bin" }
+        for name in names {
+            let consumer = PlaybackConsumer()
+            try consumer.load(cache.loader(for: nginx.url(name)))
+            try waitForEntry(store, key: nginx.url(name).absoluteString)
+        }
+        let server = MediaServer(cache: cache)
+        try server.start()
+        defer { server.stop() }
+        let originBefore = cache.statistics.originRequests
+
+        // 1. One client, the whole 100 MB track: throughput and time to first byte.
+        let local = server.url(for: nginx.url("track.bin")).absoluteString
+        let direct = nginx.url("track.bin").absoluteString
+        var serverRates: [Double] = []
+        var nginxRates: [Double] = []
+        for _ in 0..<w.repetitions {
+            let mine = try Self.curl(local)
+            let theirs = try Self.curl(direct)
+            verify(
+                mine.bytes == trackSize && theirs.bytes == trackSize,
+                "server: got \(mine.bytes) and \(theirs.bytes) of \(trackSize) bytes")
+            serverRates.append(Double(mine.bytes) / mine.total / 1e6)
+            nginxRates.append(Double(theirs.bytes) / theirs.total / 1e6)
+        }
+        record(
+            "server: a cached \(trackSize / 1_000_000) MB track to one client (curl, body to /dev/null)",
+            unit: BenchResult.megabytesPerSecond, engine: Stopwatch.median(serverRates),
+            baselines: [("nginx, the same bytes from a plain file", Stopwatch.median(nginxRates))])
+        let trials = options.quick ? 10 : 30
+        var serverFirst: [Double] = []
+        var nginxFirst: [Double] = []
+        for _ in 0..<trials {
+            serverFirst.append(try Self.curl(local, range: "0-1").firstByte)
+            nginxFirst.append(try Self.curl(direct, range: "0-1").firstByte)
+        }
+        record(
+            "server: time to first byte, bytes 0-1 of the cached track (curl time_starttransfer, new connection; median of \(trials))",
+            unit: "µs (lower is better)", engine: Stopwatch.median(serverFirst) * 1e6,
+            baselines: [("nginx, plain file", Stopwatch.median(nginxFirst) * 1e6)])
+
+        // 2. Eight clients at once, each on its own cached track.
+        let startRSS = MemoryProbe.residentBytes() ?? 0
+        var serverAggregate: [Double] = []
+        var nginxAggregate: [Double] = []
+        var peakRSS = startRSS
+        for _ in 0..<w.repetitions {
+            let urls = (0..<clients).map { server.url(for: nginx.url("t\($0).bin")).absoluteString }
+            let (rate, peak) = try Self.concurrentCurls(urls, expected: smallSize, sampleMemory: true)
+            peakRSS = max(peakRSS, peak)
+            serverAggregate.append(rate)
+            let (nginxRate, _) = try Self.concurrentCurls(
+                (0..<clients).map { nginx.url("t\($0).bin").absoluteString }, expected: smallSize, sampleMemory: false)
+            nginxAggregate.append(nginxRate)
+        }
+        record(
+            "server: \(clients) clients at once on \(clients) cached \(smallSize / 1_000_000) MB tracks, aggregate (\(clients) curls)",
+            unit: BenchResult.megabytesPerSecond, engine: Stopwatch.median(serverAggregate),
+            baselines: [("nginx, plain files", Stopwatch.median(nginxAggregate))])
+        record(
+            BenchResult(
+                name:
+                    "server: peak RSS growth while \(clients) clients stream (VmRSS sampled every 10 ms, this process)",
+                unit: BenchResult.mebibytes, value: Self.mebibytes(peakRSS - startRSS)))
+        verify(cache.statistics.originRequests == originBefore, "server: serving cached tracks sent origin requests")
+        verify(
+            server.statistics.responsesCut == 0, "server: \(server.statistics.responsesCut) responses were cut short")
+        note(
+            "server: curl is the load generator for both (one process per client); figures taken on a shared machine are noisy."
+        )
+    }
+
+    private func waitForEntry(_ store: MediaStore, key: String) throws {
+        for _ in 0..<2000 {
+            if try store.info(forKey: key)?.isComplete == true { return }
+            usleep(5_000)
+        }
+        verify(false, "server: \(key) never completed in the store")
+    }
+
+    private static func writeFile(_ url: URL, bytes: Int, _ rng: inout SplitMix64) throws {
+        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown)
+        }
+        let handle = try FileHandle(forWritingTo: url)
+        defer { try? handle.close() }
+        var written = 0
+        while written < bytes {
+            let piece = Workloads.randomData(min(1 << 20, bytes - written), &rng)
+            try handle.write(contentsOf: piece)
+            written += piece.count
+        }
+    }
+
+    private static func which(_ tool: String) -> Bool {
+        (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains {
+            FileManager.default.isExecutableFile(atPath: "\($0)/\(tool)")
+        }
+    }
+
+    /// What one curl run measured.
+    private struct CurlFigures {
+        var bytes: Int
+        var total: Double
+        var firstByte: Double
+    }
+
+    private static func curlProcess(_ url: String, range: String?) -> (Process, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments =
+            ["curl", "-sS", "-o", "/dev/null", "-w", "%{size_download} %{time_total} %{time_starttransfer}"]
+            + (range.map { ["-r", $0] } ?? []) + [url]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        return (process, output)
+    }
+
+    private static func figures(_ process: Process, _ output: Pipe) -> CurlFigures {
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let parts = text.split(separator: " ").map { Double($0) ?? 0 }
+        guard parts.count == 3, process.terminationStatus == 0 else {
+            return CurlFigures(bytes: 0, total: 1, firstByte: 1)
+        }
+        return CurlFigures(bytes: Int(parts[0]), total: max(parts[1], 1e-6), firstByte: parts[2])
+    }
+
+    private static func curl(_ url: String, range: String? = nil) throws -> CurlFigures {
+        let (process, output) = curlProcess(url, range: range)
+        try process.run()
+        return figures(process, output)
+    }
+
+    /// Runs one curl per URL at once; returns the aggregate MB/s (all bytes
+    /// over the wall time from the first start to the last end) and the peak
+    /// VmRSS seen meanwhile.
+    private static func concurrentCurls(_ urls: [String], expected: Int, sampleMemory: Bool) throws -> (Double, Int) {
+        let runs = urls.map { curlProcess($0, range: nil) }
+        let started = Stopwatch.now()
+        for (process, _) in runs { try process.run() }
+        let finished = Locked(false)
+        let peak = Locked(MemoryProbe.residentBytes() ?? 0)
+        let sampler = Thread {
+            while !finished.current {
+                if sampleMemory, let now = MemoryProbe.residentBytes() { peak.withLock { $0 = max($0, now) } }
+                usleep(10_000)
+            }
+        }
+        sampler.start()
+        let results = runs.map { figures($0.0, $0.1) }
+        let seconds = Double(Stopwatch.now() - started) / 1e9
+        finished.withLock { $0 = true }
+        let bytes = results.reduce(0) { $0 + $1.bytes }
+        if bytes != expected * urls.count {
+            FileHandle.standardError.write(
+                Data("mediacache-bench: concurrent curls got \(bytes) of \(expected * urls.count) bytes\n".utf8))
+        }
+        return (Double(bytes) / seconds / 1e6, peak.current)
+    }
+}
+
+/// A value behind a lock, for the bench's sampler thread.
+final class Locked<Value>: @unchecked Sendable {
+    private var value: Value
+    private let lock = NSLock()
+    init(_ value: Value) { self.value = value }
+    func withLock<R>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&value) } }
+    var current: Value { withLock { $0 } }
+}

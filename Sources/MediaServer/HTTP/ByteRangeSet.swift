@@ -1,0 +1,130 @@
+/// The `Range` header of a request (RFC 9110 §14.1.2, §14.2):
+/// `bytes=` then one or more of `first-last`, `first-` and `-suffix`.
+///
+/// ``parse(_:)`` returns `nil` for anything that is not a valid bytes
+/// range set (another unit, a `last` below its `first`, junk): RFC 9110
+/// says such a `Range` is ignored and the whole representation sent.
+/// Numbers too large for `Int` saturate (a huge `last` means "to the end").
+///
+/// ```swift
+/// ByteRangeSet.parse("bytes=0-499, -500")?.resolve(length: 10_000)   // .several
+/// ```
+public struct ByteRangeSet: Sendable, Equatable {
+    /// One range as written.
+    public enum Spec: Sendable, Equatable {
+        /// `first-last`, inclusive.
+        case closed(first: Int, last: Int)
+        /// `first-`, to the end.
+        case from(Int)
+        /// `-count`, the last `count` bytes.
+        case suffix(Int)
+    }
+
+    /// What a range set asks of a representation of known length.
+    public enum Resolution: Sendable, Equatable {
+        /// One satisfiable range (after dropping unsatisfiable ones and
+        /// merging overlapping or adjacent ones): a 206.
+        case single(Range<Int>)
+        /// Several disjoint satisfiable ranges, in the order asked.
+        case several([Range<Int>])
+        /// No range is satisfiable: a 416 with `Content-Range: bytes */length`.
+        case unsatisfiable
+    }
+
+    /// The ranges, in the order written.
+    public var specs: [Spec]
+
+    public init(_ specs: [Spec]) { self.specs = specs }
+
+    /// Most ranges taken from one header; more make it invalid (a guard
+    /// against range sets built to cost the server work).
+    public static let maxRanges = 64
+
+    /// Parses a `Range` header value; `nil` when it is not a valid bytes range set.
+    public static func parse(_ header: String) -> ByteRangeSet? {
+        let value = header.trimmingCharacters(in: [" ", "\t"])
+        guard let equals = value.firstIndex(of: "="),
+            value[..<equals].trimmingCharacters(in: [" ", "\t"]).lowercased() == "bytes"
+        else { return nil }
+        var specs: [Spec] = []
+        // RFC 9110 §5.6.1: empty list elements are allowed and ignored.
+        for element in value[value.index(after: equals)...].split(separator: ",", omittingEmptySubsequences: false) {
+            let item = element.trimmingCharacters(in: [" ", "\t"])
+            if item.isEmpty { continue }
+            guard let spec = spec(item) else { return nil }
+            specs.append(spec)
+            if specs.count > maxRanges { return nil }
+        }
+        return specs.isEmpty ? nil : ByteRangeSet(specs)
+    }
+
+    private static func spec(_ item: String) -> Spec? {
+        let halves = item.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard halves.count == 2 else { return nil }
+        switch (halves[0].isEmpty, halves[1].isEmpty) {
+        case (true, true): return nil
+        case (true, false): return number(halves[1]).map(Spec.suffix)
+        case (false, true): return number(halves[0]).map(Spec.from)
+        case (false, false):
+            guard let first = number(halves[0]), let last = number(halves[1]), first <= last else { return nil }
+            return .closed(first: first, last: last)
+        }
+    }
+
+    /// A run of digits, saturating at `Int.max`.
+    private static func number(_ text: Substring) -> Int? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return nil
+        }
+        var value = 0
+        for digit in text.utf8 {
+            let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times.addingReportingOverflow(Int(digit - UInt8(ascii: "0")))
+            if overflow1 || overflow2 { return Int.max }
+            value = sum
+        }
+        return value
+    }
+
+    /// The half-open range `spec` selects in `length` bytes; `nil` when unsatisfiable.
+    public static func range(of spec: Spec, length: Int) -> Range<Int>? {
+        switch spec {
+        case .closed(let first, let last):
+            guard first < length else { return nil }
+            return first..<(last >= length - 1 ? length : last + 1)
+        case .from(let first):
+            guard first < length else { return nil }
+            return first..<length
+        case .suffix(let count):
+            guard count > 0, length > 0 else { return nil }
+            return max(0, length - count)..<length
+        }
+    }
+
+    /// What the set asks of `length` bytes (RFC 9110 §14.1.2: a range set
+    /// is satisfiable when any of its ranges is).
+    public func resolve(length: Int) -> Resolution {
+        let satisfiable = specs.compactMap { Self.range(of: $0, length: length) }
+        guard !satisfiable.isEmpty else { return .unsatisfiable }
+        var merged: [Range<Int>] = []
+        for range in satisfiable.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            if let last = merged.last, range.lowerBound <= last.upperBound {
+                merged[merged.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
+            } else {
+                merged.append(range)
+            }
+        }
+        if merged.count == 1 { return .single(merged[0]) }
+        // Disjoint: keep the order asked (RFC 9110 §14.6), each once.
+        var ordered: [Range<Int>] = []
+        for range in satisfiable {
+            if let home = merged.first(where: { $0.lowerBound <= range.lowerBound && range.upperBound <= $0.upperBound }
+            ),
+                !ordered.contains(home)
+            {
+                ordered.append(home)
+            }
+        }
+        return .several(ordered)
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// A response's status line and header fields, serialized for the wire.
+///
+/// Values are sanitized as they are added: CR, LF and other control
+/// characters become spaces, so nothing taken from an origin (a content
+/// type, an entity tag) can end the head early or add a field.
+///
+/// ```swift
+/// var head = ResponseHead(status: 206)
+/// head.add("Content-Range", "bytes 0-99/1000")
+/// socket.write(head.serialized())
+/// ```
+public struct ResponseHead: Sendable, Equatable {
+    public var status: Int
+    public private(set) var fields: [Field]
+
+    /// One header field.
+    public struct Field: Sendable, Equatable {
+        public var name: String
+        public var value: String
+    }
+
+    public init(status: Int, fields: [(String, String)] = []) {
+        self.status = status
+        self.fields = []
+        for (name, value) in fields { add(name, value) }
+    }
+
+    /// Appends a field; the value is sanitized, a name that is not a token is dropped.
+    public mutating func add(_ name: String, _ value: String) {
+        guard !name.isEmpty, name.utf8.allSatisfy(HTTPRequestParser.isTokenByte) else { return }
+        let clean = String(
+            String.UnicodeScalarView(value.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
+        fields.append(Field(name: name, value: clean))
+    }
+
+    /// Replaces every field named `name` with one holding `value`.
+    public mutating func set(_ name: String, _ value: String) {
+        fields.removeAll { $0.name.caseInsensitiveEquals(name) }
+        add(name, value)
+    }
+
+    /// The value of the first field named `name`.
+    public func value(_ name: String) -> String? {
+        fields.first { $0.name.caseInsensitiveEquals(name) }?.value
+    }
+
+    /// The head as sent: `HTTP/1.1 status reason`, the fields, an empty line.
+    public func serialized() -> [UInt8] {
+        var text = "HTTP/1.1 \(status) \(HTTPStatus.reason(status))\r\n"
+        for field in fields { text += "\(field.name): \(field.value)\r\n" }
+        text += "\r\n"
+        return Array(text.utf8)
+    }
+
+    /// A complete small response with a plain-text body (errors, `/ping`).
+    public static func text(
+        status: Int, _ body: String, closing: Bool, method: String = "GET", extra: [(String, String)] = []
+    ) -> [UInt8] {
+        let payload = Array((body + "\n").utf8)
+        var head = ResponseHead(status: status)
+        head.add("Content-Type", "text/plain; charset=utf-8")
+        head.add("Content-Length", String(payload.count))
+        head.add("Cache-Control", "no-store")
+        for (name, value) in extra { head.add(name, value) }
+        if closing { head.add("Connection", "close") }
+        return head.serialized() + (method == "HEAD" ? [] : payload)
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import MediaStreaming
+
+/// Feeds one response body from a ``ResourceLoader`` to a connection's
+/// thread through ``LoadingRequest``s (the path a `StreamingItem` takes),
+/// with back-pressure from the socket.
+///
+/// The loader pushes; the connection pulls with ``next()``. When more
+/// than `highWater` bytes wait untaken, the loading request is cancelled
+/// (a download it joined goes on to the end of its current request, into
+/// the store, then stops if nobody else reads it); when the connection
+/// takes them, a new request continues from the next byte (from the
+/// store, or joining a download) while they are written. Memory per
+/// connection stays under about twice `highWater` plus a chunk, whatever
+/// the client's speed: a stalled client holds its reading back.
+final class BodyPump: @unchecked Sendable {
+    /// What ``next()`` returns.
+    enum Next {
+        case data([Data])
+        case end
+        case failed(StreamingError)
+    }
+
+    private let loader: ResourceLoader
+    /// The bytes to send; an open end (`Int.max`) until the content information clamps it.
+    private var range: Range<Int>
+    private let highWater: Int
+    /// Whether the first request also asks for the content information.
+    private var asksInformation: Bool
+    private var information: ContentInformation?
+    private let condition = NSCondition()
+    private var pieces: [Data] = []
+    private var buffered = 0
+    /// Bytes accepted into the buffer so far: the next request starts at `range.lowerBound + received`.
+    private var received = 0
+    private var generation = 0
+    private var current: LoadingRequest?
+    /// Requests cancelled for back-pressure, by generation: one still
+    /// answering (its cancel raced its start) is cancelled again.
+    private var stale: [Int: LoadingRequest] = [:]
+    private var paused = false
+    private var finished = false
+    private var failure: StreamingError?
+    private var cancelled = false
+    private var started = false
+
+    /// - parameter range: the bytes wanted; its upper bound may be `Int.max` (to the end)
+    ///   when `withInformation` is set.
+    /// - parameter withInformation: the first loading request also asks for the content
+    ///   information (see ``waitForInformation()``): a response whose range is known
+    ///   before its length starts with one round trip to the loader instead of two.
+    init(loader: ResourceLoader, range: Range<Int>, highWater: Int, withInformation: Bool = false) {
+        self.loader = loader
+        self.range = range
+        self.highWater = highWater
+        self.asksInformation = withInformation
+    }
+
+    /// The bytes this pump sends (clamped to the length once it is known).
+    var body: Range<Int> { condition.withLock { range } }
+
+    /// Waits for the content information the first request asked for.
+    func waitForInformation() -> Result<ContentInformation, StreamingError> {
+        condition.lock()
+        defer { condition.unlock() }
+        while information == nil && failure == nil && !cancelled { condition.wait() }
+        if let information { return .success(information) }
+        return .failure(failure ?? .cancelled)
+    }
+
+    /// Sends the first loading request; later calls do nothing.
+    func start() {
+        condition.lock()
+        let request = started ? nil : makeRequest()
+        started = true
+        condition.unlock()
+        if let request { loader.shouldWaitForLoading(of: request) }
+    }
+
+    /// Under the lock: a request for the bytes not received yet.
+    private func makeRequest() -> LoadingRequest? {
+        guard !cancelled, received < range.count else { return nil }
+        generation += 1
+        let generation = self.generation
+        let offset = range.lowerBound + received
+        let length = range.upperBound == Int.max ? nil : range.upperBound - offset
+        let request = LoadingRequest(contentInformation: asksInformation, offset: offset, length: length) {
+            [weak self] event in
+            self?.receive(event, generation: generation)
+        }
+        current = request
+        paused = false
+        asksInformation = false
+        return request
+    }
+
+    private func receive(_ event: LoadingEvent, generation: Int) {
+        var toCancel: LoadingRequest?
+        condition.lock()
+        guard generation == self.generation, !cancelled else {
+            let late = stale[generation]
+            condition.unlock()
+            if let late { loader.didCancel(late) }
+            return
+        }
+        switch event {
+        case .data(let data):
+            let room = range.count - received
+            let piece = data.count > room ? Data(data.prefix(room)) : data
+            if !piece.isEmpty {
+                pieces.append(piece)
+                buffered += piece.count
+                received += piece.count
+            }
+            if received >= range.count {
+                finished = true
+            } else if buffered >= highWater {
+                paused = true
+                toCancel = current
+                stale[generation] = current
+                current = nil
+                self.generation += 1
+            }
+        case .finished:
+            if received >= range.count {
+                finished = true
+            } else {
+                failure = .origin(.truncated(expected: range.count, received: received))
+            }
+        case .failed(let error):
+            failure = error
+        case .contentInformation(let info):
+            information = info
+            let end = max(range.lowerBound, min(range.upperBound, info.contentLength))
+            range = range.lowerBound..<end
+        }
+        condition.broadcast()
+        condition.unlock()
+        if let toCancel { loader.didCancel(toCancel) }
+    }
+
+    /// Waits for bytes; blocks the calling thread (a connection's, never the pool's).
+    func next() -> Next {
+        condition.lock()
+        while pieces.isEmpty && !finished && failure == nil && !cancelled {
+            condition.wait()
+        }
+        if !pieces.isEmpty {
+            let taken = pieces
+            pieces.removeAll(keepingCapacity: true)
+            buffered = 0
+            var resume: LoadingRequest?
+            if paused { resume = makeRequest() }
+            condition.unlock()
+            if let resume { loader.shouldWaitForLoading(of: resume) }
+            return .data(taken)
+        }
+        defer { condition.unlock() }
+        if let failure { return .failed(failure) }
+        if cancelled { return .failed(.cancelled) }
+        return .end
+    }
+
+    /// Stops: the loading request is cancelled and ``next()`` returns. Any thread.
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        let request = current
+        current = nil
+        generation += 1
+        condition.broadcast()
+        condition.unlock()
+        if let request { loader.didCancel(request) }
+    }
+}

@@ -1,0 +1,279 @@
+import Foundation
+import MediaStore
+import MediaStreaming
+
+/// One client connection, served on a thread of its own: reads request
+/// heads (keep-alive and pipelined), answers each in order, and writes
+/// media bodies as the loader gives them, with the socket's pace as
+/// back-pressure.
+final class Connection: @unchecked Sendable {
+    private let socket: Socket
+    private let server: MediaServer
+    private let configuration: MediaServerConfiguration
+    /// What to stop when the server stops (a wait for content information, a body pump).
+    private let activity = Locked<(aborted: Bool, stop: (@Sendable () -> Void)?)>((false, nil))
+
+    init(descriptor: Int32, server: MediaServer) {
+        self.socket = Socket(descriptor: descriptor)
+        self.server = server
+        self.configuration = server.configuration
+    }
+
+    /// Ends the connection from another thread: wakes its reads and writes
+    /// and stops what it waits for.
+    func abort() {
+        let stop = activity.withLock { state -> (@Sendable () -> Void)? in
+            state.aborted = true
+            return state.stop
+        }
+        socket.shutdown()
+        stop?()
+    }
+
+    /// Answers `status` without reading the request, and closes (the connection limit).
+    func refuseAtOnce(_ status: Int, _ reason: String, extra: [(String, String)]) {
+        _ = socket.write(
+            ResponseHead.text(status: status, reason, closing: true, extra: extra), timeout: .milliseconds(100))
+        socket.close()
+    }
+
+    private var isAborted: Bool { activity.current.aborted }
+
+    /// Runs `stop` if the connection is aborted while `body` runs.
+    private func whileRunning<T>(stoppable stop: @escaping @Sendable () -> Void, _ body: () -> T) -> T {
+        let aborted = activity.withLock { state -> Bool in
+            state.stop = stop
+            return state.aborted
+        }
+        if aborted { stop() }
+        defer { activity.withLock { $0.stop = nil } }
+        return body()
+    }
+
+    func run() {
+        defer {
+            socket.close()
+            server.connectionEnded(self)
+        }
+        var buffer: [UInt8] = []
+        while !isAborted {
+            guard let request = readRequest(&buffer) else { return }
+            server.count { $0.requests += 1 }
+            guard answer(request), request.keepsAlive else { return }
+        }
+    }
+
+    private var sendTimeout: Duration { .milliseconds(Int(configuration.sendTimeout * 1000)) }
+
+    /// The next request head, reading as needed; `nil` when the connection should end
+    /// (closed, idle, or refused with a status already sent).
+    private func readRequest(_ buffer: inout [UInt8]) -> HTTPRequest? {
+        var requestStart: ContinuousClock.Instant? = buffer.isEmpty ? nil : .now
+        while true {
+            do {
+                if let (request, consumed) = try HTTPRequestParser.parse(buffer, limits: configuration.limits) {
+                    buffer.removeFirst(consumed)
+                    return request
+                }
+            } catch {
+                server.count { $0.requests += 1 }
+                refuse(error.status, error.description, closing: true)
+                return nil
+            }
+            let deadline =
+                requestStart.map { $0 + .milliseconds(Int(configuration.requestTimeout * 1000)) }
+                ?? .now + .milliseconds(Int(configuration.idleTimeout * 1000))
+            switch socket.read(into: &buffer, until: deadline) {
+            case .data:
+                if requestStart == nil { requestStart = .now }
+            case .timedOut:
+                // Idle between requests: close quietly. Mid-head: the slowloris guard.
+                if requestStart != nil {
+                    server.count { $0.requests += 1 }
+                    refuse(408, "the request head did not arrive in time", closing: true)
+                }
+                return nil
+            case .closed, .failed:
+                return nil
+            }
+        }
+    }
+
+    private func refuse(
+        _ status: Int, _ reason: String, closing: Bool, method: String = "GET", extra: [(String, String)] = []
+    ) {
+        server.count {
+            if status >= 500 { $0.serverErrors += 1 } else { $0.clientErrors += 1 }
+        }
+        server.emit(.refused(status: status, reason: reason))
+        _ = socket.write(
+            ResponseHead.text(status: status, reason, closing: closing, method: method, extra: extra),
+            timeout: sendTimeout)
+    }
+
+    /// Answers one request; `false` when the connection must close.
+    private func answer(_ request: HTTPRequest) -> Bool {
+        let closing = !request.keepsAlive
+        guard request.method == "GET" || request.method == "HEAD" else {
+            refuse(405, "only GET and HEAD", closing: closing, extra: [("Allow", "GET, HEAD")])
+            return true
+        }
+        switch ServerRoute.resolve(request.target, secret: server.secret) {
+        case .ping:
+            server.count { $0.successes += 1 }
+            return socket.write(
+                ResponseHead.text(status: 200, "ok", closing: closing, method: request.method), timeout: sendTimeout)
+        case .badTarget:
+            refuse(400, "the target must be a path", closing: true)
+            return false
+        case .forbidden:
+            refuse(403, "forbidden", closing: closing, method: request.method)
+            return true
+        case .notFound:
+            refuse(404, "not a local URL of this server", closing: closing, method: request.method)
+            return true
+        case .media(let origin):
+            guard server.isAllowed(origin) else {
+                refuse(403, "origin not allowed", closing: closing, method: request.method)
+                return true
+            }
+            return serveMedia(request, origin: origin)
+        }
+    }
+
+    private func serveMedia(_ request: HTTPRequest, origin: URL) -> Bool {
+        let closing = !request.keepsAlive
+        let loader = server.loaders.loader(for: origin)
+        // When the bytes wanted are known before the length (no Range, `a-b`
+        // or `a-`, no conditionals), one loading request asks for the content
+        // information and those bytes at once; otherwise the information first.
+        var pump: BodyPump?
+        let outcome: Result<ContentInformation, StreamingError>?
+        if let guess = Self.likelyBody(request) {
+            let speculative = BodyPump(
+                loader: loader, range: guess, highWater: configuration.responseBufferBytes, withInformation: true)
+            pump = speculative
+            outcome = whileRunning(stoppable: { speculative.cancel() }) {
+                speculative.start()
+                return speculative.waitForInformation()
+            }
+        } else {
+            let wait = BlockingWait { () async throws(StreamingError) -> ContentInformation in
+                try await loader.contentInformation()
+            }
+            outcome = whileRunning(stoppable: { wait.abandon() }) { wait.wait() }
+        }
+        let information: ContentInformation
+        switch outcome {
+        case .success(let info):
+            information = info
+        case .failure(let error):
+            pump?.cancel()
+            let (status, reason) = Self.status(for: error)
+            refuse(status, reason, closing: closing, method: request.method)
+            return !isAborted
+        case nil:
+            return false
+        }
+        let representation = Representation(
+            length: information.contentLength, mimeType: information.mimeType, etag: information.etag,
+            lastModified: information.lastModified)
+        let plan = ResponsePlanner.plan(method: request.method, request: request, representation: representation)
+        if let speculative = pump, plan.body != speculative.body || plan.body?.isEmpty != false {
+            speculative.cancel()
+            pump = nil
+        }
+        var head = plan.head
+        if closing { head.add("Connection", "close") }
+        let status = head.status
+        server.count { if status >= 400 { $0.clientErrors += 1 } else { $0.successes += 1 } }
+        guard socket.write(head.serialized() + (request.method == "HEAD" ? [] : plan.message), timeout: sendTimeout)
+        else {
+            pump?.cancel()
+            return false
+        }
+        guard let range = plan.body, !range.isEmpty else {
+            server.emit(.served(origin: origin, status: status, bytes: 0, complete: true))
+            return true
+        }
+        let (sent, complete) = pumpBody(
+            pump ?? BodyPump(loader: loader, range: range, highWater: configuration.responseBufferBytes), range: range)
+        server.emit(.served(origin: origin, status: status, bytes: sent, complete: complete))
+        if !complete { server.count { $0.responsesCut += 1 } }
+        return complete
+    }
+
+    /// The body a `GET` most likely gets, when it is known without the
+    /// length: everything (no `Range`), or one `a-b` or `a-` range. `nil`
+    /// for `HEAD`, suffix or several ranges, and conditional requests.
+    static func likelyBody(_ request: HTTPRequest) -> Range<Int>? {
+        guard request.method == "GET",
+            ["If-None-Match", "If-Match", "If-Modified-Since"].allSatisfy({ request.header($0) == nil })
+        else { return nil }
+        guard let header = request.header("Range") else { return 0..<Int.max }
+        guard let set = ByteRangeSet.parse(header) else { return 0..<Int.max }
+        guard set.specs.count == 1 else { return nil }
+        switch set.specs[0] {
+        case .closed(let first, let last): return first..<(last == Int.max ? Int.max : last + 1)
+        case .from(let first): return first..<Int.max
+        case .suffix: return nil
+        }
+    }
+
+    /// Writes `range` of the resource as it arrives; returns the bytes sent
+    /// and whether all were (if not, the connection must close: the client
+    /// sees a body shorter than its `Content-Length`, never a complete-looking one).
+    private func pumpBody(_ pump: BodyPump, range: Range<Int>) -> (Int, Bool) {
+        whileRunning(stoppable: { pump.cancel() }) {
+            pump.start()
+            var sent = 0
+            while true {
+                switch pump.next() {
+                case .data(let pieces):
+                    for piece in pieces {
+                        guard socket.write(piece, timeout: sendTimeout) else {
+                            pump.cancel()
+                            return (sent, false)
+                        }
+                        sent += piece.count
+                        server.count { $0.bodyBytesSent += piece.count }
+                    }
+                case .end:
+                    return (sent, sent == range.count)
+                case .failed:
+                    pump.cancel()
+                    return (sent, false)
+                }
+            }
+        }
+    }
+
+    /// The status a loader failure is answered with, before any body byte.
+    static func status(for error: StreamingError) -> (Int, String) {
+        switch error {
+        case .origin(let origin):
+            switch origin {
+            case .httpStatus(let code, _) where code >= 400 && code < 500 && code != 416:
+                return (code, "the origin answered \(code)")
+            case .httpStatus(let code, _):
+                return (502, "the origin answered \(code)")
+            case .stalled:
+                return (504, "the origin sent nothing in time")
+            case .cancelled:
+                return (503, "cancelled")
+            default:
+                return (502, "origin failure: \(String(describing: origin).prefix(160))")
+            }
+        case .store:
+            return (500, "store failure")
+        case .resourceChanged:
+            return (502, "the resource changed at the origin while being read")
+        case .outOfRange:
+            return (416, "out of range")
+        case .notCacheable(let reason):
+            return (502, "not cacheable: \(reason.prefix(160))")
+        case .cancelled:
+            return (503, "cancelled")
+        }
+    }
+}

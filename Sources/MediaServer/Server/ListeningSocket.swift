@@ -1,0 +1,104 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The server's listening socket: bound to `127.0.0.1` (or every
+/// interface, when asked), non-blocking, close-on-exec.
+final class ListeningSocket: @unchecked Sendable {
+    let descriptor: Int32
+    let port: Int
+
+    /// What waiting for a connection found.
+    enum Accepted {
+        case connection(Int32)
+        /// Nothing yet (timeout, interrupted, a connection aborted before accept).
+        case none
+        /// The socket no longer listens (closed or shut down under us): restart it.
+        case dead(Int32)
+    }
+
+    /// Binds and listens. `port` 0 lets the OS choose.
+    init(port: Int, allInterfaces: Bool) throws(MediaServerError) {
+        #if canImport(Glibc)
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        #else
+            let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw .cannotListen(port: port, reason: String(cString: strerror(errno))) }
+        var one: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(clamping: port).bigEndian)
+        address.sin_addr.s_addr = allInterfaces ? INADDR_ANY.bigEndian : UInt32(0x7F00_0001).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, listen(fd, 128) == 0 else {
+            let reason = String(cString: strerror(errno))
+            _ = closeDescriptor(fd)
+            throw .cannotListen(port: port, reason: reason)
+        }
+        var actual = sockaddr_in()
+        var size = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &size) }
+        }
+        Socket.setNonBlocking(fd)
+        self.descriptor = fd
+        self.port = Int(UInt16(bigEndian: actual.sin_port))
+    }
+
+    /// Waits up to `milliseconds` for a connection.
+    func accept(waiting milliseconds: Int32) -> Accepted {
+        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&entry, 1, milliseconds)
+        if ready < 0 { return errno == EINTR ? .none : .dead(errno) }
+        if ready == 0 { return isListening ? .none : .dead(EINVAL) }
+        if entry.revents & Int16(POLLNVAL | POLLERR) != 0 { return .dead(EBADF) }
+        #if canImport(Glibc)
+            let client = Glibc.accept(descriptor, nil, nil)
+        #else
+            let client = Darwin.accept(descriptor, nil, nil)
+        #endif
+        if client >= 0 { return .connection(client) }
+        switch errno {
+        case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED, EPROTO, EPERM:
+            return isListening ? .none : .dead(errno)
+        case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+            usleep(20_000)
+            return .none
+        default:
+            return .dead(errno)
+        }
+    }
+
+    /// Whether the socket still listens (`SO_ACCEPTCONN`).
+    var isListening: Bool {
+        var value: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_ACCEPTCONN, &value, &size) == 0 else { return false }
+        return value != 0
+    }
+
+    /// Stops listening as the OS does when it reclaims the socket (for tests of the restart).
+    func breakListening() {
+        _ = socketShutdown(descriptor)
+    }
+
+    func close() { _ = closeDescriptor(descriptor) }
+}
+
+func closeDescriptor(_ descriptor: Int32) -> Int32 {
+    #if canImport(Glibc)
+        Glibc.close(descriptor)
+    #else
+        Darwin.close(descriptor)
+    #endif
+}

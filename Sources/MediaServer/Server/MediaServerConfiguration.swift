@@ -1,0 +1,64 @@
+import Foundation
+
+/// How a ``MediaServer`` listens and what it accepts.
+public struct MediaServerConfiguration: Sendable {
+    /// Where the server listens.
+    public enum Binding: Sendable, Equatable {
+        /// `127.0.0.1` only: other machines cannot connect. The default.
+        case loopback
+        /// Every interface (`0.0.0.0`), for AirPlay receivers or other devices
+        /// on the LAN. **Risk:** anyone on the network who learns a minted URL
+        /// (it carries the secret) can read those resources through this
+        /// device; the secret and the allowlist still apply. Opt in only while
+        /// such a receiver plays, and stop the server after.
+        case allInterfaces
+    }
+
+    /// The port; 0 (the default) lets the OS choose one. After a restart of
+    /// the listening socket the server keeps the port it first got.
+    public var port: Int
+    public var binding: Binding
+    /// The host written into minted URLs (`127.0.0.1` by default; a LAN
+    /// address with ``Binding/allInterfaces``).
+    public var advertisedHost: String
+    /// Origins the server may fetch besides the URLs it minted.
+    public var allowlist: OriginAllowlist
+    /// Request line, head and header-count bounds (414/431 beyond them).
+    public var limits: HTTPLimits
+    /// Connections served at once; one more is answered 503 and closed.
+    public var maxConnections: Int
+    /// Seconds a kept-alive connection may sit idle between requests before it is closed.
+    public var idleTimeout: TimeInterval
+    /// Seconds a client has from the first byte of a request to the end of
+    /// its head (the slowloris guard): 408 and closed after.
+    public var requestTimeout: TimeInterval
+    /// Seconds a client may take no byte of a response before it is let go
+    /// (a paused player reconnects with a `Range` when it resumes).
+    public var sendTimeout: TimeInterval
+    /// Bytes of one response held for a client that has not taken them;
+    /// beyond this the server stops asking the loader for more until the
+    /// client has taken three quarters of them (bounded memory per connection).
+    public var responseBufferBytes: Int
+    /// The secret in every local URL's path; random (128 bits) when `nil`.
+    /// Give the same one across launches only if minted URLs must outlive the process.
+    public var secret: String?
+
+    public init(
+        port: Int = 0, binding: Binding = .loopback, advertisedHost: String = "127.0.0.1",
+        allowlist: OriginAllowlist = OriginAllowlist(), limits: HTTPLimits = HTTPLimits(), maxConnections: Int = 64,
+        idleTimeout: TimeInterval = 30, requestTimeout: TimeInterval = 10, sendTimeout: TimeInterval = 30,
+        responseBufferBytes: Int = 1 << 20, secret: String? = nil
+    ) {
+        self.port = port
+        self.binding = binding
+        self.advertisedHost = advertisedHost
+        self.allowlist = allowlist
+        self.limits = limits
+        self.maxConnections = max(1, maxConnections)
+        self.idleTimeout = idleTimeout
+        self.requestTimeout = requestTimeout
+        self.sendTimeout = sendTimeout
+        self.responseBufferBytes = max(16 << 10, responseBufferBytes)
+        self.secret = secret
+    }
+}

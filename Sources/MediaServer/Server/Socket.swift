@@ -1,0 +1,152 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A non-blocking TCP socket used with `poll`, so every read and write has
+/// a deadline. Blocking calls only: run it on a thread of its own, never
+/// on Swift's cooperative pool. `shutdown()` may be called from another
+/// thread to wake a waiting read or write; `close()` only by the owner.
+final class Socket: @unchecked Sendable {
+    private let lock = NSLock()
+    private var descriptor: Int32
+
+    /// The outcome of a read.
+    enum ReadResult: Equatable {
+        case data(Int)
+        case closed
+        case timedOut
+        case failed(Int32)
+    }
+
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+        Self.setNonBlocking(descriptor)
+        var one: Int32 = 1
+        _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        #if canImport(Darwin)
+            _ = setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+    }
+
+    deinit { close() }
+
+    static func setNonBlocking(_ descriptor: Int32) {
+        let flags = fcntl(descriptor, F_GETFL, 0)
+        _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+    }
+
+    private var fd: Int32 { lock.withLock { descriptor } }
+
+    /// Appends what arrives (at most `maximum` bytes) to `buffer`, waiting until `deadline`.
+    func read(into buffer: inout [UInt8], maximum: Int = 16384, until deadline: ContinuousClock.Instant) -> ReadResult {
+        while true {
+            let fd = self.fd
+            guard fd >= 0 else { return .closed }
+            var storage = [UInt8](repeating: 0, count: maximum)
+            let count = storage.withUnsafeMutableBytes { recv(fd, $0.baseAddress, maximum, 0) }
+            if count > 0 {
+                buffer.append(contentsOf: storage[0..<count])
+                return .data(count)
+            }
+            if count == 0 { return .closed }
+            let error = errno
+            if error == EINTR { continue }
+            guard error == EAGAIN || error == EWOULDBLOCK else { return .failed(error) }
+            switch wait(for: Int16(POLLIN), until: deadline) {
+            case .ready: continue
+            case .timedOut: return .timedOut
+            case .failed(let code): return .failed(code)
+            }
+        }
+    }
+
+    /// Writes every byte, waiting at most `timeout` for the peer to take
+    /// more each time it takes none. Returns `false` when the peer is gone,
+    /// took nothing for `timeout`, or the socket was shut down.
+    func write(_ bytes: UnsafeRawBufferPointer, timeout: Duration) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let fd = self.fd
+            guard fd >= 0 else { return false }
+            #if canImport(Glibc)
+                let sent = send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+            #else
+                let sent = send(fd, bytes.baseAddress! + offset, bytes.count - offset, 0)
+            #endif
+            if sent > 0 {
+                offset += sent
+                continue
+            }
+            let error = errno
+            if sent < 0, error == EINTR { continue }
+            guard sent < 0, error == EAGAIN || error == EWOULDBLOCK else { return false }
+            guard case .ready = wait(for: Int16(POLLOUT), until: .now + timeout) else { return false }
+        }
+        return true
+    }
+
+    func write(_ bytes: [UInt8], timeout: Duration) -> Bool {
+        bytes.withUnsafeBytes { write($0, timeout: timeout) }
+    }
+
+    func write(_ data: Data, timeout: Duration) -> Bool {
+        data.withUnsafeBytes { write($0, timeout: timeout) }
+    }
+
+    private enum WaitResult { case ready, timedOut, failed(Int32) }
+
+    private func wait(for events: Int16, until deadline: ContinuousClock.Instant) -> WaitResult {
+        while true {
+            let fd = self.fd
+            guard fd >= 0 else { return .failed(EBADF) }
+            let remaining = deadline - .now
+            guard remaining > .zero else { return .timedOut }
+            let (seconds, attoseconds) = remaining.components
+            let milliseconds = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+            var entry = pollfd(fd: fd, events: events, revents: 0)
+            let result = poll(&entry, 1, milliseconds)
+            if result < 0 {
+                if errno == EINTR { continue }
+                return .failed(errno)
+            }
+            if result == 0 { continue }
+            // POLLHUP/POLLERR: let the read or write itself report it.
+            return .ready
+        }
+    }
+
+    /// Wakes any waiting read or write (they then fail or see the end). Any thread.
+    func shutdown() {
+        lock.withLock {
+            if descriptor >= 0 { _ = socketShutdown(descriptor) }
+        }
+    }
+
+    /// Closes the descriptor. Safe to call more than once.
+    func close() {
+        lock.withLock {
+            if descriptor >= 0 {
+                #if canImport(Glibc)
+                    _ = Glibc.close(descriptor)
+                #else
+                    _ = Darwin.close(descriptor)
+                #endif
+                descriptor = -1
+            }
+        }
+    }
+}
+
+@inline(__always)
+func socketShutdown(_ descriptor: Int32) -> Int32 {
+    #if canImport(Glibc)
+        Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
+    #else
+        Darwin.shutdown(descriptor, SHUT_RDWR)
+    #endif
+}

@@ -1,0 +1,102 @@
+import Foundation
+import MediaServer
+
+/// The entry point of the libFuzzer target `FuzzServerRequest` in
+/// `FuzzTesting/` and of the test that replays its corpus: arbitrary
+/// bytes as a request head, through everything the server does with a
+/// head before it touches a socket or the loader. Test code, in no
+/// product (reaches MediaServer's `package` internals).
+public enum ServerFuzzing {
+    static let secret = "0123456789abcdef0123456789abcdef"
+
+    /// Parses `bytes` as a request head (small limits, so the limit paths
+    /// are reached), routes it, plans its answer for representations of a
+    /// few lengths and checks what must hold. Returns whether a head parsed.
+    @discardableResult
+    public static func parseRequest(_ bytes: [UInt8]) throws(FuzzFailure) -> Bool {
+        let limits = HTTPLimits(maxRequestLineBytes: 512, maxHeadBytes: 2048, maxHeaderCount: 16)
+        // The Range parser and the allowlist also see the raw input.
+        try checkRange(String(decoding: bytes.prefix(256), as: UTF8.self))
+        let parsed: (request: HTTPRequest, consumed: Int)?
+        do throws(HTTPParseError) {
+            parsed = try HTTPRequestParser.parse(bytes, limits: limits)
+        } catch {
+            try fuzzCheck([400, 413, 414, 431, 501, 505].contains(error.status), "unexpected status \(error.status)")
+            return false
+        }
+        guard let (request, consumed) = parsed else {
+            try fuzzCheck(
+                bytes.count <= limits.maxHeadBytes + limits.maxRequestLineBytes + 2,
+                "an over-long head was left pending")
+            return false
+        }
+        try fuzzCheck(consumed > 0 && consumed <= bytes.count, "consumed \(consumed) of \(bytes.count)")
+        try fuzzCheck(request.headers.count <= limits.maxHeaderCount, "too many headers accepted")
+        try fuzzCheck(!request.target.utf8.contains { $0 <= 0x20 || $0 == 0x7F }, "space or control in the target")
+        for (name, value) in request.headers {
+            try fuzzCheck(
+                !name.isEmpty && name.utf8.allSatisfy(HTTPRequestParser.isTokenByte), "bad header name \(name)")
+            try fuzzCheck(!value.utf8.contains { $0 == 13 || $0 == 10 || $0 == 0 }, "CR, LF or NUL in a header value")
+        }
+        // Parsing the same bytes again gives the same request (no hidden state).
+        try fuzzCheck(
+            (try? HTTPRequestParser.parse(bytes, limits: limits))?.request == request, "parse is not deterministic")
+
+        switch ServerRoute.resolve(request.target, secret: secret) {
+        case .media(let url):
+            let scheme = url.scheme?.lowercased()
+            try fuzzCheck(scheme == "http" || scheme == "https", "a non-HTTP origin routed")
+            try fuzzCheck(
+                ServerRoute.resolve(ServerRoute.path(for: url, secret: secret), secret: secret) == .media(url),
+                "a minted path does not route back")
+            _ = OriginAllowlist(["example.com", "*.example.org", "https://cdn.example.net/music/"]).allows(url)
+        case .ping, .forbidden, .notFound, .badTarget:
+            break
+        }
+        for length in [0, 1, 100, 1 << 20] {
+            let representation = Representation(
+                length: length, mimeType: request.header("Content-Type") ?? "audio/mpeg",
+                etag: request.header("X-ETag"),
+                lastModified: request.header("X-Last-Modified"))
+            for method in ["GET", "HEAD"] {
+                let plan = ResponsePlanner.plan(method: method, request: request, representation: representation)
+                if let body = plan.body {
+                    try fuzzCheck(body.lowerBound >= 0 && body.upperBound <= length, "body outside the representation")
+                    try fuzzCheck(
+                        plan.head.value("Content-Length") == String(body.count), "Content-Length differs from the body")
+                    try fuzzCheck(method == "GET", "a body for HEAD")
+                }
+                let head = plan.head.serialized()
+                let text = String(decoding: head, as: UTF8.self)
+                try fuzzCheck(
+                    text.hasSuffix("\r\n\r\n") && text.components(separatedBy: "\r\n\r\n").count == 2, "head injection")
+                let lineFeeds = head.filter { $0 == 10 }.count
+                try fuzzCheck(lineFeeds == plan.head.fields.count + 2, "a field spans lines")
+                try fuzzCheck(head.filter { $0 == 13 }.count == lineFeeds, "a bare CR or LF in the head")
+            }
+        }
+        return true
+    }
+
+    static func checkRange(_ header: String) throws(FuzzFailure) {
+        guard let set = ByteRangeSet.parse(header) else { return }
+        try fuzzCheck(!set.specs.isEmpty && set.specs.count <= ByteRangeSet.maxRanges, "range count")
+        for length in [0, 1, 7, 1000, Int.max] {
+            switch set.resolve(length: length) {
+            case .single(let range):
+                try fuzzCheck(
+                    !range.isEmpty && range.lowerBound >= 0 && range.upperBound <= length, "range outside the length")
+            case .several(let ranges):
+                try fuzzCheck(ranges.count >= 2, "several ranges, fewer than two")
+                let sorted = ranges.sorted { $0.lowerBound < $1.lowerBound }
+                for (a, b) in zip(sorted, sorted.dropFirst()) {
+                    try fuzzCheck(a.upperBound < b.lowerBound, "overlap left")
+                }
+                for range in ranges { try fuzzCheck(!range.isEmpty && range.upperBound <= length, "a range outside") }
+            case .unsatisfiable:
+                try fuzzCheck(
+                    set.specs.allSatisfy { ByteRangeSet.range(of: $0, length: length) == nil }, "unsatisfiable, yet a range fits")
+            }
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Testing
+
+@testable import MediaServer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Clients no player would be: slow heads, oversize heads, garbage, too
+/// many connections. Each gets its status and the server lives on.
+@Suite("MediaServer with hostile clients", .serialized)
+struct HostileClientTests {
+    static let configuration = MediaServerConfiguration(
+        limits: HTTPLimits(maxRequestLineBytes: 1024, maxHeadBytes: 4096, maxHeaderCount: 20), maxConnections: 4,
+        idleTimeout: 1, requestTimeout: 1, sendTimeout: 2)
+
+    func stillServes(_ fixture: ServerFixture) async throws -> Bool {
+        let ping = try await Curl.run([fixture.server.baseURL!.absoluteString + "/ping"])
+        return ping.status == 200
+    }
+
+    @Test func slowlorisGets408() async throws {
+        let fixture = try ServerFixture(configuration: Self.configuration)
+        let client = try RawClient(port: fixture.port)
+        let started = ContinuousClock.now
+        // One byte every 300 ms: the head never completes within the 1 s allowed.
+        for character in "GET /ping HTTP/1.1\r\nHost: a\r\nX-Slow: " {
+            guard client.send(String(character)) else { break }
+            try await Task.sleep(for: .milliseconds(300))
+            if ContinuousClock.now - started > .seconds(3) { break }
+        }
+        let answer = await client.readToEnd()
+        #expect(RawClient.status(answer) == 408, "\(answer)")
+        // Generous: the whole suite runs in parallel on a loaded machine.
+        #expect(ContinuousClock.now - started < .seconds(30))
+        #expect(try await stillServes(fixture))
+    }
+
+    @Test func idleConnectionIsClosedQuietly() async throws {
+        let fixture = try ServerFixture(configuration: Self.configuration)
+        let client = try RawClient(port: fixture.port)
+        let started = ContinuousClock.now
+        #expect(await client.readToEnd() == "")
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(fixture.server.statistics.activeConnections == 0)
+    }
+
+    @Test func oversizeHeadsGet414And431() async throws {
+        let fixture = try ServerFixture(configuration: Self.configuration)
+        let long = try RawClient(port: fixture.port)
+        long.send("GET /" + String(repeating: "a", count: 2000) + " HTTP/1.1\r\nHost: a\r\n\r\n")
+        #expect(RawClient.status(await long.readToEnd()) == 414)
+        let big = try RawClient(port: fixture.port)
+        big.send(
+            "GET /ping HTTP/1.1\r\nHost: a\r\n"
+                + String(repeating: "X-Filler: \(String(repeating: "b", count: 100))\r\n", count: 19))
+        big.send(String(repeating: "X-More: \(String(repeating: "c", count: 500))\r\n", count: 10))
+        #expect(RawClient.status(await big.readToEnd()) == 431)
+        let many = try RawClient(port: fixture.port)
+        many.send("GET /ping HTTP/1.1\r\nHost: a\r\n" + (0..<30).map { "X-\($0): y\r\n" }.joined() + "\r\n")
+        #expect(RawClient.status(await many.readToEnd()) == 431)
+        #expect(try await stillServes(fixture))
+    }
+
+    @Test func garbageGets400() async throws {
+        let fixture = try ServerFixture(configuration: Self.configuration)
+        for garbage in [
+            "\u{16}\u{03}\u{01}\u{02}\u{00}\u{01}\u{00}\r\n\r\n", "hello\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: a\r\nX: a\rb\r\n\r\n",
+        ] {
+            let client = try RawClient(port: fixture.port)
+            client.send(garbage)
+            #expect(RawClient.status(await client.readToEnd()) == 400, "\(garbage.debugDescription)")
+        }
+        let newer = try RawClient(port: fixture.port)
+        newer.send("GET /ping HTTP/3.0\r\nHost: a\r\n\r\n")
+        #expect(RawClient.status(await newer.readToEnd()) == 505)
+        #expect(try await stillServes(fixture))
+    }
+
+    @Test func connectionLimitGets503() async throws {
+        let fixture = try ServerFixture(configuration: Self.configuration)
+        // Four connections in the middle of a head hold every slot.
+        let holders = try (0..<4).map { _ in try RawClient(port: fixture.port) }
+        for holder in holders { holder.send("GET /ping HTTP/1.1\r\n") }
+        try await Task.sleep(for: .milliseconds(100))
+        let extra = try RawClient(port: fixture.port)
+        let answer = await extra.readToEnd()
+        #expect(RawClient.status(answer) == 503 && answer.contains("Retry-After: 1"), "\(answer)")
+        #expect(fixture.server.statistics.connectionsRefused >= 1)
+        // The holders time out (408) and the slots come back.
+        for holder in holders { #expect(RawClient.status(await holder.readToEnd()) == 408) }
+        #expect(try await stillServes(fixture))
+    }
+
+    @Test func listenerRestartsOnTheSamePortAndMintedURLsStayValid() async throws {
+        let fixture = try ServerFixture(configuration: Self.configuration)
+        let url = fixture.local("track.mp3")
+        let port = fixture.port
+        fixture.server.breakListenerForTesting()
+        var restarted = false
+        for _ in 0..<500 where !restarted {
+            try await Task.sleep(for: .milliseconds(20))
+            restarted = fixture.server.statistics.listenerRestarts >= 1
+        }
+        #expect(restarted)
+        #expect(fixture.server.port == port)
+        let result = try await Curl.run([url.absoluteString])
+        let original = try ServerFixture.fixture("track.mp3")
+        #expect(result.status == 200 && result.body == original)
+        #expect(fixture.server.ensureListening())
+    }
+
+    @Test func stopEndsEveryConnectionAndDownload() async throws {
+        // A slow origin: the body is still arriving when the server stops.
+        let fixture = try ServerFixture(delayPerPiece: .milliseconds(20))
+        let url = fixture.local("big.bin").absoluteString
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["curl", "-sS", "-o", "/dev/null", url]
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        for _ in 0..<200 where fixture.server.statistics.bodyBytesSent == 0 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(fixture.server.statistics.activeConnections == 1)
+        let started = ContinuousClock.now
+        fixture.server.stop()
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(fixture.server.statistics.activeConnections == 0)
+        #expect(!fixture.server.isRunning)
+        try await offPool { process.waitUntilExit() }
+        #expect(process.terminationStatus != 0, "curl saw the body cut short")
+        // Started again: same port, same secret, the minted URL works.
+        try fixture.server.start()
+        let again = try await Curl.run(["-r", "0-99", url])
+        #expect(again.status == 206 && again.body == ServerFixture.bigData[0..<100])
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+
+@testable import MediaServer
+
+@Suite struct ServerRouteTests {
+    let secret = "s3cr3t0123456789"
+
+    @Test func mintedPathsRouteBack() throws {
+        for text in [
+            "https://cdn.example.com/music/a%20b.mp3?token=1&x=%2F", "http://127.0.0.1:8080/track.flac",
+            "https://example.com/", "https://example.com",
+        ] {
+            let origin = try #require(URL(string: text))
+            let path = ServerRoute.path(for: origin, secret: secret)
+            #expect(path.hasPrefix("/\(secret)/o/"))
+            #expect(ServerRoute.resolve(path, secret: secret) == .media(origin), "\(text)")
+            #expect(ServerRoute.resolve(path + "?cachebust=1", secret: secret) == .media(origin))
+        }
+        let path = ServerRoute.path(for: URL(string: "https://cdn.example.com/music/track.m4a")!, secret: secret)
+        #expect(path.hasSuffix("/track.m4a"), "players see the real extension")
+    }
+
+    @Test func withoutTheSecretIsForbidden() {
+        let path = ServerRoute.path(for: URL(string: "https://a.example/x.mp3")!, secret: secret)
+        #expect(ServerRoute.resolve(path.replacingOccurrences(of: secret, with: "guess"), secret: secret) == .forbidden)
+        #expect(ServerRoute.resolve("/", secret: secret) == .forbidden)
+        #expect(ServerRoute.resolve("/\(secret)x/o/a/b", secret: secret) == .forbidden)
+        #expect(ServerRoute.resolve("/ping", secret: secret) == .ping)
+        #expect(ServerRoute.resolve("http://a/ping", secret: secret) == .badTarget)
+        #expect(ServerRoute.resolve("/\(secret)/x", secret: secret) == .notFound)
+    }
+
+    @Test func onlyHTTPOriginsWithoutControlCharacters() {
+        func encoded(_ text: String) -> String {
+            Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        }
+        for text in [
+            "file:///etc/passwd", "http://a/x\r\nHost: evil", "http://a/x y", "gopher://a/", "http:///nohost",
+            "not a url",
+        ] {
+            #expect(ServerRoute.resolve("/\(secret)/o/\(encoded(text))/x", secret: secret) == .notFound, "\(text)")
+        }
+    }
+
+    @Test func allowlist() throws {
+        let list = OriginAllowlist([
+            "cdn.example.com", "*.media.example.org", "https://files.example.net/music/", "https://x.example/a",
+        ])
+        func allows(_ text: String) -> Bool { list.allows(URL(string: text)!) }
+        #expect(allows("https://cdn.example.com/a.mp3") && allows("http://CDN.example.com:8080/b"))
+        #expect(!allows("https://cdn.example.com.evil.com/a") && !allows("https://evil.com/cdn.example.com"))
+        #expect(allows("https://a.media.example.org/x") && !allows("https://media.example.org/x"))
+        #expect(!allows("https://evilmedia.example.org/x"))
+        #expect(allows("https://files.example.net/music/a/b.flac"))
+        #expect(!allows("https://files.example.net/musicals/a") && !allows("http://files.example.net/music/a"))
+        #expect(!allows("https://files.example.net:444/music/a"))
+        #expect(!allows("https://files.example.net/music/../private/a"))
+        #expect(allows("https://x.example/a") && allows("https://x.example/a/b") && !allows("https://x.example/ab"))
+        #expect(!allows("https://user:pw@cdn.example.com/a"))
+        #expect(!allows("ftp://cdn.example.com/a"))
+        #expect(!OriginAllowlist().allows(URL(string: "https://cdn.example.com/a")!))
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+
+/// Runs the real `ffprobe`/`ffmpeg` (installed by Tools/bootstrap).
+enum FFmpeg {
+    struct Outcome: Sendable {
+        var status: Int32
+        var output: String
+        var errors: String
+    }
+
+    static func run(_ tool: String, _ arguments: [String]) async throws -> Outcome {
+        try await offPool { try runBlocking(tool, arguments) }
+    }
+
+    static func runBlocking(_ tool: String, _ arguments: [String]) throws -> Outcome {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [tool, "-nostdin"].filter { tool == "ffmpeg" || $0 != "-nostdin" } + arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let errorData = Locked<Data>(Data())
+        let reader = Thread { errorData.withLock { $0 = errors.fileHandleForReading.readDataToEndOfFile() } }
+        reader.start()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        while !reader.isFinished { usleep(1000) }
+        return Outcome(
+            status: process.terminationStatus, output: text, errors: String(decoding: errorData.current, as: UTF8.self))
+    }
+
+    /// The container duration ffprobe reports for `input` (a file path or URL).
+    static func duration(_ input: String) async throws -> Double? {
+        let outcome = try await run(
+            "ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", input])
+        return outcome.status == 0 ? Double(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines)) : nil
+    }
+
+    /// Decodes `input` entirely (`-f null -`); returns the decoded duration
+    /// in seconds from ffmpeg's last progress line, or `nil` when decoding failed.
+    static func decode(_ input: String, extra: [String] = []) async throws -> Double? {
+        let outcome = try await run("ffmpeg", ["-v", "error", "-stats"] + extra + ["-i", input, "-f", "null", "-"])
+        guard outcome.status == 0, !outcome.errors.contains("rror") else { return nil }
+        // "size=N/A time=00:00:04.04 bitrate=N/A speed=..."
+        guard let time = outcome.errors.components(separatedBy: "time=").last?.split(separator: " ").first else {
+            return nil
+        }
+        let parts = time.split(separator: ":").compactMap { Double($0) }
+        guard parts.count == 3 else { return nil }
+        return parts[0] * 3600 + parts[1] * 60 + parts[2]
+    }
+}
+
+final class Locked<Value>: @unchecked Sendable {
+    private var value: Value
+    private let lock = NSLock()
+    init(_ value: Value) { self.value = value }
+    func withLock<R>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&value) } }
+    var current: Value { withLock { $0 } }
+}
