@@ -1,4 +1,5 @@
 import Foundation
+import MediaStore
 
 /// A ``ConditionsMonitor`` whose state is set by hand: for tests, and for
 /// platforms or apps where the state comes from elsewhere.
@@ -8,10 +9,10 @@ public final class SettableConditionsMonitor: ConditionsMonitor {
         var observers: [UUID: AsyncStream<DeviceConditions>.Continuation] = [:]
     }
 
-    private let state: Protected<State>
+    private let state: Locked<State>
 
     public init(_ conditions: DeviceConditions = DeviceConditions()) {
-        state = Protected(State(conditions: conditions))
+        state = Locked(State(conditions: conditions))
     }
 
     public var current: DeviceConditions { state.withLock { $0.conditions } }
