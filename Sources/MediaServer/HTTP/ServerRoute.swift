@@ -11,6 +11,8 @@ public enum ServerRoute: Sendable, Equatable {
     case ping
     /// A media request for this origin URL (checked against the allowlist by the server).
     case media(URL)
+    /// A resource of an HLS asset (a playlist is served rewritten; see ``HLSRoute``).
+    case hls(HLSRoute)
     /// The secret is missing or wrong: 403.
     case forbidden
     /// The secret is right but the rest is not a local URL: 404.
@@ -25,6 +27,10 @@ public enum ServerRoute: Sendable, Equatable {
         if path == "/ping" { return .ping }
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count >= 2, constantTimeEquals(String(parts[1]), secret) else { return .forbidden }
+        if parts.count >= 5, parts[2] == "h", let url = decodeOrigin(String(parts[3])) {
+            guard let route = HLSRoute.parse(origin: url, tag: String(parts[4])) else { return .notFound }
+            return .hls(route)
+        }
         guard parts.count >= 4, parts[2] == "o", let url = decodeOrigin(String(parts[3])) else { return .notFound }
         return .media(url)
     }

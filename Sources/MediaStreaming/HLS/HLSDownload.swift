@@ -74,13 +74,18 @@ public final class HLSDownload: Sendable {
         let (stream, continuation) = AsyncStream<HLSDownloadProgress>.makeStream(
             bufferingPolicy: .bufferingNewest(64))
         let id = UUID()
-        let current = snapshot
+        // Read and registered under the observers' lock: an update that ends
+        // the stream either is seen here or sees this observer.
+        let current = observers.withLock { observers -> HLSDownloadProgress in
+            let current = status.current
+            if !Self.endsUpdates(current.state) { observers[id] = continuation }
+            return current
+        }
         continuation.yield(current)
         if Self.endsUpdates(current.state) {
             continuation.finish()
             return stream
         }
-        observers.withLock { $0[id] = continuation }
         continuation.onTermination = { [weak self] _ in _ = self?.observers.withLock { $0.removeValue(forKey: id) } }
         return stream
     }
@@ -229,12 +234,23 @@ public final class HLSDownload: Sendable {
     /// The bytes of a playlist: stored ones (a resumed or augmented
     /// download), else fetched without storing (a live one must not be kept).
     private func playlistBytes(_ resource: HLSResource) async throws(HLSDownloadError) -> (Data, Bool) {
-        do {
-            if let data = try await resources.stored(resource.cacheKey) { return (data, false) }
-        } catch {
-            throw .streaming(error)
+        // A fetch of it the player started is joined. Kept (unpinned until
+        // the plan is made) only if it can be downloaded: never a live one.
+        let url = resource.url
+        return try await resources.data(
+            for: resource,
+            metadata: HLSEntryMetadata.metadata(
+                for: resource, assetKey: nil, playlistKey: nil, mimeType: HLSContentType.playlist),
+            headers: headers, store: { Self.isDownloadable($0, url: url) })
+    }
+
+    /// Whether `data` is a master playlist, or a media playlist the planner accepts.
+    public static func isDownloadable(_ data: Data, url: URL) -> Bool {
+        switch try? PlaylistParser.parse(data, url: url) {
+        case .master: true
+        case .media(let media): (try? HLSDownloadPlanner.plan(media: media)) != nil
+        case nil: false
         }
-        return (try await resources.fetch(resource, headers: headers), true)
     }
 
     private func keepPlaylist(_ resource: HLSResource, data: Data) async throws(HLSDownloadError) {

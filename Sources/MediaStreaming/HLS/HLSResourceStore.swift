@@ -85,30 +85,39 @@ public final class HLSResourceStore: Sendable {
             throw .streaming(error)
         }
         let key = resource.cacheKey.storeKey
-        let (task, isNew) = inFlight.withLock { running -> (Task<Data, any Error>, Bool) in
-            if let task = running[key] { return (task, false) }
-            let task = Task<Data, any Error> { [self] in
-                defer { _ = inFlight.withLock { $0.removeValue(forKey: key) } }
-                let data = try await fetch(resource, headers: headers)
-                if shouldStore(data) {
-                    try await write(data, key: key, metadata: metadata, pinned: pinned)
+        var attempt = 0
+        while true {
+            attempt += 1
+            let (task, isNew) = inFlight.withLock { running -> (Task<Data, any Error>, Bool) in
+                if let task = running[key] { return (task, false) }
+                let task = Task<Data, any Error> { [self] in
+                    defer { _ = inFlight.withLock { $0.removeValue(forKey: key) } }
+                    // Stored between the look above and this fetch's registration?
+                    if let data = try await stored(resource.cacheKey) { return data }
+                    let data = try await fetch(resource, headers: headers)
+                    if shouldStore(data) {
+                        try await write(data, key: key, metadata: metadata, pinned: pinned)
+                    }
+                    return data
                 }
-                return data
+                running[key] = task
+                return (task, true)
             }
-            running[key] = task
-            return (task, true)
-        }
-        do {
-            let data = try await withTaskCancellationHandler {
-                try await task.value
-            } onCancel: {
-                // A joined fetch goes on for whoever else waits; an own one stops.
-                if isNew { task.cancel() }
+            do {
+                let data = try await withTaskCancellationHandler {
+                    try await task.value
+                } onCancel: {
+                    // A joined fetch goes on for whoever else waits; an own one stops.
+                    if isNew { task.cancel() }
+                }
+                try Task.checkCancellation()
+                return (data, isNew)
+            } catch {
+                let failure = HLSDownloadError.wrap(error)
+                // A joined fetch its starter cancelled: start one of our own.
+                if failure.isCancellation, !isNew, !Task.isCancelled, attempt < 4 { continue }
+                throw failure
             }
-            try Task.checkCancellation()
-            return (data, isNew)
-        } catch {
-            throw HLSDownloadError.wrap(error)
         }
     }
 
