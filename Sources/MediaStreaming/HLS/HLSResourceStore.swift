@@ -220,7 +220,12 @@ public final class HLSResourceStore: Sendable {
         try await cache.storeIO.write { store throws(StoreError) in
             guard let info = try store.info(forKey: key) else { return }
             var merged = metadata
-            merged.userInfo = info.metadata.userInfo.merging(metadata.userInfo) { old, _ in old }
+            // The download's fields win (a player's fetch knew less), but an
+            // entry another asset kept stays grouped with it.
+            merged.userInfo = info.metadata.userInfo.merging(metadata.userInfo) { _, new in new }
+            if let asset = info.metadata.userInfo[HLSEntryMetadata.asset] {
+                merged.userInfo[HLSEntryMetadata.asset] = asset
+            }
             if merged.mimeType == nil { merged.mimeType = info.metadata.mimeType }
             try store.setMetadata(merged, forKey: key, version: info.version)
             try store.setExpiry(.never, forKey: key, version: info.version)
