@@ -100,6 +100,10 @@ public final class MediaServer: Sendable {
             $0.acceptThread = thread
         }
         thread.start()
+        HLSLoopback.register(ObjectIdentifier(self), cache: cache) { [weak self] url in
+            guard let self, self.isRunning else { return nil }
+            return self.hlsURL(for: url)
+        }
         emit(.started(port: listener.port))
     }
 
@@ -113,6 +117,7 @@ public final class MediaServer: Sendable {
             return (was, Array(state.connections.values))
         }
         guard wasRunning else { return }
+        HLSLoopback.unregister(ObjectIdentifier(self))
         for connection in connections { connection.abort() }
         acceptEnded.lock()
         while state.current.acceptThread != nil { _ = acceptEnded.wait(until: Date() + 0.05) }
