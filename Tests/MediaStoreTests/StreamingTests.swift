@@ -162,12 +162,13 @@ import Testing
             for index in 0..<2 {
                 let chunk = generator.bytes(store.configuration.chunkSize)
                 var compress = false
-                let slot = try chunk.withUnsafeBytes { try transaction.storeChunk($0, compress: &compress) }
-                try transaction.putExtent(entryID: record.entryID, index: index, chunk: slot, length: chunk.count)
+                try chunk.withUnsafeBytes {
+                    try transaction.putPiece($0, entryID: record.entryID, index: index, compress: &compress)
+                }
                 record.presentChunks += 1
                 record.cachedBytes += chunk.count
             }
-            try transaction.saveStaging(record)
+            try transaction.index.saveStaging(record)
         }
     }
 

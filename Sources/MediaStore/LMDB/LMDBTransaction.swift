@@ -121,6 +121,14 @@ final class LMDBTransaction {
         return LMDBDatabase(handle: dbi)
     }
 
+    /// Opens the unnamed (main) database, which holds the names of the
+    /// others (and the data of a file that uses no named databases).
+    func openMainDatabase() throws(LMDBError) -> LMDBDatabase {
+        var dbi = MDB_dbi()
+        try LMDBError.check(mdb_dbi_open(handle, nil, 0, &dbi))
+        return LMDBDatabase(handle: dbi)
+    }
+
     /// Calls `body` with the value stored under `key`, or `nil`. The
     /// buffer is valid only inside `body`.
     func withValue<R>(
