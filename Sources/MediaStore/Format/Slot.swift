@@ -17,11 +17,14 @@ package struct Slot: Hashable, Sendable, ContiguousBytes, CustomStringConvertibl
 
     /// The slot of `digest` at `ordinal`.
     init(_ digest: ContentDigest, ordinal: UInt16) {
-        var bytes = digest.canonicalBytes
-        bytes.reserveCapacity(Self.size)
-        bytes.append(UInt8(ordinal >> 8))
-        bytes.append(UInt8(ordinal & 0xFF))
-        self.bytes = bytes
+        // One allocation of exactly 18 bytes: the digest big-endian, then the ordinal.
+        bytes = [UInt8](unsafeUninitializedCapacity: Self.size) { buffer, count in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            raw.storeBytes(of: digest.high.bigEndian, toByteOffset: 0, as: UInt64.self)
+            raw.storeBytes(of: digest.low.bigEndian, toByteOffset: 8, as: UInt64.self)
+            raw.storeBytes(of: ordinal.bigEndian, toByteOffset: 16, as: UInt16.self)
+            count = Self.size
+        }
     }
 
     /// Reads a slot from its stored bytes; `nil` unless there are exactly 18.

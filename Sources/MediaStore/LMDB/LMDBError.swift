@@ -1,4 +1,4 @@
-import CLMDB
+internal import CLMDB
 
 /// An error reported by LMDB, carrying its result code and message.
 struct LMDBError: Error, Equatable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import CLMDB
+internal import CLMDB
 import Foundation
 
 /// Owns one `MDB_txn`. Aborted on deinit unless committed.

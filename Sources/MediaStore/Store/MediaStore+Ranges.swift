@@ -163,6 +163,26 @@ extension MediaStore {
         forKey key: String, range: Range<Int>, includeExpired: Bool = false, version: UInt64? = nil,
         chunkHandler body: (Data) throws -> Void
     ) throws {
+        var handlerError: (any Error)?
+        try forEachSlice(forKey: key, range: range, includeExpired: includeExpired, version: version) { data in
+            do {
+                try body(data)
+                return true
+            } catch {
+                handlerError = error
+                return false
+            }
+        }
+        if let handlerError { throw handlerError }
+    }
+
+    /// ``read(forKey:range:includeExpired:version:chunkHandler:)`` with a
+    /// handler that cannot fail (it returns `false` to stop), so that every
+    /// error is a ``StoreError``.
+    package func forEachSlice(
+        forKey key: String, range: Range<Int>, includeExpired: Bool = false, version: UInt64? = nil,
+        _ body: (Data) -> Bool
+    ) throws(StoreError) {
         markInUse(key)
         defer { unmarkInUse(key) }
         let found = try run {
@@ -171,14 +191,14 @@ extension MediaStore {
             }
         }
         guard let (entryID, record) = found, includeExpired || !record.isExpired(at: Date().timeIntervalSince1970)
-        else { throw StoreError.notFound(key: key) }
-        if let version, version != entryID { throw StoreError.changedDuringRead(key: key) }
+        else { throw .notFound(key: key) }
+        if let version, version != entryID { throw .changedDuringRead(key: key) }
         let chunkSize = record.chunkSize
         var position = range.lowerBound
         while position < range.upperBound {
             let end = min(range.upperBound, (position / chunkSize + 1) * chunkSize)
             let slice = try readSlice(forKey: key, range: position..<end, includeExpired: true, entryID: entryID)
-            try body(slice.data)
+            guard body(slice.data) else { return }
             position = end
         }
     }
