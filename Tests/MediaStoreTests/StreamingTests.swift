@@ -185,5 +185,5 @@ import Testing
 
 /// Staging records (unfinished streamed writes) in the store.
 func stagingCount(_ store: MediaStore) throws -> Int {
-    try withReadTransaction(store) { try $0.txn.count($0.db.staging) }
+    try withReadTransaction(store) { try $0.index.stagingCount() }
 }
