@@ -26,6 +26,20 @@ import Testing
         }
     }
 
+    @Test func originEncodingIsFoundationsBase64URLWithoutPadding() throws {
+        for length in 0..<40 {
+            let text =
+                "https://a.example/" + String(repeating: "x?é~", count: length / 4)
+                + String(repeating: "y", count: length % 4)
+            let url = try #require(URL(string: text.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!))
+            let expected = Data(url.absoluteString.utf8).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            #expect(ServerRoute.encodeOrigin(url) == expected, "\(text)")
+            #expect(ServerRoute.decodeOrigin(expected) == url)
+        }
+    }
+
     @Test func malformedTagsAreNotFoundAndTheSecretStillGuards() throws {
         let origin = try #require(URL(string: "https://cdn.example.com/a.ts"))
         let good = HLSRoute(origin: origin, kind: .segment).path(secret: secret)

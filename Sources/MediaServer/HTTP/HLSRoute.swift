@@ -48,8 +48,7 @@ public struct HLSRoute: Sendable, Hashable {
 
     /// The path of its local URL (without scheme and host).
     public func path(secret: String) -> String {
-        let name = origin.lastPathComponent.addingPercentEncoding(
-            withAllowedCharacters: .urlPathAllowed.subtracting(["/", ";", "?"]))
+        let name = origin.lastPathComponent.addingPercentEncoding(withAllowedCharacters: ServerRoute.nameCharacters)
         let last = (name?.isEmpty ?? true) || name == "/" ? "media" : name!
         return "/\(secret)/h/\(ServerRoute.encodeOrigin(origin))/\(tag)/\(last)"
     }

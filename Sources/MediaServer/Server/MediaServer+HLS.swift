@@ -80,16 +80,22 @@ extension MediaServer {
         }
     }
 
-    /// `data`, the playlist of `route`, with every URI made a local URL.
+    /// `data`, the playlist of `route`, with every URI made a local URL
+    /// (the last rewritings are kept: a playlist of hundreds of segments
+    /// is rewritten once, not at every start).
     func rewrite(_ data: Data, route: HLSRoute) throws(HLSDownloadError) -> Data {
+        let path = route.path(secret: secret)
+        if let kept = hlsRewrites.withLock({ $0[path] }), kept.input == data { return kept.output }
         var renditionTypes: [String: Rendition.MediaType] = [:]
         do {
-            if case .master(let master) = try PlaylistParser.parse(data, url: route.origin) {
+            if route.kind == .masterPlaylist,
+                case .master(let master) = try PlaylistParser.parse(data, url: route.origin)
+            {
                 for rendition in master.renditions {
                     if let url = rendition.url { renditionTypes[url.absoluteString] = rendition.type }
                 }
             }
-            return try PlaylistRewriter.rewrite(data, url: route.origin, byteRanges: .remove) { reference in
+            let output = try PlaylistRewriter.rewrite(data, url: route.origin, byteRanges: .remove) { reference in
                 var mediaType = route.mediaType
                 if reference.tag == "EXT-X-MEDIA" { mediaType = renditionTypes[reference.url.absoluteString] }
                 if reference.kind == .mediaPlaylist, reference.tag == nil { mediaType = nil }
@@ -101,6 +107,11 @@ extension MediaServer {
                         origin: reference.url, kind: reference.kind, mediaType: mediaType,
                         byteRange: reference.byteRange))
             }
+            hlsRewrites.withLock { kept in
+                if kept.count >= 32 { kept.removeAll() }
+                kept[path] = (data, output)
+            }
+            return output
         } catch {
             throw .playlist(url: route.origin, error)
         }

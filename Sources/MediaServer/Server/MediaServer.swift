@@ -58,6 +58,8 @@ public final class MediaServer: Sendable {
     let loaders: LoaderPool
     /// Where HLS resources are read and kept (shared with the cache's ``HLSDownloader``s).
     let hlsResources: HLSResourceStore
+    /// Playlists served lately, by local path: the bytes read and their rewriting.
+    let hlsRewrites = Locked<[String: (input: Data, output: Data)]>([:])
 
     public init(cache: StreamingCache, configuration: MediaServerConfiguration = MediaServerConfiguration()) {
         self.cache = cache
