@@ -48,23 +48,29 @@ struct HLSCacheToolTests {
         try FileManager.default.copyItem(
             at: ServerFixture.fixtures.appendingPathComponent("HLS/master"), to: root)
         let runs = directory.appendingPathComponent("runs.log")
-        // Run 1 slow (6 kB/s a connection: high_0.ts takes 5 s, high_1.ts 3.5 s), so the
-        // kill lands mid-way; every request logged with its run.
+        // Run 1 hangs on high_1.ts (the fourth segment of the plan): nginx passes it to a
+        // socket that never answers, so the kill lands mid-way whatever the machine's load.
+        // Every request is logged with the run that sent it.
+        let blackhole = try Blackhole()
+        defer { blackhole.close() }
         let nginx = try LoopbackNginx(
             serving: root, in: directory.appendingPathComponent("nginx"),
             httpDirectives: "log_format runs '$http_x_run $uri';",
-            serverDirectives: "if ($http_x_run = 1) { set $limit_rate 6k; } access_log \(runs.path) runs;")
+            serverDirectives: """
+                access_log \(runs.path) runs;
+                location = /high_1.ts { if ($http_x_run = 1) { proxy_pass http://127.0.0.1:\(blackhole.port); } }
+                """)
         defer { nginx.stop() }
         let store = directory.appendingPathComponent("store")
         let master = nginx.url("master.m3u8").absoluteString
         let arguments = [
             "hls-get", "--store", store.path, master, "--subtitles", "all", "--parallel", "1",
         ]
-        // Run 1: killed once two segments are in the store.
+        // Run 1: killed while it waits for high_1.ts, three segments in the store.
         let (first, output) = try Self.cachetool(arguments + ["--header", "X-Run: 1"])
         let progressed = try await offPool { () -> Bool in
             var text = ""
-            while !text.contains("segments 2/") {
+            while !text.contains("segments 3/") {
                 let data = output.fileHandleForReading.availableData
                 if data.isEmpty { return false }
                 text += String(decoding: data, as: UTF8.self)
@@ -72,9 +78,10 @@ struct HLSCacheToolTests {
             return true
         }
         #expect(progressed)
+        try await Task.sleep(for: .milliseconds(200))  // high_1.ts requested
         kill(first.processIdentifier, SIGKILL)
         try await offPool { first.waitUntilExit() }
-        try #require(first.terminationReason == .uncaughtSignal, "run 1 ended before the kill: the machine is too slow")
+        #expect(first.terminationReason == .uncaughtSignal)
         // What the store holds after the kill.
         let listed = try await Self.runToEnd(["ls", "--store", store.path, "--json"])
         let json = try #require(try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [String: Any])
@@ -83,7 +90,11 @@ struct HLSCacheToolTests {
                 guard entry["complete"] as? Bool == true, let key = entry["key"] as? String else { return nil }
                 return URL(string: key)?.path
             })
-        #expect(kept.count >= 2 + 4 && kept.count < Self.resources.count, "\(kept)")
+        #expect(
+            kept == [
+                "/master.m3u8", "/high.m3u8", "/english.m3u8", "/high_vtt.m3u8", "/high_0.ts", "/english_0.ts",
+                "/high0.vtt",
+            ])
         // Run 2: to the end.
         let second = try await Self.runToEnd(arguments + ["--header", "X-Run: 2", "--json"])
         #expect(second.status == 0, "\(second.output)")
@@ -110,4 +121,30 @@ struct HLSCacheToolTests {
         let after = try await Self.runToEnd(["ls", "--store", store.path])
         #expect(after.output.isEmpty, "\(after.output)")
     }
+}
+
+/// A loopback socket that accepts connections into its backlog and never
+/// answers: a request sent to it waits.
+final class Blackhole: @unchecked Sendable {
+    let descriptor: Int32
+    let port: Int
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.descriptor = descriptor
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
+        guard bound == 0, listen(descriptor, 16) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() { _ = Glibc.close(descriptor) }
 }
