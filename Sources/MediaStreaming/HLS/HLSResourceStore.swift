@@ -73,8 +73,15 @@ public final class HLSResourceStore: Sendable {
     /// stored with `metadata`, pinned if `pinned`, unless `store` says not
     /// to). A fetch of the same key already running is joined.
     ///
-    /// - parameter store: decides from the fetched bytes whether to keep
-    ///   them (live playlists are not kept).
+    /// - Parameters:
+    ///   - resource: what to read or fetch.
+    ///   - metadata: the entry's metadata if it is fetched and kept.
+    ///   - pinned: whether a fetched entry is kept pinned.
+    ///   - headers: sent with the origin request.
+    ///   - shouldStore: decides from the fetched bytes whether to keep them
+    ///     (live playlists are not kept).
+    /// - Returns: the bytes, and whether this call fetched them (false when
+    ///   read from the store or from a fetch another caller started).
     public func data(
         for resource: HLSResource, metadata: EntryMetadata, pinned: Bool = false, headers: [String: String] = [:],
         store shouldStore: @escaping @Sendable (Data) -> Bool = { _ in true }
