@@ -130,7 +130,7 @@ extension MediaStore {
             references[extent.chunk, default: 0] += 1
             report.chunksRead += 1
             do {
-                let raw = try transaction.readChunk(extent.chunk)
+                let raw = try transaction.readChunk(extent.chunk, trusting: false)
                 if raw.count != length { throw StoreTransaction.ChunkFault.checksum }
                 hasher.update(raw)
                 bytes += raw.count

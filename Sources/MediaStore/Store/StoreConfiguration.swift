@@ -29,6 +29,12 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// whose apps get a few GiB of address space, max(256 MiB,
     /// 1.25 × ``sizeLimit``).
     public var initialMapSize: Int?
+    /// How many chunks a store instance remembers as verified, so that
+    /// reading one again does not hash it again (see README "Integrity on
+    /// reads" for exactly what is trusted). 16,384 by default (4 GiB of
+    /// default-size chunks, about 1 MiB of memory); `0` hashes every chunk
+    /// on every read.
+    public var verifiedChunkMemory: Int
 
     /// The page-fitted default chunk size (64 × 4096 − 16 − 12).
     public static let defaultChunkSize = 64 * 4096 - 16 - ChunkHeader.size
@@ -42,7 +48,8 @@ public struct StoreConfiguration: Sendable, Equatable {
         chunkSize: Int = StoreConfiguration.defaultChunkSize,
         inlineLimit: Int = 4096,
         lowWaterRatio: Double = 0.9,
-        initialMapSize: Int? = nil
+        initialMapSize: Int? = nil,
+        verifiedChunkMemory: Int = 16_384
     ) {
         self.sizeLimit = sizeLimit
         self.sizeAccounting = sizeAccounting
@@ -53,6 +60,7 @@ public struct StoreConfiguration: Sendable, Equatable {
         self.inlineLimit = inlineLimit
         self.lowWaterRatio = lowWaterRatio
         self.initialMapSize = initialMapSize
+        self.verifiedChunkMemory = verifiedChunkMemory
     }
 
     var effectiveInitialMapSize: Int {

@@ -362,6 +362,7 @@ package final class StoreTransaction {
         }
         try txn.delete(db.refs, key: slot)
         if let size {
+            store.verifiedChunks.forget(slot: slot)
             try txn.delete(db.chunks, key: slot)
             updateCounters {
                 $0.chunkCount -= 1
@@ -373,25 +374,39 @@ package final class StoreTransaction {
 
     /// Reads and verifies a chunk: its header, its decompression and its
     /// digest (the slot's first 16 bytes) must all agree.
-    func readChunk(_ slot: [UInt8]) throws -> [UInt8] {
-        try withVerifiedChunk(slot) { [UInt8]($0) }
+    ///
+    /// - parameter trusting: whether a chunk this store instance already
+    ///   verified where it sits may skip hashing (``VerifiedChunks``);
+    ///   `verify()` passes `false`.
+    func readChunk(_ slot: [UInt8], trusting: Bool = true) throws -> [UInt8] {
+        try withVerifiedChunk(slot, trusting: trusting) { [UInt8]($0) }
     }
 
     /// Calls `body` with a chunk's verified raw bytes, without copying
     /// them when the chunk is stored raw (the buffer is then the map
-    /// itself, valid only inside `body`).
-    func withVerifiedChunk<R>(_ slot: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+    /// itself, valid only inside `body`). A chunk this store instance
+    /// verified before, at the same address and length, is not hashed
+    /// again unless `trusting` is `false` (see ``VerifiedChunks``).
+    func withVerifiedChunk<R>(_ slot: [UInt8], trusting: Bool = true, _ body: (UnsafeRawBufferPointer) throws -> R)
+        throws -> R
+    {
         try txn.withValue(db.chunks, key: slot) { buffer in
             guard let buffer else { throw ChunkFault.missing }
             guard let digest = ContentDigest(canonical: slot), let header = ChunkHeader.decode(buffer) else {
                 throw ChunkFault.header
             }
+            let verified = store.verifiedChunks
+            let trusted = trusting && verified.contains(slot: slot, digest: digest, payload: buffer)
             let payload = UnsafeRawBufferPointer(rebasing: buffer[ChunkHeader.size...])
             if header.codec == .raw {
-                guard ContentDigest(of: payload) == digest else { throw ChunkFault.checksum }
+                if !trusted {
+                    guard ContentDigest(of: payload) == digest else { throw ChunkFault.checksum }
+                    verified.insert(slot: slot, digest: digest, payload: buffer)
+                }
                 return try body(payload)
             }
-            let raw = try Self.decodeChunk(buffer, expected: digest)
+            let raw = try Self.decodeChunk(buffer, expected: trusted ? nil : digest)
+            if !trusted { verified.insert(slot: slot, digest: digest, payload: buffer) }
             return try raw.withUnsafeBytes(body)
         }
     }
