@@ -183,8 +183,8 @@ public final class ResourceLoader: Sendable {
     /// and ``OfflineDownloader`` do), reporting (cached bytes, length) as it goes.
     /// Already cached chunks are not fetched again; cancelling the calling task stops it.
     ///
-    /// - returns: the ``EntryInfo/version`` of the store entry that now
-    ///   holds every byte (pin exactly that one: ``MediaStore/setPinned(_:forKey:version:)``).
+    /// - returns: the `EntryInfo.version` of the store entry that now
+    ///   holds every byte (pin exactly that one: `MediaStore.setPinned(_:forKey:version:)`).
     /// - throws: ``StreamingError``; a resource played without caching cannot be downloaded.
     @discardableResult
     public func downloadAll(progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws(StreamingError) -> UInt64
