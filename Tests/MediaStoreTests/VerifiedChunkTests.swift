@@ -12,9 +12,9 @@ import Testing
     let directory = temporaryPath("verified-chunks")
 
     func open(memory: Int = 16_384) throws -> MediaStore {
-        try MediaStore(
-            directory: directory,
-            configuration: StoreConfiguration(chunkSize: 65_536, initialMapSize: 64 << 20, verifiedChunkMemory: memory))
+        var configuration = StoreConfiguration(chunkSize: 65_536, initialMapSize: 64 << 20)
+        configuration.verifiedChunkMemory = memory
+        return try MediaStore(directory: directory, configuration: configuration)
     }
 
     /// Flips one byte (at `pattern`'s offset 17) of the one copy of

@@ -33,8 +33,9 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// reading one again does not hash it again (see README "Integrity on
     /// reads" for exactly what is trusted). 16,384 by default (4 GiB of
     /// default-size chunks, about 1 MiB of memory); `0` hashes every chunk
-    /// on every read.
-    public var verifiedChunkMemory: Int
+    /// on every read. Set it on a configuration after `init` (the
+    /// initializer keeps its earlier signature).
+    public var verifiedChunkMemory: Int = 16_384
 
     /// The page-fitted default chunk size (64 × 4096 − 16 − 12).
     public static let defaultChunkSize = 64 * 4096 - 16 - ChunkHeader.size
@@ -48,8 +49,7 @@ public struct StoreConfiguration: Sendable, Equatable {
         chunkSize: Int = StoreConfiguration.defaultChunkSize,
         inlineLimit: Int = 4096,
         lowWaterRatio: Double = 0.9,
-        initialMapSize: Int? = nil,
-        verifiedChunkMemory: Int = 16_384
+        initialMapSize: Int? = nil
     ) {
         self.sizeLimit = sizeLimit
         self.sizeAccounting = sizeAccounting
@@ -60,7 +60,6 @@ public struct StoreConfiguration: Sendable, Equatable {
         self.inlineLimit = inlineLimit
         self.lowWaterRatio = lowWaterRatio
         self.initialMapSize = initialMapSize
-        self.verifiedChunkMemory = verifiedChunkMemory
     }
 
     var effectiveInitialMapSize: Int {
