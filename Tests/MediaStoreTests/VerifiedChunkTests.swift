@@ -124,4 +124,62 @@ import Testing
         }
         expectCorrupted { _ = try store.read(forKey: "k", range: 65_536..<65_546) }
     }
+
+    // MARK: Reads of 1 MiB and more: chunks verified and copied on several cores
+
+    @Test func aLargeReadIsVerifiedAndCopiedOnSeveralCoresAndRemembered() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var generator = SplitMix64(seed: 126)
+        let value = generator.bulkBytes(40 * 65_536 + 1_234)  // 41 chunks, the last one short
+        let store = try open()
+        try store.put(value, forKey: "k")
+        #expect(try store.data(forKey: "k") == Data(value))
+        #expect(store.verifiedChunks.count == 41)
+        let range = 100_001..<(100_001 + (1 << 20) + 77)
+        #expect(try store.read(forKey: "k", range: range) == Data(value[range]))
+        let tail = (value.count - (1 << 20))..<value.count
+        #expect(try store.read(forKey: "k", range: tail) == Data(value[tail]))
+    }
+
+    @Test func aCorruptChunkInALargeReadIsCaughtAndTheEntryDropped() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var generator = SplitMix64(seed: 127)
+        let value = generator.bulkBytes(32 * 65_536)
+        do {
+            let store = try open()
+            try store.put(value, forKey: "k")
+        }
+        try flipInPlace(pattern: Array(value[(20 * 65_536 + 500)..<(20 * 65_536 + 564)]))  // chunk 20
+        let store = try open()
+        expectCorrupted { _ = try store.data(forKey: "k") }
+        #expect(try store.info(forKey: "k") == nil)
+        #expect(store.verifiedChunks.count == 0)
+    }
+
+    @Test func aLargeReadOverAHoleIsNotCached() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var generator = SplitMix64(seed: 128)
+        let value = generator.bulkBytes(32 * 65_536)
+        let store = try open()
+        let info = try store.prepareEntry(forKey: "k", length: value.count)
+        try store.write(value[0..<(10 * 65_536)], at: 0, forKey: "k", version: info.version)
+        try store.write(value[(11 * 65_536)...], at: 11 * 65_536, forKey: "k", version: info.version)
+        let error = #expect(throws: StoreError.self) { _ = try store.read(forKey: "k", range: 0..<value.count) }
+        guard case .rangeNotCached(_, let missing) = error else {
+            Issue.record("expected rangeNotCached, got \(String(describing: error))")
+            return
+        }
+        #expect(missing.lowerBound == 10 * 65_536)
+        #expect(try store.read(forKey: "k", range: (11 * 65_536)..<value.count) == Data(value[(11 * 65_536)...]))
+    }
+
+    @Test func aLargeReadWithCompressedChunksTakesTheChunkByChunkPath() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let value = [UInt8]((0..<(24 * 65_536)).map { UInt8(truncatingIfNeeded: $0 / 1_000) })  // compresses
+        let store = try open()
+        try store.put(value, forKey: "k")
+        #expect(try store.data(forKey: "k") == Data(value))
+        let range = 5..<(value.count - 5)
+        #expect(try store.read(forKey: "k", range: range) == Data(value[range]))
+    }
 }
