@@ -153,7 +153,7 @@ final class BenchmarkRunner {
             let fastCalls = max(1, calls - slowCalls)
             return String(
                 format:
-                    "%d of %d calls took > %.2f ms (%.0f%% of the time, %.2f ms each on average); the others average %.1f µs",
+                    "%ld of %ld calls took > %.2f ms (%.0f%% of the time, %.2f ms each on average); the others average %.1f µs",
                 slowCalls, calls, threshold * 1e3, totalSeconds > 0 ? 100 * slowSeconds / totalSeconds : 0,
                 slowCalls > 0 ? slowSeconds / Double(slowCalls) * 1e3 : 0,
                 (totalSeconds - slowSeconds) / Double(fastCalls) * 1e6)
