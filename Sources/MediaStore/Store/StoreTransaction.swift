@@ -395,18 +395,20 @@ package final class StoreTransaction {
             guard let digest = ContentDigest(canonical: slot), let header = ChunkHeader.decode(buffer) else {
                 throw ChunkFault.header
             }
-            let verified = store.verifiedChunks
-            let trusted = trusting && verified.contains(slot: slot, digest: digest, payload: buffer)
+            // Only a read transaction's buffers are the map (a write
+            // transaction's own pages are copies until it commits).
+            let verified = txn.isReadOnly ? store.verifiedChunks : nil
+            let trusted = trusting && verified?.contains(slot: slot, digest: digest, payload: buffer) == true
             let payload = UnsafeRawBufferPointer(rebasing: buffer[ChunkHeader.size...])
             if header.codec == .raw {
                 if !trusted {
                     guard ContentDigest(of: payload) == digest else { throw ChunkFault.checksum }
-                    verified.insert(slot: slot, digest: digest, payload: buffer)
+                    verified?.insert(slot: slot, digest: digest, payload: buffer)
                 }
                 return try body(payload)
             }
             let raw = try Self.decodeChunk(buffer, expected: trusted ? nil : digest)
-            if !trusted { verified.insert(slot: slot, digest: digest, payload: buffer) }
+            if !trusted { verified?.insert(slot: slot, digest: digest, payload: buffer) }
             return try raw.withUnsafeBytes(body)
         }
     }
