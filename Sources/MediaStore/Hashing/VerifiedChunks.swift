@@ -51,7 +51,7 @@ final class VerifiedChunks: Sendable {
     }
 
     /// Whether `payload` of the chunk at `slot` was verified where it is now.
-    func contains(slot: [UInt8], digest: ContentDigest, payload: UnsafeRawBufferPointer) -> Bool {
+    func contains(slot: Slot, digest: ContentDigest, payload: UnsafeRawBufferPointer) -> Bool {
         guard capacity > 0 else { return false }
         let location = Self.location(slot: slot, digest: digest, payload: payload)
         let key = SlotKey(high: location.high, low: location.low, ordinal: location.ordinal)
@@ -59,7 +59,7 @@ final class VerifiedChunks: Sendable {
     }
 
     /// Remembers that `payload` of the chunk at `slot` hashed to its digest.
-    func insert(slot: [UInt8], digest: ContentDigest, payload: UnsafeRawBufferPointer) {
+    func insert(slot: Slot, digest: ContentDigest, payload: UnsafeRawBufferPointer) {
         guard capacity > 0 else { return }
         let location = Self.location(slot: slot, digest: digest, payload: payload)
         let key = SlotKey(high: location.high, low: location.low, ordinal: location.ordinal)
@@ -77,20 +77,18 @@ final class VerifiedChunks: Sendable {
     }
 
     /// Forgets the chunk at `slot` (it is being deleted).
-    func forget(slot: [UInt8]) {
-        guard capacity > 0, slot.count == StoreKeys.slotSize, let digest = ContentDigest(canonical: slot) else {
-            return
-        }
-        let key = SlotKey(high: digest.high, low: digest.low, ordinal: StoreKeys.ordinal(ofSlot: slot))
+    func forget(slot: Slot) {
+        guard capacity > 0, let digest = slot.digest else { return }
+        let key = SlotKey(high: digest.high, low: digest.low, ordinal: slot.ordinal)
         _ = state.withLock { $0.verified.removeValue(forKey: key) }
     }
 
     /// How many chunks are remembered (tests).
     var count: Int { state.withLock { $0.verified.count } }
 
-    private static func location(slot: [UInt8], digest: ContentDigest, payload: UnsafeRawBufferPointer) -> Location {
+    private static func location(slot: Slot, digest: ContentDigest, payload: UnsafeRawBufferPointer) -> Location {
         Location(
-            high: digest.high, low: digest.low, ordinal: slot.count >= 18 ? StoreKeys.ordinal(ofSlot: slot) : 0,
+            high: digest.high, low: digest.low, ordinal: slot.ordinal,
             address: UInt(bitPattern: payload.baseAddress), count: payload.count)
     }
 }

@@ -25,33 +25,31 @@ extension StoreTransaction {
         pieces.reserveCapacity(last - first + 1)
         for index in first...last {
             let chunkStart = index * chunkSize
-            guard let extent = try extent(entryID: record.entryID, index: index) else {
+            guard let extent = try extents.row(entryID: record.entryID, index: index) else {
                 throw StoreError.rangeNotCached(key: record.key, missing: chunkStart..<(chunkStart + chunkSize))
             }
             let piece = try txn.withValue(db.chunks, key: extent.chunk) { buffer -> Piece? in
                 guard let buffer else {
                     throw StoreError.corrupted(key: record.key, reason: "a chunk is missing (chunk \(index))")
                 }
-                guard let digest = ContentDigest(canonical: extent.chunk), let header = ChunkHeader.decode(buffer)
-                else {
+                guard let digest = extent.chunk.digest, let value = ChunkValue(buffer) else {
                     throw StoreError.corrupted(key: record.key, reason: "a chunk header is invalid (chunk \(index))")
                 }
-                guard header.codec == .raw else { return nil }
-                guard header.rawLength == extent.length else {
+                guard value.header.codec == .raw else { return nil }
+                guard value.header.rawLength == extent.length else {
                     throw StoreError.corrupted(key: record.key, reason: "chunk \(index) has the wrong length")
                 }
                 let from = max(range.lowerBound, chunkStart) - chunkStart
-                let to = min(range.upperBound - chunkStart, header.rawLength)
+                let to = min(range.upperBound - chunkStart, value.header.rawLength)
                 // A short chunk before the end of the range leaves a hole after it.
                 guard from < to, chunkStart + to == min(range.upperBound, chunkStart + chunkSize) else {
                     throw StoreError.rangeNotCached(
                         key: record.key, missing: (chunkStart + max(from, to))..<range.upperBound)
                 }
                 return Piece(
-                    index: index, slot: extent.chunk, digest: digest, stored: buffer,
-                    payload: UnsafeRawBufferPointer(rebasing: buffer[ChunkHeader.size...]), from: from, to: to,
-                    target: chunkStart + from - range.lowerBound,
-                    trusted: store.verifiedChunks.contains(slot: extent.chunk, digest: digest, payload: buffer))
+                    index: index, slot: extent.chunk, digest: digest, stored: buffer, payload: value.payload,
+                    from: from, to: to, target: chunkStart + from - range.lowerBound,
+                    trusted: chunks.verified.contains(slot: extent.chunk, digest: digest, payload: buffer))
             }
             guard let piece else { return nil }  // compressed: the chunk-by-chunk path decodes it
             pieces.append(piece)
@@ -77,7 +75,7 @@ extension StoreTransaction {
             throw StoreError.corrupted(key: record.key, reason: "a chunk fails its checksum (chunk \(index))")
         }
         for piece in pieces where !piece.trusted {
-            store.verifiedChunks.insert(slot: piece.slot, digest: piece.digest, payload: piece.stored)
+            chunks.verified.insert(slot: piece.slot, digest: piece.digest, payload: piece.stored)
         }
         return Data(
             bytesNoCopy: out.baseAddress!, count: range.count,
@@ -105,7 +103,7 @@ extension StoreTransaction {
     // outlives every worker; the workers only read them.
     struct Piece: @unchecked Sendable {
         var index: Int
-        var slot: [UInt8]
+        var slot: Slot
         var digest: ContentDigest
         var stored: UnsafeRawBufferPointer
         var payload: UnsafeRawBufferPointer
