@@ -220,6 +220,8 @@ public final class EntryWriter {
 extension MediaStore {
     /// A writer that streams a value in under `key`.
     ///
+    /// - parameter key: the entry's key; the value replaces any entry there when finished.
+    /// - parameter options: metadata, expiry, pinning and cost of the new entry.
     /// - parameter expectedLength: when known, checked by ``EntryWriter/finish()``
     ///   and against the size limit up front.
     public func makeWriter(

@@ -22,7 +22,10 @@ extension MediaStore {
     /// two contents in one entry. The other options apply only to a new
     /// entry.
     ///
+    /// - parameter key: the entry's key.
     /// - parameter length: the total length, or `nil` when not yet known.
+    /// - parameter options: the validators the entry must match, and the
+    ///   metadata, expiry and pinning of a new entry.
     @discardableResult
     public func prepareEntry(
         forKey key: String, length: Int?, options: WriteOptions = WriteOptions()
@@ -113,6 +116,8 @@ extension MediaStore {
     /// Reads `range` of the entry for `key`, complete or partial. Touches
     /// only the chunks the range needs, in one short transaction.
     ///
+    /// - parameter key: the entry's key.
+    /// - parameter range: the bytes to read, within the entry's length.
     /// - parameter includeExpired: read an expired entry too (for
     ///   revalidation); otherwise an expired entry is a miss.
     /// - throws: ``StoreError/notFound(key:)``, ``StoreError/invalidRange(key:range:length:)``,
@@ -156,9 +161,14 @@ extension MediaStore {
     /// ``StoreError/changedDuringRead(key:)`` (or `notFound`), so the
     /// bytes handed out never mix two versions.
     ///
+    /// - parameter key: the entry's key.
+    /// - parameter range: the bytes to read, within the entry's length.
+    /// - parameter includeExpired: read an expired entry too (for revalidation).
     /// - parameter version: the ``EntryInfo/version`` the caller sized the
     ///   range from; when given, an entry replaced since then stops the
     ///   read before the first chunk.
+    /// - parameter body: called with each chunk's bytes of the range, in
+    ///   order; an error it throws stops the read and is rethrown.
     public func read(
         forKey key: String, range: Range<Int>, includeExpired: Bool = false, version: UInt64? = nil,
         chunkHandler body: (Data) throws -> Void

@@ -107,6 +107,7 @@ extension MediaStore {
 
     /// Removes the entry for `key`; returns whether there was one.
     ///
+    /// - parameter key: the entry's key.
     /// - parameter version: when given, only that ``EntryInfo/version`` is
     ///   removed; a newer entry (or none) throws
     ///   ``StoreError/entryReplaced(key:expected:found:)`` and is left alone.
@@ -139,6 +140,8 @@ extension MediaStore {
 
     /// Pins or unpins an entry. Pinned entries are never evicted.
     ///
+    /// - parameter pinned: whether the entry is kept out of eviction.
+    /// - parameter key: the entry's key.
     /// - parameter version: when given, the entry must still be that
     ///   ``EntryInfo/version`` (e.g. the one a download filled), otherwise
     ///   ``StoreError/entryReplaced(key:expected:found:)`` is thrown and
@@ -153,6 +156,8 @@ extension MediaStore {
 
     /// Replaces the metadata (MIME type, validators, user fields) of an entry.
     ///
+    /// - parameter metadata: the new metadata, replacing all of the old.
+    /// - parameter key: the entry's key.
     /// - parameter version: when given, the entry must still be that
     ///   ``EntryInfo/version``, otherwise ``StoreError/entryReplaced(key:expected:found:)``.
     public func setMetadata(_ metadata: EntryMetadata, forKey key: String, version: UInt64? = nil) throws(StoreError) {
@@ -161,6 +166,8 @@ extension MediaStore {
 
     /// Sets when an entry expires (`.default` applies the configured lifetime from now).
     ///
+    /// - parameter expiry: the new expiry.
+    /// - parameter key: the entry's key.
     /// - parameter version: when given, the entry must still be that
     ///   ``EntryInfo/version`` (e.g. the one a 304 answer revalidated),
     ///   otherwise ``StoreError/entryReplaced(key:expected:found:)``.

@@ -287,7 +287,7 @@ public final class MediaStore: @unchecked Sendable {
     }
 
     /// Writes the batched last-access times of recent reads. Done by
-    /// every write and in the background every ``accessBatchSize`` reads; call it before
+    /// every write and in the background every 2,048 reads; call it before
     /// handing the store to another process if LRU order matters there.
     public func flushAccessTimes() throws(StoreError) {
         guard !isReadOnly, !pendingAccess.withLock({ $0.isEmpty }) else { return }
