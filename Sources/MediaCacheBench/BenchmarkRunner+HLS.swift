@@ -22,7 +22,11 @@ extension BenchmarkRunner {
         var rng = SplitMix64(seed: Workloads.largeSeed ^ 0x4815)
         var media = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-PLAYLIST-TYPE:VOD\n"
         for index in 0..<segments {
-            try Workloads.randomData(segmentBytes, &rng).write(to: web.appendingPathComponent("s\(index).ts"))
+            // Random payload behind an MPEG-TS packet header (the PAT every
+            // segment starts with), as real `.ts` segments begin.
+            var segment = Workloads.randomData(segmentBytes, &rng)
+            segment.replaceSubrange(0..<4, with: [0x47, 0x40, 0x00, 0x10])
+            try segment.write(to: web.appendingPathComponent("s\(index).ts"))
             media += "#EXTINF:2.0,\ns\(index).ts\n"
         }
         media += "#EXT-X-ENDLIST\n"
