@@ -10,6 +10,8 @@ final class Download: @unchecked Sendable {
     struct Subscriber {
         var offset: Int
         let channel: ReaderChannel
+        /// Who reads: a player, a preload or a download.
+        let priority: FetchPriority
     }
 
     let id: Int
@@ -34,8 +36,22 @@ final class Download: @unchecked Sendable {
     var task: Task<Void, Never>?
     /// The MIME type the first response declared.
     var declaredMIMEType: String?
+    /// Its place in the cache's ``FetchScheduler``.
+    let ticket: FetchTicket
+    /// The priority of whoever waits for the content information a probe
+    /// resolves (it runs at least at that one until then).
+    var probePriority: FetchPriority
+    /// The priority and idleness last told to the scheduler.
+    var scheduledPriority: FetchPriority
+    var scheduledIdle = false
 
-    init(id: Int, start: Int, end: Int, url: URL, headers: [String: String], isProbe: Bool, sink: ChunkSink) {
+    init(
+        id: Int, start: Int, end: Int, url: URL, headers: [String: String], isProbe: Bool, sink: ChunkSink,
+        ticket: FetchTicket
+    ) {
+        self.ticket = ticket
+        self.probePriority = ticket.priority
+        self.scheduledPriority = ticket.priority
         self.id = id
         self.start = start
         self.end = end

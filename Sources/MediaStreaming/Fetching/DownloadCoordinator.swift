@@ -6,6 +6,8 @@ import Foundation
 /// and keeps the resource's state. Every call is on the coordinator's
 /// executor (the runner runs isolated to it).
 protocol DownloadCoordinator: Actor {
+    /// The cache's scheduler every transfer is admitted by and yields to.
+    nonisolated var scheduler: FetchScheduler { get }
     /// Whether `download` resolves the content information (it then runs
     /// even with no reader subscribed).
     func isResolving(_ download: Download) -> Bool

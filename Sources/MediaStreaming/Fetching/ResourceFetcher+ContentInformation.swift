@@ -10,7 +10,9 @@ extension ResourceFetcher {
     /// from the origin (a conditional request for an expired entry).
     ///
     /// - throws: ``StreamingError``; ``StreamingError/store(_:)`` when the store cannot be read.
-    func contentInformation(url: URL, headers: [String: String]) async throws -> ContentInformation {
+    func contentInformation(url: URL, headers: [String: String], priority: FetchPriority = .playback) async throws
+        -> ContentInformation
+    {
         if var information {
             information.isEntireLengthAvailableOnDemand = try await isCompleteInStore()
             return information
@@ -18,7 +20,7 @@ extension ResourceFetcher {
         if !resolving {
             resolving = true
             do {
-                try await startResolving(url: url, headers: headers)
+                try await startResolving(url: url, headers: headers, priority: priority)
             } catch {
                 let failure = StreamingError.wrap(error)
                 failResolution(failure)
@@ -26,10 +28,15 @@ extension ResourceFetcher {
             }
             if let information { return information }
         }
+        // A player waiting behind a download's probe raises it.
+        for probe in downloads.values where probe.isProbe && probe.probePriority < priority {
+            probe.probePriority = priority
+            reschedule(probe)
+        }
         return try await withCheckedThrowingContinuation { infoWaiters.append($0) }
     }
 
-    private func startResolving(url: URL, headers: [String: String]) async throws(StoreError) {
+    private func startResolving(url: URL, headers: [String: String], priority: FetchPriority) async throws(StoreError) {
         if lease == nil { lease = store.lease(forKey: key) }
         let stored = cachingSkipped == nil ? try await storedInfo() : nil
         if let stored, let length = stored.length, !stored.isExpired(), !configuration.alwaysRevalidate {
@@ -42,7 +49,8 @@ extension ResourceFetcher {
                     etag: stored.metadata.etag, lastModified: stored.metadata.lastModified))
             return
         }
-        let probe = makeDownload(start: 0, end: Int.max, url: url, headers: headers, isProbe: true)
+        let probe = makeDownload(
+            start: 0, end: Int.max, url: url, headers: headers, isProbe: true, priority: priority)
         if let stored, stored.length != nil, stored.metadata.etag != nil || stored.metadata.lastModified != nil {
             probe.ifNoneMatch = stored.metadata.etag
             probe.ifModifiedSince = stored.metadata.lastModified
