@@ -44,6 +44,9 @@ final class Download: @unchecked Sendable {
     /// The priority and idleness last told to the scheduler.
     var scheduledPriority: FetchPriority
     var scheduledIdle = false
+    /// Its last reader, a download or a preload, was stopped: it ends its
+    /// response at the next chunk boundary instead of finishing the request.
+    var windingDown = false
 
     init(
         id: Int, start: Int, end: Int, url: URL, headers: [String: String], isProbe: Bool, sink: ChunkSink,

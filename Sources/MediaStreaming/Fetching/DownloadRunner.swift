@@ -118,13 +118,17 @@ struct DownloadRunner: Sendable {
             if let end = body.end, cursor + piece.count > end { throw OriginError.overlong(expected: end - body.start) }
             // Another download may have taken over the rest meanwhile.
             limit = min(limit, download.end)
-            if coordinator.scheduler.isOutranked(download.ticket) {
-                // Outranked: end the request at the next chunk boundary (nothing
-                // is left buffered to drop), then wait at the checkpoint.
-                // At least one chunk per response: every request makes progress.
+            if download.windingDown || coordinator.scheduler.isOutranked(download.ticket) {
+                // Outranked (or left by a stopped download): end the request at the
+                // next chunk boundary (nothing is left buffered to drop), then wait
+                // at the checkpoint (or end).
+                // Every whole chunk this piece completes is kept (less to fetch
+                // again), and at least one chunk per response (every request
+                // makes progress).
                 let chunk = download.sink.chunkSize
-                let boundary = max((download.position + chunk - 1) / chunk, body.start / chunk + 1) * chunk
-                limit = min(limit, boundary)
+                let boundary = max(
+                    (download.position + chunk - 1) / chunk, (cursor + piece.count) / chunk, body.start / chunk + 1)
+                limit = min(limit, boundary * chunk)
             }
             let skip = max(0, download.position - cursor)
             let take = min(piece.count, limit - cursor) - skip

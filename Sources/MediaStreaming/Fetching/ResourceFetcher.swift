@@ -187,6 +187,7 @@ actor ResourceFetcher {
         if offset < download.position { channel.send(download.sink.buffered(from: offset)) }
         download.subscribers[id] = Download.Subscriber(
             offset: max(offset, download.position), channel: channel, priority: priority)
+        download.windingDown = false
         reschedule(download)
         let downloadID = download.id
         return ReaderStream(channel: channel) { [weak self] in
@@ -196,13 +197,19 @@ actor ResourceFetcher {
 
     private func unsubscribe(_ id: Int, from downloadID: Int) {
         guard let download = downloads[downloadID] else { return }
-        download.subscribers[id] = nil
-        reschedule(download)
+        let leaving = download.subscribers.removeValue(forKey: id)
         // Uncached bytes nobody reads are wasted: stop at once. Cached
-        // downloads finish their request (the bytes are kept).
-        if download.subscribers.isEmpty, cachingSkipped != nil, !(download.isProbe && information == nil) {
-            stop(download)
+        // downloads finish their request (the bytes are kept), except for
+        // a download or preload that was stopped: it ends at the next chunk
+        // boundary (a stopped download fetches nothing more).
+        if download.subscribers.isEmpty, !(download.isProbe && information == nil) {
+            if cachingSkipped != nil {
+                stop(download)
+            } else if let leaving, leaving.priority < .playback {
+                download.windingDown = true
+            }
         }
+        reschedule(download)
     }
 
     // MARK: Downloads
