@@ -56,6 +56,8 @@ public actor DownloadQueue {
     private var scheduling = false
     private var scheduleAgain = false
     private var lastProgressSave = ContinuousClock.now
+    /// Running downloads whose entry was pinned.
+    private var pinnedWhileRunning: Set<UUID> = []
     /// When a player's or a preload's transfer was last seen.
     private var lastHigherPriorityActivity: ContinuousClock.Instant?
     /// Bytes stored at the last save, to save progress only when it moved.
@@ -239,6 +241,7 @@ public actor DownloadQueue {
         try apply(.cancel, to: id)
         halt(id)
         board.end(id, as: .cancelled)
+        pinnedWhileRunning.remove(id)
         await releasePins(of: [id])
         try await commit([id])
         await schedule()
@@ -262,6 +265,7 @@ public actor DownloadQueue {
             cancelled.append(id)
         }
         board.cancelBatch()
+        pinnedWhileRunning.subtract(cancelled)
         await releasePins(of: cancelled)
         try await commit(cancelled)
     }
@@ -421,6 +425,13 @@ public actor DownloadQueue {
         absorbLiveProgress()
         let moved = records.values.filter { $0.status == .downloading && savedBytes[$0.id] != $0.bytesStored }
         for record in moved { notify(record) }
+        // A running download's entry is pinned as soon as it has bytes (a
+        // process killed mid-download leaves them pinned for the relaunch).
+        let unpinned = moved.filter { $0.bytesStored > 0 && !pinnedWhileRunning.contains($0.id) }.map(\.id)
+        if !unpinned.isEmpty {
+            pinnedWhileRunning.formUnion(unpinned)
+            await pinPartialEntries(of: unpinned)
+        }
         if !moved.isEmpty, ContinuousClock.now - lastProgressSave > .seconds(2) {
             try? await commit([])
         }
