@@ -12,6 +12,8 @@ final class Download: @unchecked Sendable {
         let channel: ReaderChannel
         /// Who reads: a player, a preload or a download.
         let priority: FetchPriority
+        /// The offset past which it wants nothing (a preload's prefix); `nil`: to the end.
+        let until: Int?
     }
 
     let id: Int
@@ -47,6 +49,9 @@ final class Download: @unchecked Sendable {
     /// Its last reader, a download or a preload, was stopped: it ends its
     /// response at the next chunk boundary instead of finishing the request.
     var windingDown = false
+    /// Bytes its first request asks for while the length is unknown, when
+    /// not a whole request's worth (a preload's probe asks for little).
+    var firstRequestBytes: Int?
 
     init(
         id: Int, start: Int, end: Int, url: URL, headers: [String: String], isProbe: Bool, sink: ChunkSink,

@@ -11,6 +11,9 @@ protocol DownloadCoordinator: Actor {
     /// Whether `download` resolves the content information (it then runs
     /// even with no reader subscribed).
     func isResolving(_ download: Download) -> Bool
+    /// The chunk boundary past which none of `download`'s readers wants
+    /// bytes (`Int.max`: one reads to the end); `nil` with no reader.
+    func wantedEnd(of download: Download) -> Int?
     /// The origin request for `range` of `download` (headers, validators).
     func request(for download: Download, range: Range<Int>) -> OriginRequest
     /// Counts a request about to be sent.

@@ -45,10 +45,16 @@ struct DownloadRunner: Sendable {
             do { try await scheduler.checkpoint(ticket) } catch { break }
             if download.isStopped { break }
             if !coordinator.isResolving(download) && download.subscribers.isEmpty { break }
+            // Readers that want a prefix only (preloads) bound the requests.
+            let wanted = coordinator.isResolving(download) ? Int.max : coordinator.wantedEnd(of: download) ?? Int.max
             // A retried request starts again at the first byte not yet stored.
             download.sink.discardBuffer()
             let start = download.position
-            let end = download.end == Int.max ? start + requestBytes : min(download.end, start + requestBytes)
+            if wanted <= start { break }
+            let end =
+                download.end == Int.max
+                ? start + (download.firstRequestBytes ?? requestBytes)
+                : min(download.end, start + requestBytes, wanted)
             let request = coordinator.request(for: download, range: start..<end)
             do {
                 try await transferWithWatchdog(download, request, coordinator)

@@ -7,6 +7,14 @@ import MediaStore
 extension ResourceFetcher: DownloadCoordinator {
     func isResolving(_ download: Download) -> Bool { download.isProbe && information == nil }
 
+    func wantedEnd(of download: Download) -> Int? {
+        guard !download.subscribers.isEmpty else { return nil }
+        let ends = download.subscribers.values.map { subscriber in
+            subscriber.until.map { ($0 + chunkSize - 1) / chunkSize * chunkSize } ?? Int.max
+        }
+        return ends.max()
+    }
+
     func request(for download: Download, range: Range<Int>) -> OriginRequest {
         var request = OriginRequest(
             url: download.url, range: range, headers: configuration.headers.merging(download.headers) { $1 })

@@ -112,9 +112,11 @@ actor ResourceFetcher {
     /// Where the bytes from `offset` come from: the store, a running
     /// download (joined), or a new download over the hole at `offset`.
     /// A download runs at the highest `priority` of its readers.
-    func plan(from offset: Int, url: URL, headers: [String: String], priority: FetchPriority = .playback)
-        async throws -> ReadPlan
-    {
+    /// A new download stops at the chunk boundary at or after `until`, when given.
+    func plan(
+        from offset: Int, url: URL, headers: [String: String], priority: FetchPriority = .playback,
+        until: Int? = nil
+    ) async throws -> ReadPlan {
         guard let info = information else {
             throw StreamingError.origin(.malformedResponse(reason: "no content information"))
         }
@@ -135,16 +137,17 @@ actor ResourceFetcher {
             !$0.isStopped && $0.bufferStart <= offset && offset < $0.end && offset <= $0.position + lookahead
         }
         if let download = joinable.min(by: { $0.position > $1.position }) {
-            return .stream(subscribe(download, from: offset, priority: priority))
+            return .stream(subscribe(download, from: offset, priority: priority, until: until))
         }
         let start = offset / chunkSize * chunkSize
+        if let until { holeEnd = min(holeEnd, max(start + chunkSize, (until + chunkSize - 1) / chunkSize * chunkSize)) }
         for other in downloads.values where !other.isStopped {
             if other.bufferStart > start { holeEnd = min(holeEnd, other.bufferStart) }
             if other.position <= start && start < other.end { other.end = start }
         }
         let download = makeDownload(
             start: start, end: holeEnd, url: url, headers: headers, isProbe: false, priority: priority)
-        let stream = subscribe(download, from: offset, priority: priority)
+        let stream = subscribe(download, from: offset, priority: priority, until: until)
         launch(download)
         return .stream(stream)
     }
@@ -179,14 +182,16 @@ actor ResourceFetcher {
         return ranges
     }
 
-    private func subscribe(_ download: Download, from offset: Int, priority: FetchPriority) -> ReaderStream {
+    private func subscribe(_ download: Download, from offset: Int, priority: FetchPriority, until: Int?)
+        -> ReaderStream
+    {
         let boxes = [statistics, cacheStatistics]
         let channel = ReaderChannel { Self.adjustBacklog($0, boxes) }
         nextID += 1
         let id = nextID
         if offset < download.position { channel.send(download.sink.buffered(from: offset)) }
         download.subscribers[id] = Download.Subscriber(
-            offset: max(offset, download.position), channel: channel, priority: priority)
+            offset: max(offset, download.position), channel: channel, priority: priority, until: until)
         download.windingDown = false
         reschedule(download)
         let downloadID = download.id
