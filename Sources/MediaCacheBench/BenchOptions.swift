@@ -10,10 +10,10 @@ struct BenchOptions: Sendable {
     /// it and removed at the end. `nil`: a temporary folder under /tmp.
     var directory: String?
     /// Workload groups to run (`stream`, `small`, `large`, `range`,
-    /// `churn`, `facade`, `playback`, `server`); empty runs them all.
+    /// `churn`, `facade`, `playback`, `server`, `scheduling`); empty runs them all.
     var only: Set<String> = []
 
-    static let groups = ["stream", "small", "large", "range", "churn", "facade", "playback", "server"]
+    static let groups = ["stream", "small", "large", "range", "churn", "facade", "playback", "server", "scheduling"]
 
     static let usage = """
         usage: mediacache-bench [--json] [--quick] [--dir PATH] [--only GROUP[,GROUP…]]

@@ -49,6 +49,7 @@ final class BenchmarkRunner {
         if options.runs("facade") { try runFacade() }
         if options.runs("playback") { try runPlayback() }
         if options.runs("server") { try runServer() }
+        if options.runs("scheduling") { try runScheduling() }
         let seconds = Double(Stopwatch.now() - started) / 1e9
         notes.append(String(format: "Total run time %.0f s on %d CPU(s).", seconds, ProcessInfo.processInfo.activeProcessorCount))
         for problem in problems { notes.append("VERIFICATION FAILED: " + problem) }
