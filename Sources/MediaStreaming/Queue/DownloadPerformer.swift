@@ -7,7 +7,7 @@ import MediaStore
 /// record, its state and its conditions; the performer only moves bytes.
 public protocol DownloadPerformer: Sendable {
     /// The ``DownloadRecord/kind`` it performs (`nil` in a record means
-    /// ``ProgressiveDownloadPerformer/kind``).
+    /// `ProgressiveDownloadPerformer.kind`).
     var kind: String { get }
 
     /// Fetches every byte of `record` not yet in `cache`'s store, at
