@@ -30,7 +30,7 @@ public enum StoreFuzzing {
     @discardableResult
     public static func decodeChunk(_ bytes: [UInt8]) -> Bool {
         let expected = ContentDigest(canonical: bytes.prefix(16))
-        let decoded = bytes.withUnsafeBytes { try? StoreTransaction.decodeChunk($0, expected: nil) }
+        let decoded = bytes.withUnsafeBytes { try? ChunkStore.decode($0, expected: nil) }
         if let decoded, let expected { _ = ContentDigest(of: decoded) == expected }
         return decoded != nil
     }

@@ -118,7 +118,7 @@ import Testing
         let planted = generator.bulkBytes(10_000)
         let value = generator.bulkBytes(10_000)
         let digest = ContentDigest(of: value)
-        let collidingSlot = StoreKeys.slot(digest, ordinal: 0)
+        let collidingSlot = Slot(digest, ordinal: 0)
         try withWriteTransaction(t.store) { transaction in
             let header = ChunkHeader(codec: .raw, rawLength: planted.count, storedLength: planted.count)
             let total = ChunkHeader.size + planted.count
@@ -139,12 +139,12 @@ import Testing
         try t.store.put(value, forKey: "a")
         #expect(try t.store.data(forKey: "a") == Data(value))
         #expect(try t.store.statistics().chunkCount == 2)
-        #expect(try chunkSlots(t.store, key: "a") == [StoreKeys.slot(digest, ordinal: 1)])
+        #expect(try chunkSlots(t.store, key: "a") == [Slot(digest, ordinal: 1)])
 
         // The genuine copy is shared from then on; the planted one never is.
         try t.store.put(value, forKey: "b")
         #expect(try t.store.statistics().chunkCount == 2)
-        #expect(try chunkSlots(t.store, key: "b") == [StoreKeys.slot(digest, ordinal: 1)])
+        #expect(try chunkSlots(t.store, key: "b") == [Slot(digest, ordinal: 1)])
         #expect(try referenceCounts(t.store, key: "b") == [2])
         #expect(try t.store.data(forKey: "b") == Data(value))
         #expect(try t.store.verify().isClean)
@@ -156,17 +156,15 @@ import Testing
 }
 
 /// The chunk slots of an entry's extents, in order.
-func chunkSlots(_ store: MediaStore, key: String) throws -> [[UInt8]] {
+func chunkSlots(_ store: MediaStore, key: String) throws -> [Slot] {
     try withReadTransaction(store) { transaction in
-        guard let (_, record) = try transaction.findEntry(key) else { return [] }
-        return try transaction.extents(entryID: record.entryID).compactMap {
-            try transaction.extent(entryID: record.entryID, index: $0.index)?.chunk
-        }
+        guard let (_, record) = try transaction.index.find(key) else { return [] }
+        return try transaction.extents.rows(entryID: record.entryID).map(\.row.chunk)
     }
 }
 
 /// The reference counts of an entry's chunks, in order.
 func referenceCounts(_ store: MediaStore, key: String) throws -> [Int] {
     let slots = try chunkSlots(store, key: key)
-    return try withReadTransaction(store) { transaction in try slots.map { try transaction.referenceCount($0) } }
+    return try withReadTransaction(store) { transaction in try slots.map { try transaction.chunks.referenceCount($0) } }
 }

@@ -169,9 +169,9 @@ import Testing
         try store.put(value, forKey: "small")
         _ = try store.data(forKey: "small")
         try withWriteTransaction(store) { transaction in
-            var (slot, record) = try #require(try transaction.findEntry("small"))
+            var (slot, record) = try #require(try transaction.index.find("small"))
             record.inlineBytes[3] ^= 1
-            try transaction.save(record, atSlot: slot)
+            try transaction.index.save(record, at: slot)
         }
         expectCorrupted("small") { _ = try store.data(forKey: "small") }
         #expect(try store.info(forKey: "small") == nil)

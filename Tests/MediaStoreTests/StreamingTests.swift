@@ -162,12 +162,13 @@ import Testing
             for index in 0..<2 {
                 let chunk = generator.bytes(store.configuration.chunkSize)
                 var compress = false
-                let slot = try chunk.withUnsafeBytes { try transaction.storeChunk($0, compress: &compress) }
-                try transaction.putExtent(entryID: record.entryID, index: index, chunk: slot, length: chunk.count)
+                try chunk.withUnsafeBytes {
+                    try transaction.putPiece($0, entryID: record.entryID, index: index, compress: &compress)
+                }
                 record.presentChunks += 1
                 record.cachedBytes += chunk.count
             }
-            try transaction.saveStaging(record)
+            try transaction.index.saveStaging(record)
         }
     }
 
@@ -184,5 +185,5 @@ import Testing
 
 /// Staging records (unfinished streamed writes) in the store.
 func stagingCount(_ store: MediaStore) throws -> Int {
-    try withReadTransaction(store) { try $0.txn.count($0.db.staging) }
+    try withReadTransaction(store) { try $0.index.stagingCount() }
 }

@@ -25,9 +25,15 @@ struct BackPressureTests {
 
     /// Reads all of `loader`'s resource, pausing `pause` after each piece
     /// and `stall` once past `stallOffset` (while a download feeds it).
+    ///
+    /// The premise of both tests, that the download got more than
+    /// `readerBufferLimit` ahead during the stall, is checked rather than
+    /// assumed: on a loaded machine the stall goes on (up to 10 s) until the
+    /// loader has counted such a backlog.
     private func readSlowly(
         _ loader: ResourceLoader, stallOffset: Int, stall: Duration, pause: Duration
     ) async throws -> SlowRead {
+        let limit = loader.cache.configuration.readerBufferLimit
         let length = try await loader.contentInformation().contentLength
         var read = SlowRead()
         var stalled = false
@@ -49,6 +55,10 @@ struct BackPressureTests {
                     if !stalled && read.body.count >= stallOffset {
                         stalled = true
                         try await Task.sleep(for: stall)
+                        let deadline = ContinuousClock.now + .seconds(10)
+                        while loader.statistics.peakReaderBacklogBytes <= limit, ContinuousClock.now < deadline {
+                            try await Task.sleep(for: .milliseconds(50))
+                        }
                     } else {
                         try await Task.sleep(for: pause)
                     }

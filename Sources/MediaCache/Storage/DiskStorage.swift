@@ -1,7 +1,7 @@
 import Foundation
 import MediaStore
 
-/// The disk tier: one ``MediaStore`` in `directory/name`.
+/// The disk tier: one `MediaStore` in `directory/name`.
 ///
 /// Values are stored as their transformer's bytes, keys as stable strings
 /// (see the README), expiry as an absolute date. ``DiskConfig/maxSize``
@@ -42,7 +42,7 @@ public final class DiskStorage<Key: Hashable, Value> {
     /// opened (an unwritable folder, a file that is not a store, a store of
     /// a newer format, ...) every operation that reads or writes throws the
     /// ``StorageError`` it failed with, normally ``StorageError/store(_:)``
-    /// carrying the engine's ``StoreError``; ``allKeys`` and ``allObjects``
+    /// carrying the engine's `StoreError`; ``allKeys`` and ``allObjects``
     /// are empty, ``objectExists(forKey:)`` is `false` and ``totalSize`` is
     /// `nil`. The open is not retried: make a new storage.
     public init(

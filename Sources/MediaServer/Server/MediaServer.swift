@@ -8,10 +8,10 @@ import MediaStreaming
     import Darwin
 #endif
 
-/// A loopback HTTP/1.1 server that plays a ``StreamingCache`` to any
+/// A loopback HTTP/1.1 server that plays a `StreamingCache` to any
 /// player (ffmpeg, VLC, mpv, GStreamer, a web view, AVPlayer for HLS…).
 ///
-/// Every byte goes through the cache's ``ResourceLoader``s, as a
+/// Every byte goes through the cache's `ResourceLoader`s, as a
 /// `StreamingItem`'s do: clients and items share one download per
 /// resource, seeks into holes fetch only the hole, and the cache-key
 /// policy, MIME sniffing, revalidation and oversize rule all hold.

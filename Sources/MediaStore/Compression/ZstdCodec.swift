@@ -1,7 +1,7 @@
 #if canImport(CZstd)
-    import CZstd  // Linux: the system libzstd
+    internal import CZstd  // Linux: the system libzstd
 #else
-    import libzstd  // Apple platforms: facebook/zstd's package
+    internal import libzstd  // Apple platforms: facebook/zstd's package
 #endif
 
 /// zstd compression of one chunk at a time, with a reused context.

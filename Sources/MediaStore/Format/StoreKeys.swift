@@ -1,31 +1,25 @@
-/// Byte layouts of the keys of the store's databases.
-///
-/// A *slot* is 16 bytes of XXH3-128 (of the cache key, or of a chunk's
-/// bytes) followed by a 2-byte big-endian ordinal. Different values whose
-/// digests collide get different ordinals; the full cache key or the
-/// chunk bytes are compared to tell them apart, so they never alias.
+/// Byte layouts of the keys of the store's databases (the slots of
+/// `keys`, `access`, `chunks` and `refs` are ``Slot``s).
 enum StoreKeys {
-    static let slotSize = 18
-
-    static func slot(_ digest: ContentDigest, ordinal: UInt16) -> [UInt8] {
-        var bytes = digest.canonicalBytes
-        bytes.append(UInt8(ordinal >> 8))
-        bytes.append(UInt8(ordinal & 0xFF))
-        return bytes
-    }
-
-    static func ordinal(ofSlot slot: [UInt8]) -> UInt16 {
-        UInt16(slot[16]) << 8 | UInt16(slot[17])
-    }
-
     /// `extents`: entry id (8 B BE) + chunk index (4 B BE).
+    static let extentKeySize = 12
+    /// `lru` and `expiry`: an order (8 B BE) + the entry's slot.
+    static let orderedSlotKeySize = 8 + Slot.size
+
     static func extent(entryID: UInt64, index: Int) -> [UInt8] {
-        var writer = ByteWriter(capacity: 12)
+        var writer = ByteWriter(capacity: extentKeySize)
         writer.write(bigEndian: entryID)
         writer.write(bigEndian: UInt32(index))
         return writer.bytes
     }
 
+    /// The chunk index of an `extents` key; `nil` when it is not one.
+    static func extentIndex(ofKey key: [UInt8]) -> Int? {
+        guard key.count == extentKeySize else { return nil }
+        return Int(key[8]) << 24 | Int(key[9]) << 16 | Int(key[10]) << 8 | Int(key[11])
+    }
+
+    /// `staging`, and the prefix of an entry's `extents` keys: entry id (8 B BE).
     static func entryID(_ value: UInt64) -> [UInt8] {
         var writer = ByteWriter(capacity: 8)
         writer.write(bigEndian: value)
@@ -33,19 +27,27 @@ enum StoreKeys {
     }
 
     /// `lru`: access tick (8 B BE) + slot.
-    static func lru(tick: UInt64, slot: [UInt8]) -> [UInt8] {
-        var writer = ByteWriter(capacity: 26)
-        writer.write(bigEndian: tick)
-        writer.write(raw: slot)
-        return writer.bytes
+    static func lru(tick: UInt64, slot: Slot) -> [UInt8] {
+        orderedSlot(tick, slot)
     }
 
     /// `expiry`: milliseconds since 1970 (8 B BE, clamped at 0) + slot.
-    static func expiry(milliseconds: UInt64, slot: [UInt8]) -> [UInt8] {
-        var writer = ByteWriter(capacity: 26)
-        writer.write(bigEndian: milliseconds)
-        writer.write(raw: slot)
+    static func expiry(milliseconds: UInt64, slot: Slot) -> [UInt8] {
+        orderedSlot(milliseconds, slot)
+    }
+
+    private static func orderedSlot(_ order: UInt64, _ slot: Slot) -> [UInt8] {
+        var writer = ByteWriter(capacity: orderedSlotKeySize)
+        writer.write(bigEndian: order)
+        writer.write(raw: slot.bytes)
         return writer.bytes
+    }
+
+    /// The order (tick or milliseconds) and slot of an `lru` or `expiry`
+    /// key; `nil` when it is not one.
+    static func orderedSlot(ofKey key: [UInt8]) -> (order: UInt64, slot: Slot)? {
+        guard key.count == orderedSlotKeySize, let slot = Slot(key[8...]) else { return nil }
+        return (bigEndianUInt64(key), slot)
     }
 
     static func bigEndianUInt64(_ bytes: [UInt8], at offset: Int = 0) -> UInt64 {

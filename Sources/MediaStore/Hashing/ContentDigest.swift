@@ -1,4 +1,4 @@
-import CXXHash
+internal import CXXHash
 import Foundation
 
 /// An XXH3-128 digest in canonical (big-endian) byte order: its

@@ -1,4 +1,4 @@
-import CXXHash
+internal import CXXHash
 import Foundation
 
 /// Incremental XXH3-128 over bytes fed in pieces.

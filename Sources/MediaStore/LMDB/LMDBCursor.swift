@@ -1,4 +1,4 @@
-import CLMDB
+internal import CLMDB
 
 /// Owns one `MDB_cursor`, closed on deinit. Valid only while its
 /// transaction is alive.

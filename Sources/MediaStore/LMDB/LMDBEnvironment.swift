@@ -1,4 +1,4 @@
-import CLMDB
+internal import CLMDB
 import Foundation
 
 /// Owns one `MDB_env`: opening, map growth and reader-slot hygiene.

@@ -1,4 +1,4 @@
-import CLMDB
+internal import CLMDB
 
 /// An error reported by LMDB, carrying its result code and message.
 struct LMDBError: Error, Equatable, CustomStringConvertible {
@@ -27,6 +27,9 @@ struct LMDBError: Error, Equatable, CustomStringConvertible {
     static let panic = LMDBError(code: MDB_PANIC)
     static let readersFull = LMDBError(code: MDB_READERS_FULL)
     static let transactionFull = LMDBError(code: MDB_TXN_FULL)
+    /// A database opened with flags it was not created with (or a name
+    /// that is a key of another kind in the main database).
+    static let incompatible = LMDBError(code: MDB_INCOMPATIBLE)
 
     /// Throws unless `code` is `MDB_SUCCESS`.
     static func check(_ code: Int32) throws(LMDBError) {

@@ -1,4 +1,4 @@
-import CLMDB
+internal import CLMDB
 import Foundation
 
 /// Owns one `MDB_txn`. Aborted on deinit unless committed.
@@ -118,6 +118,14 @@ final class LMDBTransaction {
         var dbi = MDB_dbi()
         let flags = create ? UInt32(MDB_CREATE) : 0
         try LMDBError.check(mdb_dbi_open(handle, name, flags, &dbi))
+        return LMDBDatabase(handle: dbi)
+    }
+
+    /// Opens the unnamed (main) database, which holds the names of the
+    /// others (and the data of a file that uses no named databases).
+    func openMainDatabase() throws(LMDBError) -> LMDBDatabase {
+        var dbi = MDB_dbi()
+        try LMDBError.check(mdb_dbi_open(handle, nil, 0, &dbi))
         return LMDBDatabase(handle: dbi)
     }
 

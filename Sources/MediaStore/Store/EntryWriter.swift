@@ -116,7 +116,7 @@ public final class EntryWriter {
                 try store.write { transaction in
                     var record: EntryRecord
                     if let stagingID {
-                        guard let existing = try transaction.stagingRecord(stagingID) else {
+                        guard let existing = try transaction.index.stagingRecord(stagingID) else {
                             throw StoreError.writerClosed
                         }
                         record = existing
@@ -125,13 +125,14 @@ public final class EntryWriter {
                         record.ownerPID = getpid()
                     }
                     for (offset, chunk) in chunks.enumerated() {
-                        let slot = try chunk.withUnsafeBytes { try transaction.storeChunk($0, compress: &attempt) }
-                        try transaction.putExtent(
-                            entryID: record.entryID, index: firstIndex + offset, chunk: slot, length: chunk.count)
+                        try chunk.withUnsafeBytes {
+                            try transaction.putPiece(
+                                $0, entryID: record.entryID, index: firstIndex + offset, compress: &attempt)
+                        }
                         record.presentChunks += 1
                         record.cachedBytes += chunk.count
                     }
-                    try transaction.saveStaging(record)
+                    try transaction.index.saveStaging(record)
                     stagingIDCandidate = record.entryID
                 }
             }
@@ -176,10 +177,10 @@ public final class EntryWriter {
         do {
             info = try store.run {
                 try store.write { transaction in
-                    guard let stagingID, var record = try transaction.stagingRecord(stagingID) else {
+                    guard let stagingID, var record = try transaction.index.stagingRecord(stagingID) else {
                         throw StoreError.writerClosed
                     }
-                    try transaction.deleteStaging(stagingID)
+                    try transaction.index.deleteStaging(stagingID)
                     record.length = total
                     record.digest = digest
                     record.isComplete = true
@@ -208,9 +209,9 @@ public final class EntryWriter {
         guard let stagingID else { return }
         _ = try? store.run {
             try store.write { transaction in
-                guard try transaction.stagingRecord(stagingID) != nil else { return }
+                guard try transaction.index.stagingRecord(stagingID) != nil else { return }
                 try transaction.releaseExtents(entryID: stagingID)
-                try transaction.deleteStaging(stagingID)
+                try transaction.index.deleteStaging(stagingID)
             }
         }
     }
@@ -219,6 +220,8 @@ public final class EntryWriter {
 extension MediaStore {
     /// A writer that streams a value in under `key`.
     ///
+    /// - parameter key: the entry's key; the value replaces any entry there when finished.
+    /// - parameter options: metadata, expiry, pinning and cost of the new entry.
     /// - parameter expectedLength: when known, checked by ``EntryWriter/finish()``
     ///   and against the size limit up front.
     public func makeWriter(
@@ -227,19 +230,5 @@ extension MediaStore {
         guard !isReadOnly else { throw .readOnly }
         if let expectedLength { try checkFits(key: key, size: expectedLength) }
         return EntryWriter(store: self, key: key, options: options, expectedLength: expectedLength)
-    }
-}
-
-extension StoreTransaction {
-    func stagingRecord(_ id: UInt64) throws -> EntryRecord? {
-        try txn.withValue(db.staging, key: StoreKeys.entryID(id)) { $0.flatMap(EntryRecord.decode) }
-    }
-
-    func saveStaging(_ record: EntryRecord) throws {
-        try txn.put(db.staging, key: StoreKeys.entryID(record.entryID), value: record.encode())
-    }
-
-    func deleteStaging(_ id: UInt64) throws {
-        try txn.delete(db.staging, key: StoreKeys.entryID(id))
     }
 }

@@ -31,27 +31,19 @@ extension MediaStore {
     public func chunkSharing(forKey key: String) throws(StoreError) -> ChunkSharing? {
         try run {
             try read { transaction -> ChunkSharing? in
-                guard let (_, record) = try transaction.findEntry(key) else { return nil }
+                guard let (_, record) = try transaction.index.find(key) else { return nil }
                 guard !record.isInline else { return ChunkSharing(chunkCount: 0, sharedChunkCount: 0, sharingKeys: []) }
-                var own = Set<[UInt8]>()
-                for (index, _) in try transaction.extents(entryID: record.entryID) {
-                    if let extent = try transaction.extent(entryID: record.entryID, index: index) {
-                        own.insert(extent.chunk)
-                    }
-                }
-                var shared = Set<[UInt8]>()
-                for chunk in own where try transaction.referenceCount(chunk) > 1 { shared.insert(chunk) }
+                let own = Set(try transaction.extents.rows(entryID: record.entryID).map(\.row.chunk))
+                var shared = Set<Slot>()
+                for chunk in own where try transaction.chunks.referenceCount(chunk) > 1 { shared.insert(chunk) }
                 var keys: [String] = []
                 if !shared.isEmpty {
-                    for (_, other) in try transaction.allRecords()
+                    for (_, other) in try transaction.index.allRecords()
                     where other.entryID != record.entryID && !other.isInline {
-                        for (index, _) in try transaction.extents(entryID: other.entryID) {
-                            if let extent = try transaction.extent(entryID: other.entryID, index: index),
-                                shared.contains(extent.chunk)
-                            {
-                                keys.append(other.key)
-                                break
-                            }
+                        if try transaction.extents.rows(entryID: other.entryID).contains(where: {
+                            shared.contains($0.row.chunk)
+                        }) {
+                            keys.append(other.key)
                         }
                     }
                 }
@@ -96,7 +88,7 @@ extension MediaStore {
             throw .store(error)
         } catch let error as LMDBError {
             unlink(copyPath)
-            throw .store(MediaStore.storeError(error))
+            throw .store(StoreError(error))
         } catch {
             unlink(copyPath)
             throw .io(path: copyPath, reason: String(describing: error))

@@ -22,9 +22,9 @@ extension MediaStore {
     /// without pinning old pages. Order is the index order, not by key.
     public func entries() throws(StoreError) -> [EntryInfo] {
         var result: [EntryInfo] = []
-        var after: [UInt8]? = nil
+        var after: Slot? = nil
         while true {
-            let batch = try run { try read { try $0.records(after: after, limit: 1000) } }
+            let batch = try run { try read { try $0.index.records(after: after, limit: 1000) } }
             result.append(contentsOf: batch.map { $0.record.info() })
             guard let last = batch.last, batch.count == 1000 else { return result }
             after = last.slot
@@ -69,15 +69,15 @@ extension MediaStore {
         try run {
             try read { transaction in
                 var report = VerificationReport()
-                var references: [[UInt8]: Int] = [:]
+                var references: [Slot: Int] = [:]
                 var recount = StoreCounters()
-                let records = try transaction.allRecords()
+                let records = try transaction.index.allRecords()
                 for (slot, record) in records {
                     report.entries += 1
                     recount.entryCount += 1
                     recount.logicalBytes += record.cachedBytes
                     if record.isComplete { recount.completeCount += 1 }
-                    if transaction.store.keyDigest(record.key).canonicalBytes != Array(slot.prefix(16)) {
+                    if transaction.context.keyDigest(record.key) != slot.digest {
                         report.problems.append("\(record.key): stored under the wrong slot")
                     }
                     if record.isInline {
@@ -90,12 +90,10 @@ extension MediaStore {
                     }
                     try verifyChunks(of: record, in: transaction, references: &references, report: &report)
                 }
-                let staging = try transaction.stagingEntryIDs()
+                let staging = try transaction.index.stagingEntryIDs()
                 for id in staging {
-                    for (index, _) in try transaction.extents(entryID: id) {
-                        if let extent = try transaction.extent(entryID: id, index: index) {
-                            references[extent.chunk, default: 0] += 1
-                        }
+                    for (_, extent) in try transaction.extents.rows(entryID: id) {
+                        references[extent.chunk, default: 0] += 1
                     }
                 }
                 try verifyChunkTable(transaction, references: references, recount: &recount, report: &report)
@@ -115,23 +113,22 @@ extension MediaStore {
     }
 
     private func verifyChunks(
-        of record: EntryRecord, in transaction: StoreTransaction, references: inout [[UInt8]: Int],
+        of record: EntryRecord, in transaction: StoreTransaction, references: inout [Slot: Int],
         report: inout VerificationReport
     ) throws {
         let hasher = StreamingHasher()
         var bytes = 0
         var corrupt = false
-        let extents = try transaction.extents(entryID: record.entryID)
+        let extents = try transaction.extents.rows(entryID: record.entryID)
         if extents.count != record.presentChunks {
             report.problems.append("\(record.key): \(extents.count) chunks stored, record says \(record.presentChunks)")
         }
-        for (index, length) in extents {
-            guard let extent = try transaction.extent(entryID: record.entryID, index: index) else { continue }
+        for (index, extent) in extents {
             references[extent.chunk, default: 0] += 1
             report.chunksRead += 1
             do {
-                let raw = try transaction.readChunk(extent.chunk)
-                if raw.count != length { throw StoreTransaction.ChunkFault.checksum }
+                let raw = try transaction.chunks.read(extent.chunk)
+                if raw.count != extent.length { throw ChunkFault.checksum }
                 hasher.update(raw)
                 bytes += raw.count
             } catch {
@@ -149,38 +146,34 @@ extension MediaStore {
     }
 
     private func verifyChunkTable(
-        _ transaction: StoreTransaction, references: [[UInt8]: Int], recount: inout StoreCounters,
+        _ transaction: StoreTransaction, references: [Slot: Int], recount: inout StoreCounters,
         report: inout VerificationReport
     ) throws {
-        let cursor = try transaction.txn.cursor(transaction.db.chunks)
-        var item = try cursor.first()
-        while let current = item {
+        try transaction.chunks.forEachStored { key, storedSize in
             recount.chunkCount += 1
-            recount.storedBytes += current.value.count
-            let stored = try transaction.referenceCount(current.key)
-            let expected = references[current.key] ?? 0
+            recount.storedBytes += storedSize
+            let slot = Slot(key)
+            let stored = try slot.map { try transaction.chunks.referenceCount($0) } ?? 0
+            let expected = slot.flatMap { references[$0] } ?? 0
             if stored != expected {
                 report.problems.append(
-                    "chunk \(current.key.prefix(16).map { String(format: "%02x", $0) }.joined()): reference count \(stored), \(expected) references"
+                    "chunk \(key.prefix(16).map { String(format: "%02x", $0) }.joined()): reference count \(stored), \(expected) references"
                 )
             }
-            item = try cursor.next()
         }
-        for (chunk, _) in references where try transaction.txn.value(transaction.db.chunks, key: chunk) == nil {
+        for (chunk, _) in references where try !transaction.chunks.contains(chunk) {
             report.problems.append("a referenced chunk is missing")
         }
     }
 }
 
-extension StoreTransaction {
-    func stagingEntryIDs() throws -> [UInt64] {
-        let cursor = try txn.cursor(db.staging)
-        var ids: [UInt64] = []
-        var item = try cursor.first()
-        while let current = item {
-            if current.key.count == 8 { ids.append(StoreKeys.bigEndianUInt64(current.key)) }
-            item = try cursor.next()
+extension MediaStore {
+    /// Deletes the unfinished streamed writes of processes that are gone
+    /// (a read first, so that a store without any takes no write).
+    func removeAbandonedStaging() throws {
+        let hasStaging = try read { try $0.index.stagingCount() > 0 }
+        if hasStaging {
+            try write { _ = try $0.removeAbandonedStaging() }
         }
-        return ids
     }
 }

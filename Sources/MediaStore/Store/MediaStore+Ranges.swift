@@ -22,7 +22,10 @@ extension MediaStore {
     /// two contents in one entry. The other options apply only to a new
     /// entry.
     ///
+    /// - parameter key: the entry's key.
     /// - parameter length: the total length, or `nil` when not yet known.
+    /// - parameter options: the validators the entry must match, and the
+    ///   metadata, expiry and pinning of a new entry.
     @discardableResult
     public func prepareEntry(
         forKey key: String, length: Int?, options: WriteOptions = WriteOptions()
@@ -35,7 +38,7 @@ extension MediaStore {
         defer { unmarkInUse(key) }
         return try run {
             try write { transaction in
-                if let (_, record) = try transaction.findEntry(key),
+                if let (_, record) = try transaction.index.find(key),
                     try transaction.canReuse(record, length: length, metadata: options.metadata)
                 {
                     if record.length == nil, let length {
@@ -94,10 +97,10 @@ extension MediaStore {
     public func cachedRanges(forKey key: String) throws(StoreError) -> [Range<Int>] {
         try run {
             try read { transaction in
-                guard let (_, record) = try transaction.findEntry(key) else { return [] }
+                guard let (_, record) = try transaction.index.find(key) else { return [] }
                 if record.isInline { return record.inlineBytes.isEmpty ? [] : [0..<record.inlineBytes.count] }
                 var ranges: [Range<Int>] = []
-                for (index, length) in try transaction.extents(entryID: record.entryID) {
+                for (index, length) in try transaction.extents.lengths(entryID: record.entryID) {
                     let start = index * record.chunkSize
                     if let last = ranges.last, last.upperBound == start {
                         ranges[ranges.count - 1] = last.lowerBound..<(start + length)
@@ -113,6 +116,8 @@ extension MediaStore {
     /// Reads `range` of the entry for `key`, complete or partial. Touches
     /// only the chunks the range needs, in one short transaction.
     ///
+    /// - parameter key: the entry's key.
+    /// - parameter range: the bytes to read, within the entry's length.
     /// - parameter includeExpired: read an expired entry too (for
     ///   revalidation); otherwise an expired entry is a miss.
     /// - throws: ``StoreError/notFound(key:)``, ``StoreError/invalidRange(key:range:length:)``,
@@ -126,11 +131,11 @@ extension MediaStore {
     private func readSlice(
         forKey key: String, range: Range<Int>, includeExpired: Bool, entryID: UInt64?
     ) throws(StoreError) -> (data: Data, entryID: UInt64) {
-        let result: (slot: [UInt8], data: Data, entryID: UInt64)
+        let result: (slot: Slot, data: Data, entryID: UInt64)
         do {
             result = try run {
                 try read { transaction in
-                    guard let (slot, record) = try transaction.findEntry(key, currentAccess: false),
+                    guard let (slot, record) = try transaction.index.find(key, currentAccess: false),
                         includeExpired || !record.isExpired(at: transaction.now)
                     else { throw StoreError.notFound(key: key) }
                     if let entryID, record.entryID != entryID { throw StoreError.changedDuringRead(key: key) }
@@ -156,29 +161,54 @@ extension MediaStore {
     /// ``StoreError/changedDuringRead(key:)`` (or `notFound`), so the
     /// bytes handed out never mix two versions.
     ///
+    /// - parameter key: the entry's key.
+    /// - parameter range: the bytes to read, within the entry's length.
+    /// - parameter includeExpired: read an expired entry too (for revalidation).
     /// - parameter version: the ``EntryInfo/version`` the caller sized the
     ///   range from; when given, an entry replaced since then stops the
     ///   read before the first chunk.
+    /// - parameter body: called with each chunk's bytes of the range, in
+    ///   order; an error it throws stops the read and is rethrown.
     public func read(
         forKey key: String, range: Range<Int>, includeExpired: Bool = false, version: UInt64? = nil,
         chunkHandler body: (Data) throws -> Void
     ) throws {
+        var handlerError: (any Error)?
+        try forEachSlice(forKey: key, range: range, includeExpired: includeExpired, version: version) { data in
+            do {
+                try body(data)
+                return true
+            } catch {
+                handlerError = error
+                return false
+            }
+        }
+        if let handlerError { throw handlerError }
+    }
+
+    /// ``read(forKey:range:includeExpired:version:chunkHandler:)`` with a
+    /// handler that cannot fail (it returns `false` to stop), so that every
+    /// error is a ``StoreError``.
+    package func forEachSlice(
+        forKey key: String, range: Range<Int>, includeExpired: Bool = false, version: UInt64? = nil,
+        _ body: (Data) -> Bool
+    ) throws(StoreError) {
         markInUse(key)
         defer { unmarkInUse(key) }
         let found = try run {
             try read { transaction in
-                try transaction.findEntry(key, currentAccess: false).map { ($0.record.entryID, $0.record) }
+                try transaction.index.find(key, currentAccess: false).map { ($0.record.entryID, $0.record) }
             }
         }
         guard let (entryID, record) = found, includeExpired || !record.isExpired(at: Date().timeIntervalSince1970)
-        else { throw StoreError.notFound(key: key) }
-        if let version, version != entryID { throw StoreError.changedDuringRead(key: key) }
+        else { throw .notFound(key: key) }
+        if let version, version != entryID { throw .changedDuringRead(key: key) }
         let chunkSize = record.chunkSize
         var position = range.lowerBound
         while position < range.upperBound {
             let end = min(range.upperBound, (position / chunkSize + 1) * chunkSize)
             let slice = try readSlice(forKey: key, range: position..<end, includeExpired: true, entryID: entryID)
-            try body(slice.data)
+            guard body(slice.data) else { return }
             position = end
         }
     }
@@ -188,108 +218,6 @@ extension MediaStore {
     /// over time.
     public func lease(forKey key: String) -> EntryLease {
         EntryLease(store: self, key: key)
-    }
-}
-
-extension StoreTransaction {
-    /// Stores the chunks of `bytes` at `offset` into `record` and saves it.
-    func fill(_ record: inout EntryRecord, slot: [UInt8], bytes: UnsafeRawBufferPointer, at offset: Int) throws {
-        let key = record.key
-        let chunkSize = record.chunkSize
-        let end = offset + bytes.count
-        guard offset >= 0, offset % chunkSize == 0 else {
-            throw StoreError.misalignedWrite(key: key, offset: offset, count: bytes.count, chunkSize: chunkSize)
-        }
-        if let length = record.length {
-            guard end <= length else { throw StoreError.lengthMismatch(key: key, expected: length, actual: end) }
-            guard end % chunkSize == 0 || end == length else {
-                throw StoreError.misalignedWrite(key: key, offset: offset, count: bytes.count, chunkSize: chunkSize)
-            }
-        } else if end % chunkSize != 0 || bytes.isEmpty {
-            // A short final piece, or an empty write at the end: the length is now known.
-            if let lastIndex = try extents(entryID: record.entryID).last?.index, lastIndex * chunkSize >= end {
-                throw StoreError.lengthMismatch(key: key, expected: (lastIndex + 1) * chunkSize, actual: end)
-            }
-            record.length = end
-        }
-        guard !bytes.isEmpty else { return try finishFill(&record, slot: slot) }
-        // Skip zstd for media that announces itself as compressed, and for
-        // the rest of an entry once a chunk of it did not compress.
-        var compress =
-            !MediaSniffer.isCompressedMedia(offset == 0 ? Array(bytes.prefix(16)) : [])
-            && !record.flags.contains(.compressedMedia)
-        var position = 0
-        while position < bytes.count {
-            let index = (offset + position) / chunkSize
-            let stop = min(position + chunkSize, bytes.count)
-            if try extent(entryID: record.entryID, index: index) == nil {
-                let chunk = UnsafeRawBufferPointer(rebasing: bytes[position..<stop])
-                let chunkSlot = try storeChunk(chunk, compress: &compress)
-                try putExtent(entryID: record.entryID, index: index, chunk: chunkSlot, length: chunk.count)
-                record.presentChunks += 1
-                record.cachedBytes += chunk.count
-                updateCounters { $0.logicalBytes += chunk.count }
-            }
-            position = stop
-        }
-        if !compress { record.flags.insert(.compressedMedia) }
-        try finishFill(&record, slot: slot)
-    }
-
-    /// Completes the entry when no hole is left, touches and saves it.
-    private func finishFill(_ record: inout EntryRecord, slot: [UInt8]) throws {
-        if !record.isComplete, let total = record.totalChunks, record.presentChunks == total {
-            let hasher = StreamingHasher()
-            for index in 0..<total {
-                guard let extent = try extent(entryID: record.entryID, index: index) else { return }
-                do {
-                    try withVerifiedChunk(extent.chunk) { hasher.update($0) }
-                } catch let fault as ChunkFault {
-                    throw StoreError.corrupted(key: record.key, reason: fault.description)
-                }
-            }
-            record.digest = hasher.finalize()
-            record.isComplete = true
-            updateCounters { $0.completeCount += 1 }
-        }
-        try touch(&record, slot: slot, at: now)
-        try save(record, atSlot: slot)
-    }
-
-    /// Sets the length of an entry whose length was unknown.
-    func setLength(_ length: Int, forKey key: String) throws -> EntryRecord {
-        guard let (slot, found) = try findEntry(key) else { throw StoreError.notFound(key: key) }
-        var record = found
-        record.length = length
-        try finishFill(&record, slot: slot)
-        return record
-    }
-
-    /// Whether `prepareEntry` may keep `record` for content of `length`
-    /// and `metadata`'s validators: the same content, as far as known.
-    func canReuse(_ record: EntryRecord, length: Int?, metadata: EntryMetadata) throws -> Bool {
-        guard !record.isInline, !record.isExpired(at: now) else { return false }
-        if let etag = metadata.etag, record.metadata.etag != etag { return false }
-        if let lastModified = metadata.lastModified, record.metadata.lastModified != lastModified { return false }
-        guard let length, record.length != length else { return true }
-        guard record.length == nil, record.cachedBytes <= length else { return false }
-        // Chunks of an entry of unknown length are whole (a short one fixes
-        // the length), so each must end within the new length.
-        guard let last = try extents(entryID: record.entryID).last else { return true }
-        return (last.index + 1) * record.chunkSize <= length
-    }
-
-    /// The entry for `key`, which must be version `version`.
-    ///
-    /// - throws: ``StoreError/entryReplaced(key:expected:found:)`` otherwise.
-    func findEntry(_ key: String, version: UInt64) throws -> (slot: [UInt8], record: EntryRecord) {
-        guard let (slot, record) = try findEntry(key) else {
-            throw StoreError.entryReplaced(key: key, expected: version, found: nil)
-        }
-        guard record.entryID == version else {
-            throw StoreError.entryReplaced(key: key, expected: version, found: record.entryID)
-        }
-        return (slot, record)
     }
 }
 

@@ -28,6 +28,12 @@ extension MediaStore {
     }
 
     func checkFits(key: String, size: Int) throws(StoreError) {
+        try Self.checkFits(key: key, size: size, configuration: configuration)
+    }
+
+    /// Throws ``StoreError/entryTooLarge(key:size:limit:)`` when a value of
+    /// `size` bytes cannot fit within the whole size limit.
+    static func checkFits(key: String, size: Int, configuration: StoreConfiguration) throws(StoreError) {
         if configuration.sizeLimit > 0 && size > configuration.sizeLimit {
             throw .entryTooLarge(key: key, size: size, limit: configuration.sizeLimit)
         }
@@ -68,11 +74,11 @@ extension MediaStore {
     private func readWhole<R>(
         forKey key: String, includeExpired: Bool, _ make: (EntryRecord, Data) -> R
     ) throws(StoreError) -> R? {
-        let found: (slot: [UInt8], result: R)?
+        let found: (slot: Slot, result: R)?
         do {
             found = try run {
-                try read { transaction -> (slot: [UInt8], result: R)? in
-                    guard let (slot, record) = try transaction.findEntry(key, currentAccess: false), record.isComplete,
+                try read { transaction -> (slot: Slot, result: R)? in
+                    guard let (slot, record) = try transaction.index.find(key, currentAccess: false), record.isComplete,
                         includeExpired || !record.isExpired(at: transaction.now)
                     else { return nil }
                     let data = try transaction.readRange(record, 0..<(record.length ?? 0))
@@ -90,7 +96,7 @@ extension MediaStore {
     /// Everything known about the entry for `key`, complete or partial,
     /// expired or not; `nil` when there is none. Does not count as an access.
     public func info(forKey key: String) throws(StoreError) -> EntryInfo? {
-        try run { try read { try $0.findEntry(key)?.record.info() } }
+        try run { try read { try $0.index.find(key)?.record.info() } }
     }
 
     /// Whether a complete, unexpired entry exists for `key`.
@@ -101,6 +107,7 @@ extension MediaStore {
 
     /// Removes the entry for `key`; returns whether there was one.
     ///
+    /// - parameter key: the entry's key.
     /// - parameter version: when given, only that ``EntryInfo/version`` is
     ///   removed; a newer entry (or none) throws
     ///   ``StoreError/entryReplaced(key:expected:found:)`` and is left alone.
@@ -113,7 +120,7 @@ extension MediaStore {
                     try transaction.removeEntry(record, slot: slot)
                     return true
                 }
-                guard let (slot, record) = try transaction.findEntry(key) else { return false }
+                guard let (slot, record) = try transaction.index.find(key) else { return false }
                 try transaction.removeEntry(record, slot: slot)
                 return true
             }
@@ -124,7 +131,7 @@ extension MediaStore {
     public func removeAll() throws(StoreError) {
         try run {
             try write { transaction in
-                for (slot, record) in try transaction.allRecords() {
+                for (slot, record) in try transaction.index.allRecords() {
                     try transaction.removeEntry(record, slot: slot)
                 }
             }
@@ -133,6 +140,8 @@ extension MediaStore {
 
     /// Pins or unpins an entry. Pinned entries are never evicted.
     ///
+    /// - parameter pinned: whether the entry is kept out of eviction.
+    /// - parameter key: the entry's key.
     /// - parameter version: when given, the entry must still be that
     ///   ``EntryInfo/version`` (e.g. the one a download filled), otherwise
     ///   ``StoreError/entryReplaced(key:expected:found:)`` is thrown and
@@ -141,12 +150,14 @@ extension MediaStore {
         try updateRecord(forKey: key, version: version) { transaction, record, slot in
             guard record.isPinned != pinned else { return }
             record.isPinned = pinned
-            try transaction.touch(&record, slot: slot, at: transaction.now)
+            try transaction.index.touch(&record, slot: slot, at: transaction.now)
         }
     }
 
     /// Replaces the metadata (MIME type, validators, user fields) of an entry.
     ///
+    /// - parameter metadata: the new metadata, replacing all of the old.
+    /// - parameter key: the entry's key.
     /// - parameter version: when given, the entry must still be that
     ///   ``EntryInfo/version``, otherwise ``StoreError/entryReplaced(key:expected:found:)``.
     public func setMetadata(_ metadata: EntryMetadata, forKey key: String, version: UInt64? = nil) throws(StoreError) {
@@ -155,6 +166,8 @@ extension MediaStore {
 
     /// Sets when an entry expires (`.default` applies the configured lifetime from now).
     ///
+    /// - parameter expiry: the new expiry.
+    /// - parameter key: the entry's key.
     /// - parameter version: when given, the entry must still be that
     ///   ``EntryInfo/version`` (e.g. the one a 304 answer revalidated),
     ///   otherwise ``StoreError/entryReplaced(key:expected:found:)``.
@@ -162,26 +175,26 @@ extension MediaStore {
         try updateRecord(forKey: key, version: version) { transaction, record, slot in
             let date = expiry.resolve(
                 now: Date(timeIntervalSince1970: transaction.now), defaultLifetime: configuration.defaultLifetime)
-            try transaction.setExpiry(&record, slot: slot, to: date)
+            try transaction.index.setExpiry(&record, slot: slot, to: date)
         }
     }
 
     func updateRecord(
         forKey key: String, version: UInt64? = nil,
-        _ body: (StoreTransaction, inout EntryRecord, [UInt8]) throws -> Void
+        _ body: (StoreTransaction, inout EntryRecord, Slot) throws -> Void
     ) throws(StoreError) {
         try run {
             try write { transaction in
-                let (slot, found): ([UInt8], EntryRecord)
+                let (slot, found): (Slot, EntryRecord)
                 if let version {
                     (slot, found) = try transaction.findEntry(key, version: version)
                 } else {
-                    guard let entry = try transaction.findEntry(key) else { throw StoreError.notFound(key: key) }
+                    guard let entry = try transaction.index.find(key) else { throw StoreError.notFound(key: key) }
                     (slot, found) = entry
                 }
                 var record = found
                 try body(transaction, &record, slot)
-                try transaction.save(record, atSlot: slot)
+                try transaction.index.save(record, at: slot)
             }
         }
     }
@@ -198,39 +211,5 @@ extension EntryRecord {
     func isExpired(at time: Double) -> Bool {
         guard let expiry else { return false }
         return expiry <= time
-    }
-}
-
-extension StoreTransaction {
-    /// Stores a whole value (inline or chunked) under `key`, replacing
-    /// any entry there, within this transaction.
-    func putWhole(_ value: some ContiguousBytes, forKey key: String, options: WriteOptions) throws -> EntryInfo {
-        let configuration = store.configuration
-        return try value.withUnsafeBytes { buffer in
-            var record = newRecord(key: key, options: options, length: buffer.count)
-            record.digest = ContentDigest(of: buffer)
-            record.isComplete = true
-            record.cachedBytes = buffer.count
-            if buffer.count <= configuration.inlineLimit {
-                record.flags.insert(.inline)
-                record.inlineBytes = [UInt8](buffer)
-            } else {
-                var compress = !MediaSniffer.isCompressedMedia(buffer.prefix(16))
-                var index = 0
-                var offset = 0
-                while offset < buffer.count {
-                    let end = min(offset + configuration.chunkSize, buffer.count)
-                    let chunk = UnsafeRawBufferPointer(rebasing: buffer[offset..<end])
-                    let slot = try storeChunk(chunk, compress: &compress)
-                    try putExtent(entryID: record.entryID, index: index, chunk: slot, length: chunk.count)
-                    index += 1
-                    offset = end
-                }
-                record.presentChunks = index
-            }
-            let expiry = options.expiry.resolve(
-                now: Date(timeIntervalSince1970: now), defaultLifetime: configuration.defaultLifetime)
-            return try insert(record, expiry: expiry).info()
-        }
     }
 }

@@ -45,9 +45,10 @@ public final class MediaStore: @unchecked Sendable {
     public let uncleanSessions: Int
     private let keyHash: (@Sendable (String) -> ContentDigest)?
     private let writerLock = NSLock()
-    private let codec: Locked<ZstdCodec>
+    /// What each transaction's engine gets instead of the store.
+    private let engine: EngineContext
     /// Entries read since the last write: slot → time, applied in batches.
-    let pendingAccess = Locked<[[UInt8]: Double]>([:])
+    let pendingAccess = Locked<[Slot: Double]>([:])
     /// Keys being read or written in this process; never evicted.
     let keysInUse = Locked<[String: Int]>([:])
     /// Observers of the entries the store removes by itself, by id.
@@ -96,7 +97,6 @@ public final class MediaStore: @unchecked Sendable {
         self.configuration = configuration
         self.isReadOnly = readOnly
         self.keyHash = keyHash
-        self.codec = Locked(ZstdCodec(level: max(1, configuration.compressionLevel)))
         var opener = StoreOpener(directory: directory, configuration: configuration, readOnly: readOnly)
         opener.processLocalLocking = processLocalLocking
         // Without LMDB's locks nothing else may have the store open.
@@ -126,6 +126,13 @@ public final class MediaStore: @unchecked Sendable {
         self.environment = opened.environment
         self.databases = opened.databases
         self.keySeed = opened.keySeed
+        let keySeed = opened.keySeed
+        let keysInUse = keysInUse
+        self.engine = EngineContext(
+            configuration: configuration,
+            keyDigest: { key in Self.keyDigest(key, hash: keyHash, seed: keySeed) },
+            codec: Locked(ZstdCodec(level: max(1, configuration.compressionLevel))),
+            isInUse: { key in keysInUse.withLock { $0[key] != nil } })
         if !readOnly {
             try run { try removeAbandonedStaging() }
         }
@@ -137,13 +144,15 @@ public final class MediaStore: @unchecked Sendable {
 
     /// The 16-byte digest that addresses `key` in the index.
     func keyDigest(_ key: String) -> ContentDigest {
-        if let keyHash { return keyHash(key) }
-        var key = key
-        return key.withUTF8 { ContentDigest(of: UnsafeRawBufferPointer($0), seed: keySeed) }
+        Self.keyDigest(key, hash: keyHash, seed: keySeed)
     }
 
-    func withCodec<R>(_ body: (ZstdCodec) -> R) -> R {
-        codec.withLock { body($0) }
+    private static func keyDigest(
+        _ key: String, hash: (@Sendable (String) -> ContentDigest)?, seed: UInt64
+    ) -> ContentDigest {
+        if let hash { return hash(key) }
+        var key = key
+        return key.withUTF8 { ContentDigest(of: UnsafeRawBufferPointer($0), seed: seed) }
     }
 
     // MARK: Transactions
@@ -152,30 +161,16 @@ public final class MediaStore: @unchecked Sendable {
     func run<R>(_ body: () throws -> R) throws(StoreError) -> R {
         do {
             return try body()
-        } catch let error as StoreError {
-            throw error
-        } catch let error as LMDBError {
-            throw Self.storeError(error)
         } catch {
-            throw StoreError.storage(code: -1, message: String(describing: error))
-        }
-    }
-
-    static func storeError(_ error: LMDBError) -> StoreError {
-        switch error.code {
-        case ENOSPC, EFBIG, EIO, EDQUOT, LMDBError.mapFull.code: .diskFull
-        case LMDBError.corrupted.code, LMDBError.panic.code, LMDBError.invalid.code:
-            .damagedStore(reason: error.description)
-        case EACCES, EROFS: .readOnly
-        case LMDBError.closed.code: .closed
-        default: .storage(code: error.code, message: error.description)
+            throw StoreError(error)
         }
     }
 
     /// Runs `body` in a read transaction.
     func read<R>(_ body: (StoreTransaction) throws -> R) throws -> R {
-        let transaction = try StoreTransaction(store: self, write: false)
-        defer { transaction.txn.abort() }
+        let transaction = try StoreTransaction(
+            environment: environment, databases: databases, context: engine, write: false)
+        defer { transaction.abort() }
         return try body(transaction)
     }
 
@@ -191,8 +186,9 @@ public final class MediaStore: @unchecked Sendable {
         while true {
             let pending = pendingAccess.withLock { $0 }
             do {
-                let transaction = try StoreTransaction(store: self, write: true)
-                defer { transaction.txn.abort() }
+                let transaction = try StoreTransaction(
+                    environment: environment, databases: databases, context: engine, write: true)
+                defer { transaction.abort() }
                 let result = try body(transaction)
                 try transaction.applyAccessTimes(pending)
                 try transaction.enforceLimits()
@@ -229,14 +225,10 @@ public final class MediaStore: @unchecked Sendable {
         }
     }
 
-    func isInUse(_ key: String) -> Bool {
-        keysInUse.withLock { $0[key] != nil }
-    }
-
     /// Notes a read of the entry at `slot`. Reads never write: the time
     /// is applied with the next write, or by a background flush once
     /// ``accessBatchSize`` reads are pending, off the reader's thread.
-    func recordAccess(slot: [UInt8]) {
+    func recordAccess(slot: Slot) {
         guard !isReadOnly else { return }
         let now = Date().timeIntervalSince1970
         let shouldFlush = pendingAccess.withLock { pending in
@@ -291,7 +283,7 @@ public final class MediaStore: @unchecked Sendable {
     }
 
     /// Writes the batched last-access times of recent reads. Done by
-    /// every write and in the background every ``accessBatchSize`` reads; call it before
+    /// every write and in the background every 2,048 reads; call it before
     /// handing the store to another process if LRU order matters there.
     public func flushAccessTimes() throws(StoreError) {
         guard !isReadOnly, !pendingAccess.withLock({ $0.isEmpty }) else { return }

@@ -1,4 +1,3 @@
-import CLMDB
 import Foundation
 
 /// Opens (or creates) the LMDB environment of a store directory and
@@ -43,12 +42,7 @@ package struct StoreOpener {
                 maxDatabases: StoreDatabases.names.count + 2, readOnly: readOnly,
                 processLocalLocking: processLocalLocking)
         } catch {
-            if error.isFormatError { throw .notAStore(path: path, reason: error.description) }
-            if error.code == EBUSY { throw .alreadyOpen(path: path) }
-            if error.code == EACCES || error.code == EROFS {
-                throw .inaccessible(path: path, reason: error.description)
-            }
-            throw MediaStore.storeError(error)
+            throw StoreError(error, openingStoreAt: path)
         }
         if !readOnly && environment.mapSize < configuration.effectiveInitialMapSize {
             try? environment.growMap(minimum: configuration.effectiveInitialMapSize)
@@ -56,15 +50,8 @@ package struct StoreOpener {
         do {
             let (databases, seed) = try openDatabases(environment)
             return Opened(environment: environment, databases: databases, keySeed: seed)
-        } catch let error as StoreError {
-            throw error
-        } catch let error as LMDBError {
-            if error.code == MDB_INCOMPATIBLE || error.isFormatError {
-                throw .notAStore(path: path, reason: error.description)
-            }
-            throw MediaStore.storeError(error)
         } catch {
-            throw .storage(code: -1, message: String(describing: error))
+            throw StoreError(error, openingStoreAt: path)
         }
     }
 
@@ -105,15 +92,13 @@ package struct StoreOpener {
         let probe = try LMDBTransaction(environment: environment, readOnly: true)
         // The unnamed (main) database; dbi 0 is LMDB's free list, which is
         // empty in a fresh file but also in a compacted copy or a foreign file.
-        var mainHandle = MDB_dbi()
-        try LMDBError.check(mdb_dbi_open(probe.handle, nil, 0, &mainHandle))
-        let mainCount = try probe.count(LMDBDatabase(handle: mainHandle))
+        let mainCount = try probe.count(probe.openMainDatabase())
         var formatBytes: [UInt8]?
         if mainCount > 0 {
             do {
                 let meta = try probe.openDatabase("meta", create: false)
                 formatBytes = try probe.value(meta, key: Array("format".utf8))
-            } catch let error as LMDBError where error == .notFound || error.code == MDB_INCOMPATIBLE {
+            } catch let error as LMDBError where error == .notFound || error == .incompatible {
                 formatBytes = nil
             }
             guard let formatBytes else {

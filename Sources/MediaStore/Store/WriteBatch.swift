@@ -21,7 +21,7 @@ public final class WriteBatch {
         -> EntryInfo
     {
         let count = value.withUnsafeBytes { $0.count }
-        try transaction.store.checkFits(key: key, size: count)
+        try MediaStore.checkFits(key: key, size: count, configuration: transaction.configuration)
         guard count <= MediaStore.singleTransactionBytes else {
             throw StoreError.entryTooLarge(key: key, size: count, limit: MediaStore.singleTransactionBytes)
         }
@@ -31,7 +31,7 @@ public final class WriteBatch {
     /// Removes the entry for `key`; returns whether there was one.
     @discardableResult
     public func remove(forKey key: String) throws -> Bool {
-        guard let (slot, record) = try transaction.findEntry(key) else { return false }
+        guard let (slot, record) = try transaction.index.find(key) else { return false }
         try transaction.removeEntry(record, slot: slot)
         return true
     }

@@ -4,7 +4,7 @@ import MediaStore
 /// A `CachingPlayerItem`-style item, platform-neutral: a URL played
 /// through the cache, with a delegate and an `AsyncSequence` of events.
 ///
-/// On Apple platforms, ``CachingAVPlayerItem`` wraps one for `AVPlayer`;
+/// On Apple platforms, `CachingAVPlayerItem` wraps one for `AVPlayer`;
 /// anywhere, its ``loader`` answers ``LoadingRequest``s directly.
 ///
 /// ```swift
@@ -49,7 +49,9 @@ public final class StreamingItem: Sendable {
 
     /// An item for `url` in `cache`.
     ///
+    /// - parameter url: the resource's origin URL.
     /// - parameter cacheKey: the key; the cache's ``CacheKeyPolicy`` when `nil`.
+    /// - parameter cache: the cache it plays through (its store and origin).
     /// - parameter headers: sent with every origin request (such as `Authorization`).
     public init(url: URL, cacheKey: String? = nil, cache: StreamingCache, headers: [String: String] = [:]) {
         self.url = url

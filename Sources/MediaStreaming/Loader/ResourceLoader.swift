@@ -175,8 +175,8 @@ public final class ResourceLoader: Sendable {
     /// and ``OfflineDownloader`` do), reporting (cached bytes, length) as it goes.
     /// Already cached chunks are not fetched again; cancelling the calling task stops it.
     ///
-    /// - returns: the ``EntryInfo/version`` of the store entry that now
-    ///   holds every byte (pin exactly that one: ``MediaStore/setPinned(_:forKey:version:)``).
+    /// - returns: the `EntryInfo.version` of the store entry that now
+    ///   holds every byte (pin exactly that one: `MediaStore.setPinned(_:forKey:version:)`).
     /// - throws: ``StreamingError``; a resource played without caching cannot be downloaded.
     /// - parameter priority: what its transfers yield to (``FetchScheduler``):
     ///   a download yields to preloads and players, a preload to players.

@@ -38,7 +38,11 @@ public final class StreamingCache: Sendable {
     private let fetchers = Locked<[String: WeakFetcher]>([:])
     let statisticsBox = Locked(StreamingStatistics())
 
+    /// A cache that plays `store`'s entries and fills them from `origin`.
+    ///
+    /// - parameter store: where the bytes are kept.
     /// - parameter origin: an ``HTTPOrigin`` by default.
+    /// - parameter configuration: cache-key policy, chunking, retries and limits.
     public convenience init(
         store: MediaStore, origin: any Origin = HTTPOrigin(),
         configuration: StreamingConfiguration = StreamingConfiguration()
@@ -59,7 +63,7 @@ public final class StreamingCache: Sendable {
 
     /// A cache over a store in the user's caches directory
     /// (`MediaStreaming` under `cachesDirectory`, 1 GiB), opened on first
-    /// use through ``MediaStore/shared(directory:configuration:)`` (so an
+    /// use through `MediaStore.shared(directory:configuration:)` (so an
     /// app that already opened that directory shares its store); what
     /// ``StreamingItem/init(url:)`` uses.
     ///
@@ -123,6 +127,7 @@ public final class StreamingCache: Sendable {
     /// A loader for `url`, answering loading requests from the store and
     /// the origin.
     ///
+    /// - parameter url: the resource's origin URL.
     /// - parameter cacheKey: overrides the policy's key for this URL.
     /// - parameter headers: sent with every origin request for it (such as `Authorization`).
     public func loader(for url: URL, cacheKey: String? = nil, headers: [String: String] = [:]) -> ResourceLoader {

@@ -10,13 +10,9 @@ extension MediaStore {
     ///   longer that version; the other errors of ``read(forKey:range:includeExpired:)``.
     func read(forKey key: String, range: Range<Int>, version: UInt64) throws(StoreError) -> Data {
         var bytes = Data()
-        do {
-            try read(forKey: key, range: range, includeExpired: true, version: version) { bytes.append($0) }
-        } catch let error as StoreError {
-            throw error
-        } catch {
-            // The handler above never throws: every error is the store's.
-            throw .storage(code: -1, message: String(describing: error))
+        try forEachSlice(forKey: key, range: range, includeExpired: true, version: version) { slice in
+            bytes.append(slice)
+            return true
         }
         return bytes
     }

@@ -86,7 +86,7 @@ struct FetcherStoreFailureTests {
         try store.prepareEntry(forKey: key, length: content.count)
         // Cut the entry's index record just after its key: it still matches the key, but no longer decodes.
         try store.write { transaction in
-            let slot = try #require(try transaction.findEntry(key)).slot
+            let slot = try #require(try transaction.index.find(key)).slot
             let record = try #require(try transaction.txn.value(transaction.db.keys, key: slot))
             try transaction.txn.put(transaction.db.keys, key: slot, value: Array(record.prefix(key.utf8.count + 4)))
         }

@@ -23,12 +23,12 @@ extension StoreTransaction {
         while position < range.upperBound {
             let index = position / chunkSize
             let chunkStart = index * chunkSize
-            guard let extent = try extent(entryID: record.entryID, index: index) else {
+            guard let extent = try extents.row(entryID: record.entryID, index: index) else {
                 throw StoreError.rangeNotCached(key: record.key, missing: chunkStart..<(chunkStart + chunkSize))
             }
             let to: Int
             do {
-                to = try withVerifiedChunk(extent.chunk) { bytes in
+                to = try chunks.withVerified(extent.chunk) { bytes in
                     guard bytes.count == extent.length else {
                         throw StoreError.corrupted(key: record.key, reason: "chunk \(index) has the wrong length")
                     }
@@ -50,34 +50,5 @@ extension StoreTransaction {
         return Data(
             bytesNoCopy: out.baseAddress!, count: range.count,
             deallocator: .custom { pointer, _ in pointer.deallocate() })
-    }
-
-    /// Every entry record with its slot, in slot order.
-    func allRecords() throws -> [(slot: [UInt8], record: EntryRecord)] {
-        let cursor = try txn.cursor(db.keys)
-        var result: [([UInt8], EntryRecord)] = []
-        var item = try cursor.first()
-        while let current = item {
-            if let record = current.value.withUnsafeBytes(EntryRecord.decode) {
-                result.append((current.key, try withCurrentAccess(record, slot: current.key)))
-            }
-            item = try cursor.next()
-        }
-        return result
-    }
-
-    /// Up to `limit` records after `slot` (exclusive), for bounded scans.
-    func records(after slot: [UInt8]?, limit: Int) throws -> [(slot: [UInt8], record: EntryRecord)] {
-        let cursor = try txn.cursor(db.keys)
-        var result: [([UInt8], EntryRecord)] = []
-        var item = try slot.map { try cursor.seek(atLeast: $0) } ?? cursor.first()
-        if let slot, item?.key == slot { item = try cursor.next() }
-        while let current = item, result.count < limit {
-            if let record = current.value.withUnsafeBytes(EntryRecord.decode) {
-                result.append((current.key, try withCurrentAccess(record, slot: current.key)))
-            }
-            item = try cursor.next()
-        }
-        return result
     }
 }

@@ -1,0 +1,65 @@
+import Foundation
+
+extension ChunkStore {
+    /// Reads and verifies a chunk: its header, its decompression and its
+    /// digest (the slot's first 16 bytes) must all agree.
+    func read(_ slot: Slot) throws -> [UInt8] {
+        try withVerified(slot) { [UInt8]($0) }
+    }
+
+    /// Calls `body` with a chunk's verified raw bytes, without copying
+    /// them when the chunk is stored raw (the buffer is then the map
+    /// itself, valid only inside `body`).
+    ///
+    /// - throws: ``ChunkFault`` when the chunk is missing or bad, or what
+    ///   `body` threw.
+    func withVerified<R>(_ slot: Slot, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        try txn.withValue(db.chunks, key: slot) { buffer in
+            guard let buffer else { throw ChunkFault.missing }
+            guard let digest = slot.digest, let value = ChunkValue(buffer) else { throw ChunkFault.header }
+            if value.header.codec == .raw {
+                guard ContentDigest(of: value.payload) == digest else { throw ChunkFault.checksum }
+                return try body(value.payload)
+            }
+            let raw = try Self.decode(value, expected: digest)
+            return try raw.withUnsafeBytes(body)
+        }
+    }
+
+    /// Whether the stored chunk value decodes to exactly `bytes` (raw
+    /// chunks are compared in place, without a copy).
+    static func value(_ stored: UnsafeRawBufferPointer, holds bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let value = ChunkValue(stored), value.header.rawLength == bytes.count else { return false }
+        if bytes.isEmpty { return true }
+        if value.header.codec == .raw {
+            return memcmp(value.payload.baseAddress!, bytes.baseAddress!, bytes.count) == 0
+        }
+        guard let raw = try? decode(value, expected: nil) else { return false }
+        return raw.withUnsafeBytes { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }
+    }
+
+    /// Decodes a stored chunk value into its raw bytes, checking `expected`.
+    package static func decode(_ stored: UnsafeRawBufferPointer, expected: ContentDigest?) throws(ChunkFault) -> [UInt8]
+    {
+        guard let value = ChunkValue(stored) else { throw .header }
+        return try decode(value, expected: expected)
+    }
+
+    static func decode(_ value: ChunkValue, expected: ContentDigest?) throws(ChunkFault) -> [UInt8] {
+        let header = value.header
+        var raw: [UInt8]
+        switch header.codec {
+        case .raw:
+            raw = [UInt8](value.payload)
+        case .zstd:
+            guard header.rawLength <= 1 << 30 else { throw .header }
+            raw = [UInt8](repeating: 0, count: header.rawLength)
+            let ok = raw.withUnsafeMutableBytes {
+                ZstdCodec.decompress(value.payload, into: $0, expectedCount: header.rawLength)
+            }
+            guard ok else { throw .decompression }
+        }
+        if let expected, ContentDigest(of: raw) != expected { throw .checksum }
+        return raw
+    }
+}

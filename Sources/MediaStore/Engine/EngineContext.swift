@@ -1,0 +1,15 @@
+/// What the engine's parts need from the store that runs them, handed to
+/// each ``StoreTransaction`` instead of the store itself: the engine never
+/// calls back into ``MediaStore``.
+struct EngineContext {
+    /// The configuration the store was opened with (chunk size,
+    /// compression, limits, lifetimes).
+    let configuration: StoreConfiguration
+    /// The digest that addresses a cache key in the index (seeded).
+    let keyDigest: (String) -> ContentDigest
+    /// The store's zstd compressor (one, reused under its lock).
+    let codec: Locked<ZstdCodec>
+    /// Whether a key is being read or written in this process, so that
+    /// eviction and expiry sweeps leave it alone.
+    let isInUse: (String) -> Bool
+}
