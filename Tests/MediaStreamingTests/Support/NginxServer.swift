@@ -11,8 +11,10 @@ import LoopbackNginx
 /// A real nginx on a free loopback port (a ``LoopbackNginx``), serving a
 /// temporary copy of the fixtures (plus extensionless copies) with nginx's
 /// own Range, ETag and Last-Modified handling, `/maxage/` for the same
-/// files with `Cache-Control: max-age=60`, and `/slow/` for them at
-/// ``slowRate`` bytes per second per response. Started once per test process;
+/// files with `Cache-Control: max-age=60`, `/slow/` for them at
+/// ``slowRate`` bytes per second per response (nginx sends the first
+/// second's worth at once, so only longer responses are paced), and
+/// `/crawl/` at 32 KiB/s. Started once per test process;
 /// its watchdog stops it when the test process exits.
 final class NginxServer: Sendable {
     let root: URL
@@ -52,6 +54,7 @@ final class NginxServer: Sendable {
             serverDirectives: """
                 location /maxage/ { alias \(root.path)/; expires 60s; }
                 location /slow/ { alias \(root.path)/; limit_rate \(Self.slowRate); sendfile_max_chunk 16k; }
+                location /crawl/ { alias \(root.path)/; limit_rate 32k; sendfile_max_chunk 16k; }
                 """)
     }
 
