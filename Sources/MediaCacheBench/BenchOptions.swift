@@ -12,11 +12,16 @@ struct BenchOptions: Sendable {
     /// Workload groups to run (`stream`, `small`, `large`, `range`,
     /// `churn`, `facade`, `playback`, `server`, `scheduling`); empty runs them all.
     var only: Set<String> = []
+    /// Entries of the `scale` group (default 1,000,000; 20,000 with `--quick`).
+    var scaleEntries: Int?
 
-    static let groups = ["stream", "small", "large", "range", "churn", "facade", "playback", "server", "scheduling"]
+    /// Groups a plain run includes.
+    static let defaultGroups = ["stream", "small", "large", "range", "churn", "facade", "playback", "server", "scheduling"]
+    /// Every group; the ones not in ``defaultGroups`` run only when `--only` names them.
+    static let groups = defaultGroups + ["scale"]
 
     static let usage = """
-        usage: mediacache-bench [--json] [--quick] [--dir PATH] [--only GROUP[,GROUP…]]
+        usage: mediacache-bench [--json] [--quick] [--dir PATH] [--only GROUP[,GROUP…]] [--scale-entries N]
 
           --json        print {"results":[{"name","unit","value","baseline","baseline_value","ratio"}]}
                         instead of a Markdown table
@@ -24,6 +29,10 @@ struct BenchOptions: Sendable {
           --dir PATH    make scratch stores in a new folder inside PATH (removed at the end);
                         default: a temporary folder under /tmp
           --only LIST   run only these groups: \(groups.joined(separator: ", "))
+                        (default: all but scale, which runs only when named here)
+          --scale-entries N
+                        entries of the scale group (default 1,000,000, or 20,000 with --quick);
+                        it needs about 4.5 KB of disk per entry
 
         Progress goes to standard error; the report to standard output.
         """
@@ -37,14 +46,23 @@ struct BenchOptions: Sendable {
             case "--json": options.json = true
             case "--quick": options.quick = true
             case "--dir":
-                guard let path = rest.popFirst(), !path.isEmpty else { throw BenchUsageError(message: "--dir needs a path") }
+                guard let path = rest.popFirst(), !path.isEmpty else {
+                    throw BenchUsageError(message: "--dir needs a path")
+                }
                 options.directory = path
             case "--only":
-                guard let list = rest.popFirst() else { throw BenchUsageError(message: "--only needs a list of groups") }
+                guard let list = rest.popFirst() else {
+                    throw BenchUsageError(message: "--only needs a list of groups")
+                }
                 for group in list.split(separator: ",").map(String.init) {
                     guard groups.contains(group) else { throw BenchUsageError(message: "unknown group \(group)") }
                     options.only.insert(group)
                 }
+            case "--scale-entries":
+                guard let text = rest.popFirst(), let count = Int(text), count >= 10 else {
+                    throw BenchUsageError(message: "--scale-entries needs a count of at least 10")
+                }
+                options.scaleEntries = count
             case "-h", "--help": throw BenchUsageError(message: nil)
             default: throw BenchUsageError(message: "unknown argument \(argument)")
             }
@@ -54,7 +72,7 @@ struct BenchOptions: Sendable {
 
     /// Whether the group `name` should run.
     func runs(_ name: String) -> Bool {
-        only.isEmpty || only.contains(name)
+        only.isEmpty ? Self.defaultGroups.contains(name) : only.contains(name)
     }
 }
 

@@ -23,7 +23,8 @@ extension BenchmarkRunner {
             remove(engineDirectory)
             remove(facadeDirectory)
         }
-        let engine = try MediaStore(directory: engineDirectory, configuration: StoreConfiguration(sizeAccounting: .logical))
+        let engine = try MediaStore(
+            directory: engineDirectory, configuration: StoreConfiguration(sizeAccounting: .logical))
         let storage = try Storage<String, Data>(
             diskConfig: DiskConfig(name: "bench", directory: facadeDirectory),
             memoryConfig: MemoryConfig(countLimit: 1),
@@ -32,14 +33,19 @@ extension BenchmarkRunner {
         var facadeSet: [Double] = []
         for repetition in 0..<w.repetitions {
             let block = (repetition * setCount / w.repetitions)..<((repetition + 1) * setCount / w.repetitions)
-            engineSet.append(Double(block.count) / (try Stopwatch.time {
-                for index in block { try engine.put(values[index], forKey: keys[index]) }
-            }))
-            facadeSet.append(Double(block.count) / (try Stopwatch.time {
-                for index in block { try storage.setObject(values[index], forKey: keys[index]) }
-            }))
+            engineSet.append(
+                Double(block.count)
+                    / (try Stopwatch.time {
+                        for index in block { try engine.put(values[index], forKey: keys[index]) }
+                    }))
+            facadeSet.append(
+                Double(block.count)
+                    / (try Stopwatch.time {
+                        for index in block { try storage.setObject(values[index], forKey: keys[index]) }
+                    }))
         }
-        record("facade set 1 KiB, one commit each (\(setCount) keys; ratio ≥ 0.77 means facade time ≤ 1.3× engine)",
+        record(
+            "facade set 1 KiB, one commit each (\(setCount) keys; ratio ≥ 0.77 means facade time ≤ 1.3× engine)",
             unit: BenchResult.opsPerSecond, engine: Stopwatch.median(facadeSet),
             baselines: [("engine", Stopwatch.median(engineSet))])
         try engine.performBatch { batch in
@@ -53,15 +59,20 @@ extension BenchmarkRunner {
             let order = Workloads.order(count: w.smallCount, pass: pass)
             var engineBytes = 0
             var facadeBytes = 0
-            engineGet.append(Double(order.count) / (try Stopwatch.time {
-                for index in order { engineBytes += try engine.data(forKey: keys[index])?.count ?? 0 }
-            }))
-            facadeGet.append(Double(order.count) / (try Stopwatch.time {
-                for index in order { facadeBytes += try storage.object(forKey: keys[index]).count }
-            }))
+            engineGet.append(
+                Double(order.count)
+                    / (try Stopwatch.time {
+                        for index in order { engineBytes += try engine.data(forKey: keys[index])?.count ?? 0 }
+                    }))
+            facadeGet.append(
+                Double(order.count)
+                    / (try Stopwatch.time {
+                        for index in order { facadeBytes += try storage.object(forKey: keys[index]).count }
+                    }))
             verify(engineBytes == facadeBytes, "facade get: \(facadeBytes) bytes, engine \(engineBytes)")
         }
-        record("facade get 1 KiB from disk (memory tier of 1; \(w.smallCount) keys, random order)",
+        record(
+            "facade get 1 KiB from disk (memory tier of 1; \(w.smallCount) keys, random order)",
             unit: BenchResult.opsPerSecond, engine: Stopwatch.median(facadeGet),
             baselines: [("engine", Stopwatch.median(engineGet))])
 
@@ -80,30 +91,57 @@ extension BenchmarkRunner {
             remove(engineDirectory)
             remove(facadeDirectory)
         }
+        let fileDirectory = try freshDirectory("facade-large-files")
+        defer { remove(fileDirectory) }
         let engine = try MediaStore(directory: engineDirectory)
         let storage = try Storage<String, Data>(
             diskConfig: DiskConfig(name: "bench", directory: facadeDirectory),
             memoryConfig: MemoryConfig(countLimit: 1),
             transformer: TransformerFactory.forData())
+        // hyperoslo/Cache's disk tier: one file per key, read with Data(contentsOf:).
+        let files = try FilePerKeyBaseline(directory: fileDirectory)
         for (key, value) in zip(keys, values) {
             try engine.put(value, forKey: key)
             try storage.setObject(value, forKey: key)
+            try files.set(value, forKey: key)
         }
         var engineGet: [Double] = []
         var facadeGet: [Double] = []
+        var fileGet: [Double] = []
         let total = values.reduce(0) { $0 + $1.count }
         for pass in 0..<w.getPasses {
             let order = Workloads.order(count: keys.count, pass: pass)
-            engineGet.append(Self.megabytesPerSecond(total, try Stopwatch.time {
-                for index in order { _ = try engine.data(forKey: keys[index]) }
-            }))
-            facadeGet.append(Self.megabytesPerSecond(total, try Stopwatch.time {
-                for index in order { _ = try storage.object(forKey: keys[index]) }
-            }))
+            var facadeBytes = 0
+            var fileBytes = 0
+            engineGet.append(
+                Self.megabytesPerSecond(
+                    total,
+                    try Stopwatch.time {
+                        for index in order { _ = try engine.data(forKey: keys[index]) }
+                    }))
+            facadeGet.append(
+                Self.megabytesPerSecond(
+                    total,
+                    try Stopwatch.time {
+                        for index in order { facadeBytes += try storage.object(forKey: keys[index]).count }
+                    }))
+            fileGet.append(
+                Self.megabytesPerSecond(
+                    total,
+                    try Stopwatch.time {
+                        for index in order { fileBytes += try Data(contentsOf: files.url(forKey: keys[index])).count }
+                    }))
+            verify(
+                facadeBytes == total && fileBytes == total,
+                "facade get 5 MiB: \(facadeBytes) and \(fileBytes) bytes, expected \(total)")
         }
-        record("facade get \(Workloads.describe(bytes: w.largeSize)) from disk (\(keys.count) values)",
+        record(
+            "facade get \(Workloads.describe(bytes: w.largeSize)) from disk (\(keys.count) values)",
             unit: BenchResult.megabytesPerSecond, engine: Stopwatch.median(facadeGet),
-            baselines: [("engine", Stopwatch.median(engineGet))])
+            baselines: [
+                ("engine", Stopwatch.median(engineGet)),
+                ("plain file, Data(contentsOf:) (hyperoslo/Cache's disk read)", Stopwatch.median(fileGet)),
+            ])
     }
 
     /// A skewed read mix (80% of reads on 20% of keys) through a memory
@@ -129,16 +167,23 @@ extension BenchmarkRunner {
             if memory.objectExists(forKey: keys[index]) { hits += 1 }
             _ = try storage.object(forKey: keys[index])
         }
-        let opsPerSecond = Double(reads.count) / (try Stopwatch.time {
-            for index in reads { _ = try storage.object(forKey: keys[index]) }
-        })
-        let diskOnly = Double(reads.count) / (try Stopwatch.time {
-            for index in reads { _ = try engine.object(forKey: keys[index]) }
-        })
+        let opsPerSecond =
+            Double(reads.count)
+            / (try Stopwatch.time {
+                for index in reads { _ = try storage.object(forKey: keys[index]) }
+            })
+        let diskOnly =
+            Double(reads.count)
+            / (try Stopwatch.time {
+                for index in reads { _ = try engine.object(forKey: keys[index]) }
+            })
         let hitRate = Double(hits) / Double(reads.count)
-        note(String(format: "facade memory tier: %.1f%% hits over %d skewed reads (80%% on 20%% of %d keys, tier holds %d)",
-            hitRate * 100, reads.count, keys.count, capacity))
-        record("facade get 1 KiB through the memory tier (skewed reads, \(String(format: "%.0f", hitRate * 100))% hits)",
+        note(
+            String(
+                format: "facade memory tier: %.1f%% hits over %d skewed reads (80%% on 20%% of %d keys, tier holds %d)",
+                hitRate * 100, reads.count, keys.count, capacity))
+        record(
+            "facade get 1 KiB through the memory tier (skewed reads, \(String(format: "%.0f", hitRate * 100))% hits)",
             unit: BenchResult.opsPerSecond, engine: opsPerSecond, baselines: [("disk tier only", diskOnly)])
     }
 
@@ -190,8 +235,11 @@ extension BenchmarkRunner {
             group.wait()
         }
         verify(failures.count == 0, "facade mixed threads: \(failures.count) failed writes")
-        note("facade mixed sync + async from 2 threads: \(2 * operations) operations, \(failures.count) failures, no crash")
-        record("facade mixed sync + async from 2 threads (half sets with a commit each, half gets)",
+        note(
+            "facade mixed sync + async from 2 threads: \(2 * operations) operations, \(failures.count) failures, no crash"
+        )
+        record(
+            "facade mixed sync + async from 2 threads (half sets with a commit each, half gets)",
             unit: BenchResult.opsPerSecond, engine: Double(2 * operations) / seconds, baselines: [])
     }
 }

@@ -39,8 +39,11 @@ final class BenchmarkRunner {
         let w = workloads
         notes.append(
             "mediacache-bench \(options.quick ? "--quick" : "(full)"): median of \(w.repetitions) repetitions"
-                + " unless noted; random (incompressible) bytes from SplitMix64; scratch under \(root.deletingLastPathComponent().path)")
-        notes.append("ratio = value / baseline_value: above 1 is better for throughput, below 1 is better where lower is better.")
+                + " unless noted; random (incompressible) bytes from SplitMix64; scratch under \(root.deletingLastPathComponent().path)"
+        )
+        notes.append(
+            "ratio = value / baseline_value: above 1 is better for throughput, below 1 is better where lower is better."
+        )
         if options.runs("stream") { try runStreaming() }
         if options.runs("small") { try runSmallValues() }
         if options.runs("large") { try runLargeValues() }
@@ -50,8 +53,11 @@ final class BenchmarkRunner {
         if options.runs("playback") { try runPlayback() }
         if options.runs("server") { try runServer() }
         if options.runs("scheduling") { try runScheduling() }
+        if options.runs("scale") { try runScale() }
         let seconds = Double(Stopwatch.now() - started) / 1e9
-        notes.append(String(format: "Total run time %.0f s on %d CPU(s).", seconds, ProcessInfo.processInfo.activeProcessorCount))
+        notes.append(
+            String(format: "Total run time %.0f s on %d CPU(s).", seconds, ProcessInfo.processInfo.activeProcessorCount)
+        )
         for problem in problems { notes.append("VERIFICATION FAILED: " + problem) }
         return BenchReport(results: results, notes: notes)
     }
@@ -146,9 +152,12 @@ final class BenchmarkRunner {
         /// and the mean of the others.
         func summary(threshold: Double) -> String {
             let fastCalls = max(1, calls - slowCalls)
-            return String(format: "%d of %d calls took > %.2f ms (%.0f%% of the time, %.2f ms each on average); the others average %.1f µs",
+            return String(
+                format:
+                    "%ld of %ld calls took > %.2f ms (%.0f%% of the time, %.2f ms each on average); the others average %.1f µs",
                 slowCalls, calls, threshold * 1e3, totalSeconds > 0 ? 100 * slowSeconds / totalSeconds : 0,
-                slowCalls > 0 ? slowSeconds / Double(slowCalls) * 1e3 : 0, (totalSeconds - slowSeconds) / Double(fastCalls) * 1e6)
+                slowCalls > 0 ? slowSeconds / Double(slowCalls) * 1e3 : 0,
+                (totalSeconds - slowSeconds) / Double(fastCalls) * 1e6)
         }
     }
 

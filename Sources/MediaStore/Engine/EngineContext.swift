@@ -12,4 +12,6 @@ struct EngineContext {
     /// Whether a key is being read or written in this process, so that
     /// eviction and expiry sweeps leave it alone.
     let isInUse: (String) -> Bool
+    /// The chunks this store instance verified (``VerifiedChunks``).
+    let verifiedChunks: VerifiedChunks
 }

@@ -14,6 +14,7 @@ extension StoreTransaction {
             }
             return Data(record.inlineBytes[range])
         }
+        if let data = try readRangeInParallel(record, range) { return data }
         // Every byte is written below, so skip Data(count:)'s zero fill.
         let out = UnsafeMutableRawBufferPointer.allocate(byteCount: range.count, alignment: 16)
         var handedOver = false

@@ -33,7 +33,7 @@ package final class StoreTransaction {
         self.index = EntryIndex(txn: txn, db: databases, counters: ledger, keyDigest: context.keyDigest)
         self.chunks = ChunkStore(
             txn: txn, db: databases, counters: ledger, codec: context.codec,
-            compressionLevel: context.configuration.compressionLevel)
+            compressionLevel: context.configuration.compressionLevel, verified: context.verifiedChunks)
         self.extents = ExtentMap(txn: txn, db: databases)
         self.now = Date().timeIntervalSince1970
     }

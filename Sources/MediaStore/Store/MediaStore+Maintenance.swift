@@ -127,7 +127,7 @@ extension MediaStore {
             references[extent.chunk, default: 0] += 1
             report.chunksRead += 1
             do {
-                let raw = try transaction.chunks.read(extent.chunk)
+                let raw = try transaction.chunks.read(extent.chunk, trusting: false)
                 if raw.count != extent.length { throw ChunkFault.checksum }
                 hasher.update(raw)
                 bytes += raw.count

@@ -51,6 +51,8 @@ public final class MediaStore: @unchecked Sendable {
     let pendingAccess = Locked<[Slot: Double]>([:])
     /// Keys being read or written in this process; never evicted.
     let keysInUse = Locked<[String: Int]>([:])
+    /// Chunks this instance verified, so that reading them again skips the hash.
+    let verifiedChunks: VerifiedChunks
     /// Observers of the entries the store removes by itself, by id.
     let removalObservers = Locked<(nextID: UInt64, observers: [UInt64: @Sendable ([StoreRemoval]) -> Void])>((0, [:]))
 
@@ -97,6 +99,7 @@ public final class MediaStore: @unchecked Sendable {
         self.configuration = configuration
         self.isReadOnly = readOnly
         self.keyHash = keyHash
+        self.verifiedChunks = VerifiedChunks(capacity: configuration.verifiedChunkMemory)
         var opener = StoreOpener(directory: directory, configuration: configuration, readOnly: readOnly)
         opener.processLocalLocking = processLocalLocking
         // Without LMDB's locks nothing else may have the store open.
@@ -132,7 +135,8 @@ public final class MediaStore: @unchecked Sendable {
             configuration: configuration,
             keyDigest: { key in Self.keyDigest(key, hash: keyHash, seed: keySeed) },
             codec: Locked(ZstdCodec(level: max(1, configuration.compressionLevel))),
-            isInUse: { key in keysInUse.withLock { $0[key] != nil } })
+            isInUse: { key in keysInUse.withLock { $0[key] != nil } },
+            verifiedChunks: verifiedChunks)
         if !readOnly {
             try run { try removeAbandonedStaging() }
         }

@@ -29,6 +29,13 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// whose apps get a few GiB of address space, max(256 MiB,
     /// 1.25 × ``sizeLimit``).
     public var initialMapSize: Int?
+    /// How many chunks a store instance remembers as verified, so that
+    /// reading one again does not hash it again (see README "Integrity on
+    /// reads" for exactly what is trusted). 16,384 by default (4 GiB of
+    /// default-size chunks, about 1 MiB of memory); `0` hashes every chunk
+    /// on every read. Set it on a configuration after `init` (the
+    /// initializer keeps its earlier signature).
+    public var verifiedChunkMemory: Int = 16_384
 
     /// The page-fitted default chunk size (64 × 4096 − 16 − 12).
     public static let defaultChunkSize = 64 * 4096 - 16 - ChunkHeader.size

@@ -163,8 +163,10 @@ extension ResourceFetcher: DownloadCoordinator {
     func reschedule(_ download: Download) {
         var priority = download.subscribers.values.map(\.priority).max() ?? .download
         if isResolving(download) { priority = max(priority, download.probePriority) }
+        // Only a player is ever paused: a preload's or a download's reader
+        // behind is a busy machine, not a reason to let others go first.
         let behind =
-            !download.subscribers.isEmpty
+            priority == .playback && !download.subscribers.isEmpty
             && download.subscribers.values.allSatisfy { $0.channel.backlog > requestBytes }
         let idle = download.waitingForReaders || behind
         if priority != download.scheduledPriority {

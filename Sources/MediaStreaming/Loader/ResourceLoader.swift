@@ -150,26 +150,34 @@ public final class ResourceLoader: Sendable {
         }
     }
 
-    /// Gives `data` the cached bytes of `range`, a chunk at a time, each
-    /// read off the concurrency pool and bound to `version`: an entry
-    /// replaced meanwhile stops the read (`changedDuringRead`) instead of
-    /// handing out bytes of another version. Stops early when the task is cancelled.
+    /// Gives `data` the cached bytes of `range`, a chunk at a time, read
+    /// off the concurrency pool up to ``storeBytesPerHop`` at a time (one
+    /// queue hop, one `Data` per chunk, each chunk in its own short
+    /// transaction) and bound to `version`: an entry replaced meanwhile
+    /// stops the read (`changedDuringRead`) instead of handing out bytes of
+    /// another version. Stops early when the task is cancelled.
     private func readStore(_ range: Range<Int>, version: UInt64, into data: DataRequest) async throws(StoreError) {
         let chunkSize = cache.store.configuration.chunkSize
+        let perHop = max(1, Self.storeBytesPerHop / chunkSize) * chunkSize
         let key = cacheKey
         var position = range.lowerBound
         while position < range.upperBound {
             if Task.isCancelled { return }
-            let chunk = position..<min(range.upperBound, (position / chunkSize + 1) * chunkSize)
-            let stop = chunk.upperBound
-            let bytes = try await cache.storeIO.read { store throws(StoreError) in
-                try store.read(forKey: key, range: chunk, version: version)
+            let hop = position..<min(range.upperBound, (position / chunkSize) * chunkSize + perHop)
+            let pieces = try await cache.storeIO.read { store throws(StoreError) in
+                try store.readPieces(forKey: key, range: hop, version: version)
             }
-            data.respond(with: bytes)
-            served.withLock { $0.bytesServedFromStore += bytes.count }
-            position = stop
+            for piece in pieces {
+                if Task.isCancelled { return }
+                data.respond(with: piece)
+                served.withLock { $0.bytesServedFromStore += piece.count }
+            }
+            position = hop.upperBound
         }
     }
+
+    /// Cached bytes read per trip off the concurrency pool (whole chunks, at least one).
+    static let storeBytesPerHop = 1 << 20
 
     /// Fetches every missing byte into the store (what ``StreamingItem/download()``
     /// and ``OfflineDownloader`` do), reporting (cached bytes, length) as it goes.

@@ -9,11 +9,27 @@ extension MediaStore {
     /// - throws: ``StoreError/changedDuringRead(key:)`` when the entry is no
     ///   longer that version; the other errors of ``read(forKey:range:includeExpired:)``.
     func read(forKey key: String, range: Range<Int>, version: UInt64) throws(StoreError) -> Data {
-        var bytes = Data()
+        // A range within one chunk arrives as one slice: keep it as it
+        // is (no copy); only a range over several chunks is joined.
+        var bytes: Data?
         try forEachSlice(forKey: key, range: range, includeExpired: true, version: version) { slice in
-            bytes.append(slice)
+            if bytes == nil { bytes = slice } else { bytes!.append(slice) }
             return true
         }
-        return bytes
+        return bytes ?? Data()
+    }
+
+    /// The bytes of `range` of version `version` of `key`'s entry, one
+    /// piece per chunk (each its own `Data`, none copied twice), read in
+    /// one call: for a reader that moves several chunks per ``StoreIO`` call.
+    ///
+    /// - throws: as ``read(forKey:range:version:)``.
+    func readPieces(forKey key: String, range: Range<Int>, version: UInt64) throws(StoreError) -> [Data] {
+        var pieces: [Data] = []
+        try forEachSlice(forKey: key, range: range, includeExpired: true, version: version) { slice in
+            pieces.append(slice)
+            return true
+        }
+        return pieces
     }
 }

@@ -3,25 +3,41 @@ import Foundation
 extension ChunkStore {
     /// Reads and verifies a chunk: its header, its decompression and its
     /// digest (the slot's first 16 bytes) must all agree.
-    func read(_ slot: Slot) throws -> [UInt8] {
-        try withVerified(slot) { [UInt8]($0) }
+    ///
+    /// - parameter trusting: whether a chunk this store instance already
+    ///   verified where it sits may skip hashing (``VerifiedChunks``);
+    ///   `verify()` passes `false`.
+    func read(_ slot: Slot, trusting: Bool = true) throws -> [UInt8] {
+        try withVerified(slot, trusting: trusting) { [UInt8]($0) }
     }
 
     /// Calls `body` with a chunk's verified raw bytes, without copying
     /// them when the chunk is stored raw (the buffer is then the map
-    /// itself, valid only inside `body`).
+    /// itself, valid only inside `body`). In a read transaction, a chunk
+    /// this store instance verified before at the same address and length
+    /// is not hashed again unless `trusting` is `false` (see ``VerifiedChunks``).
     ///
     /// - throws: ``ChunkFault`` when the chunk is missing or bad, or what
     ///   `body` threw.
-    func withVerified<R>(_ slot: Slot, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+    func withVerified<R>(_ slot: Slot, trusting: Bool = true, _ body: (UnsafeRawBufferPointer) throws -> R) throws
+        -> R
+    {
         try txn.withValue(db.chunks, key: slot) { buffer in
             guard let buffer else { throw ChunkFault.missing }
             guard let digest = slot.digest, let value = ChunkValue(buffer) else { throw ChunkFault.header }
+            // Only a read transaction's buffers are the map (a write
+            // transaction's own pages are copies until it commits).
+            let memory = txn.isReadOnly ? verified : nil
+            let trusted = trusting && memory?.contains(slot: slot, digest: digest, payload: buffer) == true
             if value.header.codec == .raw {
-                guard ContentDigest(of: value.payload) == digest else { throw ChunkFault.checksum }
+                if !trusted {
+                    guard ContentDigest(of: value.payload) == digest else { throw ChunkFault.checksum }
+                    memory?.insert(slot: slot, digest: digest, payload: buffer)
+                }
                 return try body(value.payload)
             }
-            let raw = try Self.decode(value, expected: digest)
+            let raw = try Self.decode(value, expected: trusted ? nil : digest)
+            if !trusted { memory?.insert(slot: slot, digest: digest, payload: buffer) }
             return try raw.withUnsafeBytes(body)
         }
     }

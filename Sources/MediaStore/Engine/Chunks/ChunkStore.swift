@@ -3,7 +3,8 @@ import Foundation
 /// The content-addressed chunks of one transaction: chunk values in
 /// `chunks` under the ``Slot`` of their content's digest, shared between
 /// entries with a reference count in `refs`, zstd-compressed when that
-/// pays, and verified against their digest on every read. Knows nothing
+/// pays, and verified against their digest when read (once per store
+/// instance and place in the map: ``VerifiedChunks``). Knows nothing
 /// of entries.
 package struct ChunkStore {
     let txn: LMDBTransaction
@@ -12,6 +13,9 @@ package struct ChunkStore {
     let codec: Locked<ZstdCodec>
     /// zstd's level; 0 stores every chunk raw.
     let compressionLevel: Int
+    /// The chunks this store instance verified: consulted and filled by
+    /// reads in read transactions, told about deleted chunks.
+    let verified: VerifiedChunks
 
     /// Stores one chunk (or shares an identical stored one) and returns
     /// its slot, holding one new reference.
@@ -90,6 +94,7 @@ package struct ChunkStore {
         }
         try txn.delete(db.refs, key: slot)
         if let size {
+            verified.forget(slot: slot)
             try txn.delete(db.chunks, key: slot)
             counters.update {
                 $0.chunkCount -= 1

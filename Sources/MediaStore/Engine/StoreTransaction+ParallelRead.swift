@@ -1,0 +1,115 @@
+import Dispatch
+import Foundation
+
+extension StoreTransaction {
+    /// Reads of at least this many bytes verify and copy their chunks on
+    /// more than one core.
+    static let parallelReadBytes = 1 << 20
+
+    /// `range` of a chunked entry, its chunks verified (unless this store
+    /// instance already verified them, see ``VerifiedChunks``) and copied
+    /// by up to ``parallelWorkers`` threads; `nil` when the read is not for
+    /// this path (small, in a write transaction, a compressed chunk, one
+    /// core), which ``readRange(_:_:)`` then does chunk by chunk.
+    ///
+    /// The chunks are looked up on the calling thread (the transaction's);
+    /// the workers only hash and copy bytes of the map, which stay valid
+    /// until the read transaction ends, after they are done.
+    func readRangeInParallel(_ record: EntryRecord, _ range: Range<Int>) throws -> Data? {
+        let workers = Self.parallelWorkers
+        guard txn.isReadOnly, workers > 1, range.count >= Self.parallelReadBytes, !record.isInline else { return nil }
+        let chunkSize = record.chunkSize
+        let first = range.lowerBound / chunkSize
+        let last = (range.upperBound - 1) / chunkSize
+        var pieces: [Piece] = []
+        pieces.reserveCapacity(last - first + 1)
+        for index in first...last {
+            let chunkStart = index * chunkSize
+            guard let extent = try extents.row(entryID: record.entryID, index: index) else {
+                throw StoreError.rangeNotCached(key: record.key, missing: chunkStart..<(chunkStart + chunkSize))
+            }
+            let piece = try txn.withValue(db.chunks, key: extent.chunk) { buffer -> Piece? in
+                guard let buffer else {
+                    throw StoreError.corrupted(key: record.key, reason: "a chunk is missing (chunk \(index))")
+                }
+                guard let digest = extent.chunk.digest, let value = ChunkValue(buffer) else {
+                    throw StoreError.corrupted(key: record.key, reason: "a chunk header is invalid (chunk \(index))")
+                }
+                guard value.header.codec == .raw else { return nil }
+                guard value.header.rawLength == extent.length else {
+                    throw StoreError.corrupted(key: record.key, reason: "chunk \(index) has the wrong length")
+                }
+                let from = max(range.lowerBound, chunkStart) - chunkStart
+                let to = min(range.upperBound - chunkStart, value.header.rawLength)
+                // A short chunk before the end of the range leaves a hole after it.
+                guard from < to, chunkStart + to == min(range.upperBound, chunkStart + chunkSize) else {
+                    throw StoreError.rangeNotCached(
+                        key: record.key, missing: (chunkStart + max(from, to))..<range.upperBound)
+                }
+                return Piece(
+                    index: index, slot: extent.chunk, digest: digest, stored: buffer, payload: value.payload,
+                    from: from, to: to, target: chunkStart + from - range.lowerBound,
+                    trusted: chunks.verified.contains(slot: extent.chunk, digest: digest, payload: buffer))
+            }
+            guard let piece else { return nil }  // compressed: the chunk-by-chunk path decodes it
+            pieces.append(piece)
+        }
+        let out = UnsafeMutableRawBufferPointer.allocate(byteCount: range.count, alignment: 16)
+        let output = Output(buffer: out)
+        let failed = Locked<Int?>(nil)
+        let shares = Self.split(pieces.count, into: workers)
+        let all = pieces
+        DispatchQueue.concurrentPerform(iterations: shares.count) { worker in
+            for position in shares[worker] {
+                let piece = all[position]
+                if !piece.trusted && ContentDigest(of: piece.payload) != piece.digest {
+                    failed.withLock { $0 = min($0 ?? piece.index, piece.index) }
+                    return
+                }
+                UnsafeMutableRawBufferPointer(rebasing: output.buffer[piece.target...])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: piece.payload[piece.from..<piece.to]))
+            }
+        }
+        if let index = failed.current {
+            out.deallocate()
+            throw StoreError.corrupted(key: record.key, reason: "a chunk fails its checksum (chunk \(index))")
+        }
+        for piece in pieces where !piece.trusted {
+            chunks.verified.insert(slot: piece.slot, digest: piece.digest, payload: piece.stored)
+        }
+        return Data(
+            bytesNoCopy: out.baseAddress!, count: range.count,
+            deallocator: .custom { pointer, _ in pointer.deallocate() })
+    }
+
+    /// Threads a large read uses: the cores, at most 4.
+    static let parallelWorkers = min(4, ProcessInfo.processInfo.activeProcessorCount)
+
+    /// `0..<count` in `parts` contiguous shares (fewer when `count` is smaller).
+    static func split(_ count: Int, into parts: Int) -> [Range<Int>] {
+        let parts = max(1, min(parts, count))
+        return (0..<parts).map { part in (part * count / parts)..<((part + 1) * count / parts) }
+    }
+
+    /// One stored raw chunk of a parallel read: where its bytes are in the
+    /// map, which of them the read wants and where they go.
+    /// The output buffer of a parallel read.
+    // Unchecked: each worker writes its own, disjoint part of it.
+    struct Output: @unchecked Sendable {
+        let buffer: UnsafeMutableRawBufferPointer
+    }
+
+    // Unchecked: the buffers point into the map of a read transaction that
+    // outlives every worker; the workers only read them.
+    struct Piece: @unchecked Sendable {
+        var index: Int
+        var slot: Slot
+        var digest: ContentDigest
+        var stored: UnsafeRawBufferPointer
+        var payload: UnsafeRawBufferPointer
+        var from: Int
+        var to: Int
+        var target: Int
+        var trusted: Bool
+    }
+}
