@@ -186,8 +186,10 @@ public final class ResourceLoader: Sendable {
     /// - returns: the `EntryInfo.version` of the store entry that now
     ///   holds every byte (pin exactly that one: `MediaStore.setPinned(_:forKey:version:)`).
     /// - throws: ``StreamingError``; a resource played without caching cannot be downloaded.
-    /// - parameter priority: what its transfers yield to (``FetchScheduler``):
-    ///   a download yields to preloads and players, a preload to players.
+    /// - parameters:
+    ///   - priority: what its transfers yield to (``FetchScheduler``): a
+    ///     download yields to preloads and players, a preload to players.
+    ///   - progress: called with (cached bytes, length) as bytes arrive.
     @discardableResult
     public func downloadAll(
         priority: FetchPriority = .download, progress: @Sendable (Int, Int) -> Void = { _, _ in }

@@ -83,9 +83,13 @@ public actor DownloadQueue {
     ///
     /// Open one queue per store (two would run the same downloads twice).
     ///
-    /// - parameter monitor: ``SettableConditionsMonitor`` (everything
-    ///   allowed) by default; ``SystemConditionsMonitor`` asks the system.
-    /// - parameter performers: performers of other kinds than progressive files.
+    /// - parameters:
+    ///   - cache: the cache downloads go into; its store holds the index.
+    ///   - configuration: concurrency, storage floor, polling.
+    ///   - monitor: ``SettableConditionsMonitor`` (everything allowed) by
+    ///     default; ``SystemConditionsMonitor`` asks the system.
+    ///   - performers: performers of other kinds than progressive files.
+    /// - throws: ``DownloadQueueError/index(_:)`` when the index cannot be read.
     public static func open(
         cache: StreamingCache, configuration: DownloadQueueConfiguration = DownloadQueueConfiguration(),
         monitor: any ConditionsMonitor = SettableConditionsMonitor(), performers: [any DownloadPerformer] = []
@@ -178,7 +182,14 @@ public actor DownloadQueue {
     /// Queues `url` (or returns the download of its cache key the queue
     /// already holds, resumed when stopped or failed).
     ///
-    /// - parameter kind: the ``DownloadPerformer`` kind; progressive by default.
+    /// - parameters:
+    ///   - url: what to download.
+    ///   - cacheKey: its key; the cache's ``CacheKeyPolicy`` by default.
+    ///   - headers: sent with its origin requests.
+    ///   - kind: the ``DownloadPerformer`` kind; progressive by default.
+    ///   - priority: what its transfers yield to; ``FetchPriority/download`` by default.
+    ///   - conditions: when it may run; anything goes by default.
+    /// - returns: its record (status queued, or waiting with the reasons).
     @discardableResult
     public func enqueue(
         _ url: URL, cacheKey: String? = nil, headers: [String: String] = [:], kind: String? = nil,
