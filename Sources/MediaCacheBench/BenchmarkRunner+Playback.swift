@@ -232,7 +232,7 @@ extension BenchmarkRunner {
     }
 
     /// Runs `body` on the cooperative pool and blocks the calling thread until it returns.
-    private static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
         let outcome = Box<Result<T, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {
@@ -246,7 +246,7 @@ extension BenchmarkRunner {
     }
 
     /// A value shared with a task, behind a lock.
-    private final class Box<Value>: @unchecked Sendable {
+    final class Box<Value>: @unchecked Sendable {
         private let lock = NSLock()
         private var stored: Value
         init(_ value: Value) { stored = value }

@@ -132,18 +132,6 @@ extension BenchmarkRunner {
         }
     }
 
-    /// Runs `body` to its end, blocking this (non-pool) thread.
-    private static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-        let box = ResultBox<T>()
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do { box.set(.success(try await body())) } catch { box.set(.failure(error)) }
-            done.signal()
-        }
-        done.wait()
-        return try box.get()
-    }
-
     private static func writeSchedulingFile(_ url: URL, bytes: Int, seed: UInt64) throws {
         guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
             throw CocoaError(.fileWriteUnknown)

@@ -36,6 +36,7 @@ let package = Package(
                 "AVFoundation", "MediaStreamingAVFoundationGlue", "CheckNginx",
                 .product(name: "MediaStreaming", package: "MediaCache"),
                 .product(name: "MediaStore", package: "MediaCache"),
+                .product(name: "MediaServer", package: "MediaCache"),
             ]
         ),
     ],

@@ -50,6 +50,12 @@ public enum ServerFuzzing {
                 ServerRoute.resolve(ServerRoute.path(for: url, secret: secret), secret: secret) == .media(url),
                 "a minted path does not route back")
             _ = OriginAllowlist(["example.com", "*.example.org", "https://cdn.example.net/music/"]).allows(url)
+        case .hls(let route):
+            let scheme = route.origin.scheme?.lowercased()
+            try fuzzCheck(scheme == "http" || scheme == "https", "a non-HTTP HLS origin routed")
+            try fuzzCheck(
+                ServerRoute.resolve(route.path(secret: secret), secret: secret) == .hls(route),
+                "a minted HLS path does not route back")
         case .ping, .forbidden, .notFound, .badTarget:
             break
         }
@@ -95,7 +101,8 @@ public enum ServerFuzzing {
                 for range in ranges { try fuzzCheck(!range.isEmpty && range.upperBound <= length, "a range outside") }
             case .unsatisfiable:
                 try fuzzCheck(
-                    set.specs.allSatisfy { ByteRangeSet.range(of: $0, length: length) == nil }, "unsatisfiable, yet a range fits")
+                    set.specs.allSatisfy { ByteRangeSet.range(of: $0, length: length) == nil },
+                    "unsatisfiable, yet a range fits")
             }
         }
     }

@@ -26,7 +26,9 @@ extension StreamingFuzzing {
         }
         switch playlist {
         case .media(let media): try checkMedia(media)
-        case .master(let master): try checkMaster(master)
+        case .master(let master):
+            try checkMaster(master)
+            try checkFilter(bytes, master)
         }
         try checkRewrites(bytes, playlist)
         return true
@@ -77,6 +79,31 @@ extension StreamingFuzzing {
                 try fuzzCheck(plan.cacheKeys.count == plan.resources.count, "a resource planned twice")
             }
         }
+    }
+
+    /// The downloaded-selection filter: keeping every other media playlist
+    /// URL, the result parses back (a master) with only available variants
+    /// and renditions, or, with no variant left, is unchanged.
+    static func checkFilter(_ bytes: [UInt8], _ master: MasterPlaylist) throws(FuzzFailure) {
+        let urls = master.variants.map(\.url) + master.renditions.compactMap(\.url) + master.iFramePlaylistURLs
+        let available = Set(urls.enumerated().filter { $0.offset % 2 == 0 }.map(\.element.absoluteString))
+        let isAvailable: (URL) -> Bool = { available.contains($0.absoluteString) }
+        let filtered: Data
+        do {
+            filtered = try MasterPlaylistFilter.filter(Data(bytes), url: playlistURL, isAvailable: isAvailable)
+        } catch {
+            throw FuzzFailure("the filter refused a master the parser accepted: \(error)")
+        }
+        guard master.variants.contains(where: { isAvailable($0.url) }) else {
+            try fuzzCheck(filtered == Data(bytes), "changed although no variant is available")
+            return
+        }
+        guard case .master(let result) = try? PlaylistParser.parse(filtered, url: playlistURL) else {
+            throw FuzzFailure("the filtered master does not parse")
+        }
+        try fuzzCheck(result.variants.allSatisfy { isAvailable($0.url) }, "an unavailable variant kept")
+        try fuzzCheck(result.variants.count == master.variants.filter { isAvailable($0.url) }.count, "a variant lost")
+        try fuzzCheck(result.renditions.allSatisfy { $0.url.map(isAvailable) ?? true }, "an unavailable rendition kept")
     }
 
     static func checkRewrites(_ bytes: [UInt8], _ playlist: Playlist) throws(FuzzFailure) {

@@ -83,12 +83,22 @@ import Testing
         [0, 0, 0, 0x18] + Array("ftypisom".utf8),  // MP4 video
         Array("fLaC".utf8),
         Array("OggS".utf8),
+        [0x47, 0x40, 0x00, 0x10],  // MPEG-TS (an HLS segment), its first packet the PAT
+        [0, 0, 0, 0x18] + Array("stypmsdh".utf8),  // fMP4 media segment (HLS/CMAF)
+        [0, 0, 0, 0x60] + Array("moof".utf8),  // fMP4 fragment without styp
     ])
     func compressedMediaSkipsCompression(magic: [UInt8]) throws {
         let value = magic + Self.text()
         for stored in try Self.storedSizes(of: value) {
             #expect(stored == value.count + Self.chunks(value.count) * Self.header)
         }
+    }
+
+    @Test func mpegTSIsSniffedAndTextStartingWithGIsNot() {
+        #expect(MediaSniffer.mimeType(of: [0x47, 0x40, 0x00, 0x10, 0x00]) == "video/mp2t")
+        #expect(MediaSniffer.mimeType(of: Array("GET / HTTP/1.1".utf8)) == nil)
+        #expect(MediaSniffer.mimeType(of: Array("G@ttributes".utf8)) == nil)
+        #expect(!MediaSniffer.isCompressedMedia(Array("Good morning".utf8)))
     }
 
     @Test func waveAudioIsStillCompressed() throws {

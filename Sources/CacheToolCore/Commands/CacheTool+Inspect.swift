@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaStreaming
 
 #if canImport(Glibc)
     import Glibc
@@ -117,8 +118,9 @@ extension CacheTool {
         guard let info = try store.info(forKey: key) else { throw StoreError.notFound(key: key) }
         let ranges = try store.cachedRanges(forKey: key)
         let sharing = try store.chunkSharing(forKey: key)
+        let asset = try HLSAssetSummary.asset(key, in: store)
         if parsed.flag("json") {
-            printJSON("info", EntryFormatting.json(info) + [
+            printJSON("info", EntryFormatting.json(info) + (asset.map { [("hls", .object(Self.json($0)))] } ?? []) + [
                 ("cachedRanges", .array(ranges.map { .array([.int($0.lowerBound), .int($0.upperBound)]) })),
                 ("sharedChunks", .int(sharing?.sharedChunkCount ?? 0)),
                 ("sharingKeys", .array((sharing?.sharingKeys ?? []).map(JSONValue.string))),
@@ -144,6 +146,10 @@ extension CacheTool {
         ] + info.metadata.userInfo.sorted { $0.key < $1.key }.map { ("user \($0.key)", $0.value) }
         for (label, value) in rows {
             console.print(label.padding(toLength: 15, withPad: " ", startingAt: 0) + value)
+        }
+        if let asset {
+            console.print("hls asset")
+            printHLS(asset)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaStreaming
 
 /// The write commands: put, rm, pin/unpin, expire, evict, compact.
 extension CacheTool {
@@ -56,8 +57,14 @@ extension CacheTool {
     func remove(_ parsed: ParsedArguments) throws {
         let store = try openStore(parsed, write: true)
         var missing: [String] = []
-        for key in parsed.positionals where try !store.remove(forKey: key) {
-            missing.append(key)
+        for key in parsed.positionals {
+            // The master playlist of an HLS asset: every entry of the asset.
+            if let asset = try HLSAssetSummary.asset(key, in: store) {
+                for entry in asset.entries { _ = try store.remove(forKey: entry.key, version: entry.version) }
+                console.printError("cachetool: removed the HLS asset \(Self.printable(String(key.prefix(200)))) (\(asset.entries.count) entries)")
+                continue
+            }
+            if try !store.remove(forKey: key) { missing.append(key) }
         }
         try reportMissing(missing)
     }

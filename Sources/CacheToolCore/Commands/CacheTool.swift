@@ -83,7 +83,7 @@ public struct CacheTool {
     private func dispatch(_ name: String, _ parsed: ParsedArguments) throws {
         switch name {
         case "stats": try stats(parsed)
-        case "ls": try list(parsed)
+        case "ls": try parsed.flag("hls") ? listHLS(parsed) : list(parsed)
         case "info": try info(parsed)
         case "cat": try cat(parsed)
         case "put": try put(parsed)
@@ -98,6 +98,7 @@ public struct CacheTool {
         case "export": try export(parsed)
         case "import": try importEntries(parsed)
         case "serve": try serve(parsed)
+        case "hls-get": try downloadHLS(parsed)
         default: throw UsageError("unknown command '\(name)'")
         }
     }

@@ -23,9 +23,14 @@ public enum CommandTable {
                 OptionSpec("reverse", short: "r", help: "reverse the order"),
                 OptionSpec("complete", help: "only complete entries"),
                 OptionSpec("partial", help: "only partial entries"),
+                OptionSpec("hls", help: "HLS assets instead: one line per asset, then one per media playlist"),
                 json,
             ],
-            details: "Columns: cached bytes / length, flags (C complete, P pinned, X expired), last access, expiry, key."),
+            details: """
+                Columns: cached bytes / length, flags (C complete, P pinned, X expired), last access, expiry, key. \
+                With --hls: entries, bytes, flags and the master playlist's key per asset; under it, per media \
+                playlist, stored / total segments, its role (variant, AUDIO, SUBTITLES) and key.
+                """),
         CommandSpec(
             "info", summary: "everything about one entry: metadata, cached ranges, digest, chunk sharing",
             positionals: [PositionalSpec("KEY")], options: [json]),
@@ -46,7 +51,8 @@ public enum CommandTable {
             ],
             writes: true),
         CommandSpec(
-            "rm", summary: "remove entries", positionals: [PositionalSpec("KEY", variadic: true)], writes: true),
+            "rm", summary: "remove entries (the key of an HLS asset's master playlist: the whole asset)",
+            positionals: [PositionalSpec("KEY", variadic: true)], writes: true),
         CommandSpec(
             "pin", summary: "pin entries (eviction skips them)", positionals: [PositionalSpec("KEY", variadic: true)],
             writes: true),
@@ -95,6 +101,25 @@ public enum CommandTable {
                 Prints one local URL per --print-url, in order, then serves until killed (or idle for \
                 --idle-exit seconds). Bytes come from the store, missing ones from the origin (and are kept). \
                 Example: cachetool serve --print-url https://host/a.mp3 | (read url; ffplay -autoexit "$url")
+                """),
+        CommandSpec(
+            "hls-get", summary: "download an HLS asset (a variant and renditions) into the store, pinned",
+            positionals: [PositionalSpec("URL")],
+            options: [
+                OptionSpec("max-bandwidth", value: "BPS", help: "the highest variant at most BPS (default: the first)"),
+                OptionSpec("audio", value: "LANGS", help: "auto (default), all, none or languages: en,fr"),
+                OptionSpec("subtitles", value: "LANGS", help: "none (default), auto, all or languages"),
+                OptionSpec("parallel", value: "N", help: "resources fetched at once (default 4)"),
+                OptionSpec(
+                    "header", value: "NAME: VALUE", repeatable: true, help: "send this header with every request"),
+                json,
+            ],
+            writes: true,
+            details: """
+                Resumes: what the store holds is not fetched again, so running it again after an interruption \
+                fetches only what is missing, and again with more --audio languages only what they add. \
+                Prints a progress line per resource (resources, segments, seconds, bytes). Live playlists \
+                and SAMPLE-AES/FairPlay are refused (exit status 1).
                 """),
     ]
 

@@ -11,6 +11,8 @@ public enum ServerRoute: Sendable, Equatable {
     case ping
     /// A media request for this origin URL (checked against the allowlist by the server).
     case media(URL)
+    /// A resource of an HLS asset (a playlist is served rewritten; see ``HLSRoute``).
+    case hls(HLSRoute)
     /// The secret is missing or wrong: 403.
     case forbidden
     /// The secret is right but the rest is not a local URL: 404.
@@ -25,22 +27,48 @@ public enum ServerRoute: Sendable, Equatable {
         if path == "/ping" { return .ping }
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count >= 2, constantTimeEquals(String(parts[1]), secret) else { return .forbidden }
+        if parts.count >= 5, parts[2] == "h", let url = decodeOrigin(String(parts[3])) {
+            guard let route = HLSRoute.parse(origin: url, tag: String(parts[4])) else { return .notFound }
+            return .hls(route)
+        }
         guard parts.count >= 4, parts[2] == "o", let url = decodeOrigin(String(parts[3])) else { return .notFound }
         return .media(url)
     }
 
     /// The path of the local URL for `origin` (without scheme and host).
     public static func path(for origin: URL, secret: String) -> String {
-        let name = origin.lastPathComponent.addingPercentEncoding(
-            withAllowedCharacters: .urlPathAllowed.subtracting(["/", ";", "?"]))
+        let name = origin.lastPathComponent.addingPercentEncoding(withAllowedCharacters: nameCharacters)
         let last = (name?.isEmpty ?? true) || name == "/" ? "media" : name!
         return "/\(secret)/o/\(encodeOrigin(origin))/\(last)"
     }
 
+    /// The characters a local URL's last path component keeps unescaped.
+    package static let nameCharacters = CharacterSet.urlPathAllowed.subtracting(["/", ";", "?"])
+
+    private static let base64URLAlphabet = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// The origin URL in base64url without padding (RFC 4648 §5), written
+    /// directly: a playlist of hundreds of segments mints as many.
     package static func encodeOrigin(_ url: URL) -> String {
-        Data(url.absoluteString.utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        let bytes = Array(url.absoluteString.utf8)
+        var output = [UInt8]()
+        output.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var index = 0
+        while index + 3 <= bytes.count {
+            let value = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+            for shift in [18, 12, 6, 0] { output.append(base64URLAlphabet[Int(value >> UInt32(shift) & 63)]) }
+            index += 3
+        }
+        let rest = bytes.count - index
+        if rest > 0 {
+            var value = UInt32(bytes[index]) << 16
+            if rest == 2 { value |= UInt32(bytes[index + 1]) << 8 }
+            for shift in [18, 12, 6].prefix(rest + 1) {
+                output.append(base64URLAlphabet[Int(value >> UInt32(shift) & 63)])
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
     }
 
     /// The origin URL in a base64url path segment; `nil` unless it is an

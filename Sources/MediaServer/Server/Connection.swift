@@ -138,6 +138,12 @@ final class Connection: @unchecked Sendable {
                 return true
             }
             return serveMedia(request, origin: origin)
+        case .hls(let route):
+            guard server.isAllowed(route.origin) else {
+                refuse(403, "origin not allowed", closing: closing, method: request.method)
+                return true
+            }
+            return serveHLS(request, route: route)
         }
     }
 
@@ -201,6 +207,49 @@ final class Connection: @unchecked Sendable {
         server.emit(.served(origin: origin, status: status, bytes: sent, complete: complete))
         if !complete { server.count { $0.responsesCut += 1 } }
         return complete
+    }
+
+    /// Answers an HLS resource: the whole body is read (or fetched and kept)
+    /// first, a playlist rewritten, then planned like any representation.
+    private func serveHLS(_ request: HTTPRequest, route: HLSRoute) -> Bool {
+        let closing = !request.keepsAlive
+        let server = self.server
+        let wait = BlockingWait { () async throws(HLSDownloadError) -> (body: Data, mimeType: String) in
+            try await server.hlsResponse(for: route)
+        }
+        let body: Data
+        let mimeType: String
+        switch whileRunning(stoppable: { wait.abandon() }, { wait.wait() }) {
+        case .success(let response):
+            (body, mimeType) = response
+        case .failure(let error):
+            let (status, reason): (Int, String)
+            switch error {
+            case .streaming(let streaming): (status, reason) = Self.status(for: streaming)
+            case .resourceTooLarge: (status, reason) = (502, "resource too large")
+            default: (status, reason) = (502, "\(String(describing: error).prefix(160))")
+            }
+            refuse(status, reason, closing: closing, method: request.method)
+            return !isAborted
+        case nil:
+            return false
+        }
+        let plan = ResponsePlanner.plan(
+            method: request.method, request: request,
+            representation: Representation(length: body.count, mimeType: mimeType))
+        var head = plan.head
+        if closing { head.add("Connection", "close") }
+        let status = head.status
+        server.count { if status >= 400 { $0.clientErrors += 1 } else { $0.successes += 1 } }
+        var bytes = head.serialized() + (request.method == "HEAD" ? [] : plan.message)
+        if let range = plan.body, request.method != "HEAD" {
+            bytes += body[body.startIndex + range.lowerBound..<body.startIndex + range.upperBound]
+        }
+        let sent = socket.write(bytes, timeout: sendTimeout)
+        if sent { server.count { $0.bodyBytesSent += plan.body?.count ?? 0 } }
+        server.emit(
+            .served(origin: route.origin, status: status, bytes: sent ? plan.body?.count ?? 0 : 0, complete: sent))
+        return sent
     }
 
     /// The body a `GET` most likely gets, when it is known without the

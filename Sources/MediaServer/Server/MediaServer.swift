@@ -56,9 +56,14 @@ public final class MediaServer: Sendable {
     private let acceptEnded = NSCondition()
     /// Loaders of recently played origins, shared by the requests of a player.
     let loaders: LoaderPool
+    /// Where HLS resources are read and kept (shared with the cache's ``HLSDownloader``s).
+    let hlsResources: HLSResourceStore
+    /// Playlists served lately, by local path: the bytes read and their rewriting.
+    let hlsRewrites = Locked<[String: (input: Data, output: Data)]>([:])
 
     public init(cache: StreamingCache, configuration: MediaServerConfiguration = MediaServerConfiguration()) {
         self.cache = cache
+        self.hlsResources = HLSResourceStore.shared(for: cache)
         self.configuration = configuration
         self.secret = configuration.secret ?? Self.randomSecret()
         self.loaders = LoaderPool(cache: cache)
@@ -97,6 +102,10 @@ public final class MediaServer: Sendable {
             $0.acceptThread = thread
         }
         thread.start()
+        HLSLoopback.register(ObjectIdentifier(self), cache: cache) { [weak self] url in
+            guard let self, self.isRunning else { return nil }
+            return self.hlsURL(for: url)
+        }
         emit(.started(port: listener.port))
     }
 
@@ -110,6 +119,7 @@ public final class MediaServer: Sendable {
             return (was, Array(state.connections.values))
         }
         guard wasRunning else { return }
+        HLSLoopback.unregister(ObjectIdentifier(self))
         for connection in connections { connection.abort() }
         acceptEnded.lock()
         while state.current.acceptThread != nil { _ = acceptEnded.wait(until: Date() + 0.05) }
@@ -137,8 +147,10 @@ public final class MediaServer: Sendable {
     /// The URL a player should open for `originURL`: the server's address,
     /// its secret, the origin URL (encoded) and its file name. The origin
     /// is allowed from now on. Call after ``start()`` (the port is in it).
+    /// An HLS playlist (`.m3u8`, `.m3u`) gets its ``hlsURL(for:)``.
     public func url(for originURL: URL) -> URL {
-        state.withLock { _ = $0.minted.insert(originURL.absoluteString) }
+        if ["m3u8", "m3u"].contains(originURL.pathExtension.lowercased()) { return hlsURL(for: originURL) }
+        mint(originURL)
         let port = self.port ?? configuration.port
         return URL(
             string: "http://\(configuration.advertisedHost):\(port)" + ServerRoute.path(for: originURL, secret: secret))!
@@ -185,6 +197,11 @@ public final class MediaServer: Sendable {
     func count(_ body: (inout MediaServerStatistics) -> Void) { counters.withLock(body) }
 
     // MARK: Internals
+
+    /// Allows `origin` from now on.
+    func mint(_ origin: URL) {
+        state.withLock { _ = $0.minted.insert(origin.absoluteString) }
+    }
 
     /// Whether `origin` may be fetched: minted by ``url(for:)`` or allowlisted.
     func isAllowed(_ origin: URL) -> Bool {

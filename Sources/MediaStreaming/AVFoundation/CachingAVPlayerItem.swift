@@ -14,11 +14,19 @@
     /// parses it on iOS 17) so that AVFoundation asks ``ResourceLoaderBridge``,
     /// which hands every request to the item's platform-neutral loader.
     ///
+    /// An HLS playlist (`.m3u8`, `.m3u`) is not played through the resource
+    /// loader (serving segment bytes through it is known to fail, fMP4 init
+    /// segments above all): the asset gets the local URL of the running
+    /// `MediaServer` over the item's cache (``HLSLoopback``), which rewrites
+    /// the playlists and serves the segments from the cache; with no server
+    /// running, the origin URL itself (AVPlayer streams it, uncached).
+    ///
     /// Like `AVPlayerItem`, it is main-actor isolated: create it on the main actor.
     public final class CachingAVPlayerItem: AVPlayerItem {
         /// The platform-neutral item (delegate, events, download).
         public nonisolated let streamingItem: StreamingItem
-        private let bridge: ResourceLoaderBridge
+        /// The resource loader's delegate; nil for HLS (not played through it).
+        private let bridge: ResourceLoaderBridge?
 
         /// An item for `url` in ``StreamingCache/shared``, cached under
         /// `cacheKey` (the cache's ``CacheKeyPolicy`` when `nil`).
@@ -34,9 +42,16 @@
         /// An item playing `streamingItem`.
         public init(streamingItem: StreamingItem) {
             self.streamingItem = streamingItem
+            let url = streamingItem.url
+            if HLSLoopback.isPlaylist(url) {
+                self.bridge = nil
+                let local = HLSLoopback.localURL(for: url, cache: streamingItem.loader.cache)
+                super.init(asset: AVURLAsset(url: local ?? url), automaticallyLoadedAssetKeys: nil)
+                return
+            }
             let bridge = ResourceLoaderBridge(loader: streamingItem.loader)
             self.bridge = bridge
-            let asset = AVURLAsset(url: ResourceLoaderBridge.customURL(for: streamingItem.url))
+            let asset = AVURLAsset(url: ResourceLoaderBridge.customURL(for: url))
             asset.resourceLoader.setDelegate(bridge, queue: bridge.queue)
             super.init(asset: asset, automaticallyLoadedAssetKeys: nil)
         }

@@ -20,6 +20,10 @@ final class CountingOrigin: Origin, @unchecked Sendable {
     var requests: Int { lock.withLock { requestCount } }
     var bytes: Int { lock.withLock { byteCount } }
     var rangeHeaders: [String] { lock.withLock { recorded.compactMap(\.rangeHeader) } }
+    /// Each request's URL path and `Range` header (`/a.ts bytes=0-9`), in order.
+    var requestedResources: [String] {
+        lock.withLock { recorded.map { $0.url.path + ($0.rangeHeader.map { " " + $0 } ?? "") } }
+    }
 
     func fetch(_ request: OriginRequest) async throws(OriginError) -> OriginResponse {
         lock.withLock {

@@ -63,7 +63,11 @@ struct FetcherTests {
         let whole = await PlayerSimulator(loader: loader).load(offset: 0, length: nil)
         #expect(whole.error == nil)
         #expect(whole.data == content)
-        #expect(loader.statistics.replacedWrites >= 1)
+        // Which notices first depends on timing, and both are right: the
+        // download's next write is refused (`replacedWrites`), or the
+        // player's next read plan finds another version at the key and stops
+        // the caching before that write. (A refused write alone is checked
+        // in StoreIOTests.)
         #expect(await loader.cachingSkippedReason?.contains("replaced") == true)
         let now = try #require(try store.info(forKey: loader.cacheKey))
         #expect(now.version == replacement.version)

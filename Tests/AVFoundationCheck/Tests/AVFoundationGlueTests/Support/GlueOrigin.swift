@@ -42,6 +42,8 @@ final class GlueServer: Sendable {
             try FileManager.default.copyItem(
                 at: Self.fixtures.appendingPathComponent(name), to: root.appendingPathComponent(name))
         }
+        try FileManager.default.copyItem(
+            at: Self.fixtures.appendingPathComponent("HLS"), to: root.appendingPathComponent("HLS"))
         nginx = try LoopbackNginx(serving: root, in: directory)
     }
 

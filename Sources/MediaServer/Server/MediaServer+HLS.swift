@@ -1,0 +1,119 @@
+import Foundation
+import MediaStore
+import MediaStreaming
+
+/// HLS through the server: playlists are served with every URI rewritten
+/// to a local URL of this server (segment and variant lines, and the
+/// `URI="…"` of `EXT-X-KEY`, `EXT-X-MAP`, `EXT-X-MEDIA`,
+/// `EXT-X-SESSION-KEY`, `EXT-X-I-FRAME-STREAM-INF`), each (URL, byte range)
+/// its own local URL serving exactly those bytes; segments, keys and init
+/// segments come from the store, or from the origin and are then kept
+/// (shared with an ``HLSDownloader`` of the same cache through its
+/// ``HLSResourceStore``: a segment fetched for the player is not fetched
+/// again by the download, nor the other way round).
+extension MediaServer {
+    /// The URL a player should open for the HLS playlist `originURL` (a
+    /// master playlist or a lone media playlist). Call after ``start()``.
+    public func hlsURL(for originURL: URL) -> URL {
+        localURL(for: HLSRoute(origin: originURL, kind: .masterPlaylist))
+    }
+
+    /// The local URL of `route`; its origin is allowed from now on.
+    func localURL(for route: HLSRoute) -> URL {
+        mint(route.origin)
+        let port = self.port ?? configuration.port
+        return URL(string: "http://\(configuration.advertisedHost):\(port)" + route.path(secret: secret))!
+    }
+
+    /// The body and `Content-Type` of `route`: a playlist rewritten, anything else as stored.
+    func hlsResponse(for route: HLSRoute) async throws(HLSDownloadError) -> (body: Data, mimeType: String) {
+        let resources = hlsResources
+        let resource = HLSResource(
+            kind: route.kind, url: route.origin, byteRange: route.byteRange,
+            cacheKey: resources.resourceKey(for: route.origin, byteRange: route.byteRange),
+            playlistURL: route.isPlaylist ? route.origin : nil, mediaType: route.mediaType)
+        let mimeType =
+            route.isPlaylist
+            ? HLSContentType.playlist
+            : HLSContentType.mimeType(for: route.origin, kind: route.kind, mediaType: route.mediaType)
+        let origin = route.origin
+        let (data, _) = try await resources.data(
+            for: resource,
+            metadata: HLSEntryMetadata.metadata(for: resource, assetKey: nil, playlistKey: nil, mimeType: mimeType),
+            store: { data in
+                // A live media playlist changes: passed through, never kept.
+                guard route.isPlaylist else { return true }
+                return HLSDownload.isDownloadable(data, url: origin)
+            })
+        guard route.isPlaylist else { return (data, mimeType) }
+        var playlist = data
+        if route.kind == .masterPlaylist, try await isKept(resource.cacheKey) {
+            playlist = try await downloadedSelection(of: data, url: origin)
+        }
+        return (try rewrite(playlist, route: route), mimeType)
+    }
+
+    /// Whether `key`'s entry is pinned: an asset a download keeps.
+    private func isKept(_ key: HLSResourceKey) async throws(HLSDownloadError) -> Bool {
+        do {
+            return try await hlsResources.info(key)?.isPinned == true
+        } catch {
+            throw .streaming(error)
+        }
+    }
+
+    /// A downloaded master playlist is served as its downloaded selection
+    /// (the variants and renditions whose media playlists are kept), like
+    /// the offline asset of an `AVAssetDownloadTask`: a player never asks
+    /// for a playlist the download did not keep (no origin request offline).
+    private func downloadedSelection(of data: Data, url: URL) async throws(HLSDownloadError) -> Data {
+        guard case .master(let master) = try? PlaylistParser.parse(data, url: url) else { return data }
+        let urls = master.variants.map(\.url) + master.renditions.compactMap(\.url) + master.iFramePlaylistURLs
+        var kept: Set<String> = []
+        for playlistURL in urls {
+            if try await isKept(hlsResources.resourceKey(for: playlistURL)) { kept.insert(playlistURL.absoluteString) }
+        }
+        do {
+            return try MasterPlaylistFilter.filter(data, url: url) { kept.contains($0.absoluteString) }
+        } catch {
+            throw .playlist(url: url, error)
+        }
+    }
+
+    /// `data`, the playlist of `route`, with every URI made a local URL
+    /// (the last rewritings are kept: a playlist of hundreds of segments
+    /// is rewritten once, not at every start).
+    func rewrite(_ data: Data, route: HLSRoute) throws(HLSDownloadError) -> Data {
+        let path = route.path(secret: secret)
+        if let kept = hlsRewrites.withLock({ $0[path] }), kept.input == data { return kept.output }
+        var renditionTypes: [String: Rendition.MediaType] = [:]
+        do {
+            if route.kind == .masterPlaylist,
+                case .master(let master) = try PlaylistParser.parse(data, url: route.origin)
+            {
+                for rendition in master.renditions {
+                    if let url = rendition.url { renditionTypes[url.absoluteString] = rendition.type }
+                }
+            }
+            let output = try PlaylistRewriter.rewrite(data, url: route.origin, byteRanges: .remove) { reference in
+                var mediaType = route.mediaType
+                if reference.tag == "EXT-X-MEDIA" { mediaType = renditionTypes[reference.url.absoluteString] }
+                if reference.kind == .mediaPlaylist, reference.tag == nil { mediaType = nil }
+                guard let scheme = reference.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+                    return nil  // data:, skd:… stay as they are
+                }
+                return localURL(
+                    for: HLSRoute(
+                        origin: reference.url, kind: reference.kind, mediaType: mediaType,
+                        byteRange: reference.byteRange))
+            }
+            hlsRewrites.withLock { kept in
+                if kept.count >= 32 { kept.removeAll() }
+                kept[path] = (data, output)
+            }
+            return output
+        } catch {
+            throw .playlist(url: route.origin, error)
+        }
+    }
+}

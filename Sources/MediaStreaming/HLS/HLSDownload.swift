@@ -1,0 +1,377 @@
+import Foundation
+import MediaStore
+
+/// One HLS asset (a variant and its media selections) downloaded for
+/// offline playback by an ``HLSDownloader`` (the role of
+/// `AVAssetDownloadTask` for HLS): progress as a `Foundation.Progress` (in
+/// resources) and as an async sequence of ``HLSDownloadProgress`` (bytes,
+/// segments, seconds of media); pause, resume, cancel.
+///
+/// Every resource it keeps is pinned (never evicted) until
+/// ``HLSDownloader/release(_:)``. Resuming, or downloading again after a
+/// relaunch, fetches only the resources missing from the store.
+public final class HLSDownload: Sendable {
+    /// Where a download stands.
+    public enum State: Sendable, Equatable {
+        /// Reading the playlists and fetching.
+        case downloading
+        /// Paused; ``HLSDownload/resume()`` continues with what is missing.
+        case paused
+        /// Every resource of the selection is in the store, pinned.
+        case completed
+        /// Failed; ``HLSDownload/resume()`` retries (live and FairPlay
+        /// assets fail at once, with nothing stored).
+        case failed(HLSDownloadError)
+        /// Cancelled; what was fetched stays in the store, pinned until released.
+        case cancelled
+    }
+
+    /// The URL of the master playlist (or of a lone media playlist).
+    public let url: URL
+    /// The store key of the master playlist: what the asset's entries are grouped under.
+    public let assetKey: String
+    /// Progress in resources: `totalUnitCount` is the plan's resource count once known.
+    public let progress: Progress
+    let resources: HLSResourceStore
+    let variant: VariantChoice
+    let audio: RenditionRequest
+    let subtitles: RenditionRequest
+    let headers: [String: String]
+    let parallelFetches: Int
+    private let status: Locked<HLSDownloadProgress>
+    private let planBox = Locked<HLSDownloadPlan?>(nil)
+    private let observers = Locked<[UUID: AsyncStream<HLSDownloadProgress>.Continuation]>([:])
+    private let task = Locked<Task<Void, Never>?>(nil)
+
+    init(
+        url: URL, resources: HLSResourceStore, variant: VariantChoice, audio: RenditionRequest,
+        subtitles: RenditionRequest, headers: [String: String], parallelFetches: Int
+    ) {
+        self.url = url
+        self.assetKey = resources.resourceKey(for: url).storeKey
+        self.resources = resources
+        self.variant = variant
+        self.audio = audio
+        self.subtitles = subtitles
+        self.headers = headers
+        self.parallelFetches = max(1, parallelFetches)
+        self.progress = Progress(totalUnitCount: 0)
+        self.status = Locked(HLSDownloadProgress(state: .downloading))
+    }
+
+    /// The current state.
+    public var state: State { status.current.state }
+
+    /// The current snapshot.
+    public var snapshot: HLSDownloadProgress { status.current }
+
+    /// The plan (every resource of the selection), once the playlists are read.
+    public var plan: HLSDownloadPlan? { planBox.current }
+
+    /// Snapshots from now on (the current one first), until the download
+    /// completes, fails or is cancelled.
+    public func progressUpdates() -> AsyncStream<HLSDownloadProgress> {
+        let (stream, continuation) = AsyncStream<HLSDownloadProgress>.makeStream(
+            bufferingPolicy: .bufferingNewest(64))
+        let id = UUID()
+        // Read and registered under the observers' lock: an update that ends
+        // the stream either is seen here or sees this observer.
+        let current = observers.withLock { observers -> HLSDownloadProgress in
+            let current = status.current
+            if !Self.endsUpdates(current.state) { observers[id] = continuation }
+            return current
+        }
+        continuation.yield(current)
+        if Self.endsUpdates(current.state) {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in _ = self?.observers.withLock { $0.removeValue(forKey: id) } }
+        return stream
+    }
+
+    /// Waits until the download completes (returns), or fails or is cancelled (throws).
+    public func completion() async throws(HLSDownloadError) {
+        for await update in progressUpdates() {
+            switch update.state {
+            case .completed: return
+            case .failed(let error): throw error
+            case .cancelled: throw .streaming(.cancelled)
+            default: continue
+            }
+        }
+        switch state {
+        case .failed(let error): throw error
+        case .cancelled: throw .streaming(.cancelled)
+        default: return
+        }
+    }
+
+    /// Stops fetching; ``resume()`` continues with the missing resources only.
+    public func pause() {
+        guard state == .downloading else { return }
+        stopTask()
+        update { $0.state = .paused }
+    }
+
+    /// Continues a paused or failed download.
+    public func resume() {
+        switch state {
+        case .paused, .failed: start()
+        default: return
+        }
+    }
+
+    /// Stops for good; fetched resources stay in the store (pinned until
+    /// ``HLSDownloader/release(_:)``).
+    public func cancel() {
+        guard !Self.isFinal(state) else { return }
+        stopTask()
+        update { $0.state = .cancelled }
+    }
+
+    func start() {
+        update { $0.state = .downloading }
+        let running = Task { [weak self] in
+            guard let self else { return }
+            do {
+                try await self.run()
+                self.update { $0.state = .completed }
+            } catch {
+                let failure = HLSDownloadError.wrap(error)
+                guard !failure.isCancellation, self.state == .downloading else { return }
+                self.update { $0.state = .failed(failure) }
+            }
+        }
+        task.withLock { $0 = running }
+    }
+
+    // MARK: The download
+
+    private func run() async throws(HLSDownloadError) {
+        let masterResource = HLSResource(
+            kind: .masterPlaylist, url: url, cacheKey: resources.resourceKey(for: url), playlistURL: nil)
+        let (masterData, masterFetched) = try await playlistBytes(masterResource)
+        var fetchedPlaylists: Set<HLSResourceKey> = masterFetched ? [masterResource.cacheKey] : []
+        let parsed: Playlist
+        do {
+            parsed = try PlaylistParser.parse(masterData, url: url)
+        } catch {
+            throw .playlist(url: url, error)
+        }
+        var playlists: [HLSResourceKey: Data] = [:]
+        let plan: HLSDownloadPlan
+        let policy = resources.cache.configuration.cacheKeyPolicy
+        switch parsed {
+        case .master(let master):
+            playlists[masterResource.cacheKey] = masterData
+            let selection: HLSSelection
+            do {
+                selection = try VariantSelector.select(
+                    from: master, variant: variant, audio: audio, subtitles: subtitles)
+            } catch {
+                throw .selection(error)
+            }
+            var media: [MediaPlaylist] = []
+            for playlistURL in selection.mediaPlaylistURLs {
+                let resource = HLSResource(
+                    kind: .mediaPlaylist, url: playlistURL, cacheKey: resources.resourceKey(for: playlistURL),
+                    playlistURL: playlistURL)
+                let (data, fetched) = try await playlistBytes(resource)
+                if fetched { fetchedPlaylists.insert(resource.cacheKey) }
+                do {
+                    guard case .media(let playlist) = try PlaylistParser.parse(data, url: playlistURL) else {
+                        throw HLSDownloadError.unexpectedPlaylistKind(url: playlistURL)
+                    }
+                    media.append(playlist)
+                } catch let error as PlaylistError {
+                    throw .playlist(url: playlistURL, error)
+                } catch {
+                    throw .wrap(error)
+                }
+                playlists[resource.cacheKey] = data
+            }
+            do {
+                plan = try HLSDownloadPlanner.plan(
+                    master: master, selection: selection, mediaPlaylists: media, cacheKey: policy)
+            } catch {
+                throw .plan(error)
+            }
+        case .media(let media):
+            // A lone media playlist is the whole asset.
+            do {
+                plan = try HLSDownloadPlanner.plan(media: media, cacheKey: policy)
+            } catch {
+                throw .plan(error)
+            }
+            let key = plan.resources(of: .mediaPlaylist)[0].cacheKey
+            playlists[key] = masterData
+            if masterFetched { fetchedPlaylists.insert(key) }
+        }
+        planBox.withLock { $0 = plan }
+        let variantTrack = plan.tracks.first?.playlistURL
+        update {
+            $0.totalResources = plan.resources.count
+            $0.totalSegments = plan.resources.filter { $0.kind == .segment }.count
+            $0.totalSeconds = plan.tracks.first?.duration ?? 0
+            $0.bytes = 0
+            $0.resources = 0
+            $0.segments = 0
+            $0.seconds = 0
+        }
+        // The playlists are known finished (the planner refused live ones): keep them.
+        for resource in plan.resources where playlists[resource.cacheKey] != nil {
+            let data = playlists[resource.cacheKey]!
+            try await keepPlaylist(resource, data: data)
+            record(
+                resource, bytes: data.count, fetched: fetchedPlaylists.contains(resource.cacheKey),
+                variantTrack: variantTrack)
+        }
+        let rest = plan.resources.filter { playlists[$0.cacheKey] == nil }
+        try await fetchAll(rest, policy: policy, variantTrack: variantTrack)
+    }
+
+    /// The bytes of a playlist: stored ones (a resumed or augmented
+    /// download), else fetched without storing (a live one must not be kept).
+    private func playlistBytes(_ resource: HLSResource) async throws(HLSDownloadError) -> (Data, Bool) {
+        // A fetch of it the player started is joined. Kept (unpinned until
+        // the plan is made) only if it can be downloaded: never a live one.
+        let url = resource.url
+        return try await resources.data(
+            for: resource,
+            metadata: HLSEntryMetadata.metadata(
+                for: resource, assetKey: nil, playlistKey: nil, mimeType: HLSContentType.playlist),
+            headers: headers, store: { Self.isDownloadable($0, url: url) })
+    }
+
+    /// Whether `data` is a master playlist, or a media playlist the planner accepts.
+    public static func isDownloadable(_ data: Data, url: URL) -> Bool {
+        switch try? PlaylistParser.parse(data, url: url) {
+        case .master: true
+        case .media(let media): (try? HLSDownloadPlanner.plan(media: media)) != nil
+        case nil: false
+        }
+    }
+
+    private func keepPlaylist(_ resource: HLSResource, data: Data) async throws(HLSDownloadError) {
+        let metadata = HLSEntryMetadata.metadata(
+            for: resource, assetKey: assetKey, playlistKey: nil, mimeType: HLSContentType.playlist)
+        do {
+            if try await resources.info(resource.cacheKey)?.isComplete == true {
+                try await resources.keep(resource.cacheKey.storeKey, metadata: metadata)
+            } else {
+                try await resources.write(data, key: resource.cacheKey.storeKey, metadata: metadata, pinned: true)
+            }
+        } catch let error as StoreError {
+            throw .streaming(.store(error))
+        } catch {
+            throw .wrap(error)
+        }
+    }
+
+    /// Fetches (or finds in the store and pins) each of `list`, up to
+    /// ``parallelFetches`` at once, in plan order.
+    private func fetchAll(_ list: [HLSResource], policy: CacheKeyPolicy, variantTrack: URL?)
+        async throws(HLSDownloadError)
+    {
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                var next = 0
+                func add() {
+                    guard next < list.count else { return }
+                    let resource = list[next]
+                    next += 1
+                    group.addTask { [self] in
+                        try await self.obtain(resource, policy: policy, variantTrack: variantTrack)
+                    }
+                }
+                for _ in 0..<parallelFetches { add() }
+                while try await group.next() != nil { add() }
+            }
+        } catch {
+            throw .wrap(error)
+        }
+    }
+
+    private func obtain(_ resource: HLSResource, policy: CacheKeyPolicy, variantTrack: URL?)
+        async throws(HLSDownloadError)
+    {
+        try Self.checkCancellation()
+        let metadata = HLSEntryMetadata.metadata(
+            for: resource, assetKey: assetKey, playlistKey: resource.playlistURL.map { policy.key(for: $0) },
+            mimeType: HLSContentType.mimeType(for: resource.url, kind: resource.kind, mediaType: resource.mediaType))
+        let (data, fetched) = try await resources.data(
+            for: resource, metadata: metadata, pinned: true, headers: headers)
+        if !fetched {
+            // Found in the store, or fetched by a player meanwhile: keep it too.
+            do {
+                try await resources.keep(resource.cacheKey.storeKey, metadata: metadata)
+            } catch {
+                throw .streaming(.store(error))
+            }
+        }
+        record(resource, bytes: data.count, fetched: fetched, variantTrack: variantTrack)
+    }
+
+    private static func checkCancellation() throws(HLSDownloadError) {
+        if Task.isCancelled { throw .streaming(.cancelled) }
+    }
+
+    private func record(_ resource: HLSResource, bytes: Int, fetched: Bool, variantTrack: URL?) {
+        update {
+            $0.bytes += bytes
+            $0.resources += 1
+            if fetched { $0.fetchedResources += 1 }
+            if resource.kind == .segment {
+                $0.segments += 1
+                if resource.playlistURL == variantTrack { $0.seconds += resource.duration }
+            }
+        }
+    }
+
+    // MARK: State
+
+    private func stopTask() {
+        task.withLock { task in
+            task?.cancel()
+            task = nil
+        }
+    }
+
+    private static func isFinal(_ state: State) -> Bool {
+        switch state {
+        case .completed, .cancelled: true
+        default: false
+        }
+    }
+
+    /// Whether updates stop at `state` (a failed download may be resumed,
+    /// but its observers have their answer).
+    private static func endsUpdates(_ state: State) -> Bool {
+        switch state {
+        case .completed, .cancelled, .failed: true
+        default: false
+        }
+    }
+
+    private func update(_ change: (inout HLSDownloadProgress) -> Void) {
+        let current = status.withLock { status -> HLSDownloadProgress in
+            let before = status.state
+            change(&status)
+            // A paused or cancelled download's late counts do not revive it.
+            if before != .downloading, status.state == .completed { status.state = before }
+            return status
+        }
+        progress.totalUnitCount = Int64(current.totalResources)
+        progress.completedUnitCount = Int64(current.resources)
+        let final = Self.endsUpdates(current.state)
+        let continuations = observers.withLock { observers -> [AsyncStream<HLSDownloadProgress>.Continuation] in
+            defer { if final { observers = [:] } }
+            return Array(observers.values)
+        }
+        for continuation in continuations {
+            continuation.yield(current)
+            if final { continuation.finish() }
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+/// Why an HLS asset could not be downloaded (or served from the cache).
+public enum HLSDownloadError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A playlist could not be parsed (with its URL; the error has the line).
+    case playlist(url: URL, PlaylistError)
+    /// No variant or rendition matches the selection.
+    case selection(SelectionError)
+    /// The asset cannot be kept offline: live (no `EXT-X-ENDLIST`) or
+    /// SAMPLE-AES / FairPlay (`skd://`) keys.
+    case plan(HLSPlanError)
+    /// Fetching or storing a resource failed.
+    case streaming(StreamingError)
+    /// A resource is larger than ``HLSResourceStore/maxResourceBytes``
+    /// (resources are held whole in memory while fetched).
+    case resourceTooLarge(url: URL, bytes: Int)
+    /// A media playlist was given where a master playlist was expected, or
+    /// the other way round.
+    case unexpectedPlaylistKind(url: URL)
+
+    public var description: String {
+        switch self {
+        case .playlist(let url, let error): "\(url.absoluteString.prefix(200)): \(error)"
+        case .selection(let error): "selection: \(error)"
+        case .plan(let error): String(describing: error)
+        case .streaming(let error): String(describing: error)
+        case .resourceTooLarge(let url, let bytes):
+            "\(url.absoluteString.prefix(200)) is \(bytes) bytes, more than an HLS resource may be"
+        case .unexpectedPlaylistKind(let url): "\(url.absoluteString.prefix(200)) is not the kind of playlist expected"
+        }
+    }
+
+    /// Whether the download was cancelled (not a failure).
+    public var isCancellation: Bool { self == .streaming(.cancelled) }
+
+    static func wrap(_ error: any Error) -> HLSDownloadError {
+        switch error {
+        case let error as HLSDownloadError: error
+        case let error as SelectionError: .selection(error)
+        case let error as HLSPlanError: .plan(error)
+        default: .streaming(StreamingError.wrap(error))
+        }
+    }
+}

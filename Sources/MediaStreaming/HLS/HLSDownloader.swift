@@ -1,0 +1,107 @@
+import Foundation
+import MediaStore
+
+/// Downloads HLS assets for offline playback (the role of
+/// `AVAssetDownloadTask` with an `AVURLAsset` of an HLS URL): a variant
+/// chosen by a ``VariantChoice``, audio and subtitle renditions by
+/// ``RenditionRequest``, with every playlist, segment, init segment
+/// (`EXT-X-MAP`) and AES-128 key in the store, pinned until ``release(_:)``.
+///
+/// Resources are keyed by (cache key of the URL, byte range), so the
+/// segments of a single-file playlist are distinct entries and signed-URL
+/// tokens follow the cache's ``CacheKeyPolicy``. A resource already in the
+/// store is not fetched again: a download resumed after a pause, a failure
+/// or a relaunch fetches only what is missing, and one asking for another
+/// media selection of an asset already kept (**augment**) fetches only
+/// what that selection adds. Live playlists (no `EXT-X-ENDLIST`) are
+/// refused (``HLSPlanError/liveContent(playlistURL:)``), and so are
+/// SAMPLE-AES and FairPlay (`skd://`) keys, before anything is stored.
+///
+/// ```swift
+/// let downloader = HLSDownloader(cache: cache)
+/// let download = downloader.download(masterURL, variant: .highestBandwidth(atMost: 2_000_000),
+///                                    audio: .languages(["en"]), subtitles: .all)
+/// for await update in download.progressUpdates() { print(update.segments, update.seconds) }
+/// // later: the French audio too, fetching only its playlist and segments
+/// try await downloader.download(masterURL, audio: .languages(["en", "fr"])).completion()
+/// ```
+public final class HLSDownloader: Sendable {
+    /// The cache downloads go into.
+    public let cache: StreamingCache
+    /// Resources fetched at once by one download.
+    public let parallelFetches: Int
+    /// Where resources are fetched and stored (shared with the loopback server).
+    public let resources: HLSResourceStore
+    private let list = Locked<[HLSDownload]>([])
+
+    public init(cache: StreamingCache, parallelFetches: Int = 4) {
+        self.cache = cache
+        self.parallelFetches = max(1, parallelFetches)
+        self.resources = HLSResourceStore.shared(for: cache)
+    }
+
+    /// Starts downloading `url` (a master playlist, or a lone media
+    /// playlist) with the variant and renditions chosen. Each call starts a
+    /// download of its own; resources already in the store are kept, not
+    /// fetched again.
+    @discardableResult
+    public func download(
+        _ url: URL, variant: VariantChoice = .first, audio: RenditionRequest = .automatic,
+        subtitles: RenditionRequest = .none, headers: [String: String] = [:]
+    ) -> HLSDownload {
+        let download = HLSDownload(
+            url: url, resources: resources, variant: variant, audio: audio, subtitles: subtitles, headers: headers,
+            parallelFetches: parallelFetches)
+        list.withLock { list in
+            list.removeAll { $0.state == .cancelled || $0.state == .completed }
+            list.append(download)
+        }
+        download.start()
+        return download
+    }
+
+    /// The downloads started and not yet finished or cancelled.
+    public var downloads: [HLSDownload] {
+        list.current.filter { $0.state != .cancelled && $0.state != .completed }
+    }
+
+    /// The entries of the asset `url` in the store (its master playlist,
+    /// and every resource a download of it kept).
+    public func entries(of url: URL) throws(StoreError) -> [EntryInfo] {
+        let assetKey = resources.resourceKey(for: url).storeKey
+        return try cache.store.entries().filter { HLSEntryMetadata.belongs($0, toAsset: assetKey) }
+    }
+
+    /// Cancels the asset's downloads and unpins its entries (they become
+    /// evictable again). Returns how many entries were unpinned. A resource
+    /// another kept asset shares is unpinned too (it is re-pinned when that
+    /// asset is downloaded again).
+    @discardableResult
+    public func release(_ url: URL) throws(StoreError) -> Int {
+        let assetKey = resources.resourceKey(for: url).storeKey
+        let running = list.withLock { list -> [HLSDownload] in
+            let matching = list.filter { $0.assetKey == assetKey }
+            list.removeAll { $0.assetKey == assetKey }
+            return matching
+        }
+        for download in running { download.cancel() }
+        var count = 0
+        for entry in try entries(of: url) where entry.isPinned {
+            try cache.store.setPinned(false, forKey: entry.key, version: entry.version)
+            count += 1
+        }
+        return count
+    }
+
+    /// Cancels the asset's downloads and removes every entry of it from the
+    /// store. Returns how many were removed.
+    @discardableResult
+    public func remove(_ url: URL) throws(StoreError) -> Int {
+        _ = try release(url)
+        var count = 0
+        for entry in try entries(of: url) where try cache.store.remove(forKey: entry.key, version: entry.version) {
+            count += 1
+        }
+        return count
+    }
+}
