@@ -109,6 +109,12 @@ let package = Package(
             dependencies: ["MediaStore", "MediaStreaming", "MediaServer", "CacheToolCore"],
             path: "Tests/FuzzSupport"
         ),
+        // The child of the download queue's relaunch test (killed mid-download).
+        .executableTarget(
+            name: "queue-app",
+            dependencies: ["MediaStore", "MediaStreaming"],
+            path: "Tests/QueueApp"
+        ),
         .executableTarget(
             name: "crash-writer",
             dependencies: ["MediaStore", "TestSupport"],

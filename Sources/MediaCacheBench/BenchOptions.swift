@@ -10,13 +10,15 @@ struct BenchOptions: Sendable {
     /// it and removed at the end. `nil`: a temporary folder under /tmp.
     var directory: String?
     /// Workload groups to run (`stream`, `small`, `large`, `range`,
-    /// `churn`, `facade`, `playback`, `server`, `hls`, `scale`); empty runs all but `scale`.
+    /// `churn`, `facade`, `playback`, `server`, `scheduling`, `hls`, `scale`); empty runs all but `scale`.
     var only: Set<String> = []
     /// Entries of the `scale` group (default 1,000,000; 20,000 with `--quick`).
     var scaleEntries: Int?
 
     /// Groups a plain run includes.
-    static let defaultGroups = ["stream", "small", "large", "range", "churn", "facade", "playback", "server", "hls"]
+    static let defaultGroups = [
+        "stream", "small", "large", "range", "churn", "facade", "playback", "server", "scheduling", "hls",
+    ]
     /// Every group; the ones not in ``defaultGroups`` run only when `--only` names them.
     static let groups = defaultGroups + ["scale"]
 

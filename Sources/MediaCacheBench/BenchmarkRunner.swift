@@ -52,6 +52,7 @@ final class BenchmarkRunner {
         if options.runs("facade") { try runFacade() }
         if options.runs("playback") { try runPlayback() }
         if options.runs("server") { try runServer() }
+        if options.runs("scheduling") { try runScheduling() }
         if options.runs("hls") { try runHLS() }
         if options.runs("scale") { try runScale() }
         let seconds = Double(Stopwatch.now() - started) / 1e9

@@ -28,7 +28,8 @@ struct FetchSchedulerTests {
 
     @Test func higherPrioritiesAreAdmittedFirstThenArrivalOrder() async throws {
         let scheduler = FetchScheduler(connectionsPerHost: 1)
-        let holder = try await scheduler.admit(.download, host: "a")
+        // A holder no waiter outranks (a lower one would be preempted).
+        let holder = try await scheduler.admit(.preload, host: "a")
         let order = OrderLog()
         let download = Task {
             let ticket = try await scheduler.admit(.download, host: "a")
@@ -155,6 +156,43 @@ struct FetchSchedulerTests {
         #expect(ledger.finished == 60)
         #expect(ledger.preemptions > 0, "the premise: playback had to preempt some transfers")
         #expect(scheduler.snapshot == FetchScheduler.Snapshot())
+    }
+
+    @Test func aPreloadWaitingForAConnectionPreemptsADownloadButNotAPreload() async throws {
+        let scheduler = FetchScheduler(connectionsPerHost: 1)
+        let download = try await scheduler.admit(.download, host: "a")
+        #expect(!scheduler.isOutranked(download))
+        let preload = try await scheduler.admit(.preload, host: "a")  // at once: the download gives way
+        #expect(scheduler.isOutranked(download))
+        await #expect(throws: FetchSchedulerError.preempted) { try await scheduler.checkpoint(download) }
+        scheduler.finish(download)
+        let second = Task { try await scheduler.admit(.preload, host: "a") }
+        await eventually("an equal priority waits") { scheduler.snapshot.waitingForConnection[.preload] == 1 }
+        #expect(!scheduler.isOutranked(preload))
+        scheduler.finish(preload)
+        scheduler.finish(try await second.value)
+        #expect(scheduler.snapshot == FetchScheduler.Snapshot())
+    }
+
+    @Test func aPriorityRaisedWhileWaitingOrRunningCounts() async throws {
+        let scheduler = FetchScheduler(connectionsPerHost: 1)
+        let holder = try await scheduler.admit(.preload, host: "a")
+        let waiting = scheduler.makeTicket(.download, host: "a")
+        let admission = Task { try await scheduler.admit(waiting) }
+        await eventually("the download waits") { scheduler.snapshot.waitingForConnection[.download] == 1 }
+        // A player joined it: as playback it takes the connection at once.
+        scheduler.setPriority(.playback, for: waiting)
+        try await admission.value
+        #expect(scheduler.isOutranked(holder))
+        #expect(scheduler.snapshot.busy[.playback] == 1)
+        // The player left: back to a download, outranked by the preload again.
+        scheduler.setPriority(.download, for: waiting)
+        scheduler.finish(holder)
+        let other = try await scheduler.admit(.preload, host: "b")
+        #expect(scheduler.isOutranked(waiting))
+        scheduler.finish(other)
+        #expect(!scheduler.isOutranked(waiting))
+        scheduler.finish(waiting)
     }
 }
 

@@ -10,6 +10,10 @@ final class Download: @unchecked Sendable {
     struct Subscriber {
         var offset: Int
         let channel: ReaderChannel
+        /// Who reads: a player, a preload or a download.
+        let priority: FetchPriority
+        /// The offset past which it wants nothing (a preload's prefix); `nil`: to the end.
+        let until: Int?
     }
 
     let id: Int
@@ -34,8 +38,28 @@ final class Download: @unchecked Sendable {
     var task: Task<Void, Never>?
     /// The MIME type the first response declared.
     var declaredMIMEType: String?
+    /// Its place in the cache's ``FetchScheduler``.
+    let ticket: FetchTicket
+    /// The priority of whoever waits for the content information a probe
+    /// resolves (it runs at least at that one until then).
+    var probePriority: FetchPriority
+    /// The priority and idleness last told to the scheduler.
+    var scheduledPriority: FetchPriority
+    var scheduledIdle = false
+    /// Its last reader, a download or a preload, was stopped: it ends its
+    /// response at the next chunk boundary instead of finishing the request.
+    var windingDown = false
+    /// Bytes its first request asks for while the length is unknown, when
+    /// not a whole request's worth (a preload's probe asks for little).
+    var firstRequestBytes: Int?
 
-    init(id: Int, start: Int, end: Int, url: URL, headers: [String: String], isProbe: Bool, sink: ChunkSink) {
+    init(
+        id: Int, start: Int, end: Int, url: URL, headers: [String: String], isProbe: Bool, sink: ChunkSink,
+        ticket: FetchTicket
+    ) {
+        self.ticket = ticket
+        self.probePriority = ticket.priority
+        self.scheduledPriority = ticket.priority
         self.id = id
         self.start = start
         self.end = end

@@ -6,9 +6,14 @@ import Foundation
 /// and keeps the resource's state. Every call is on the coordinator's
 /// executor (the runner runs isolated to it).
 protocol DownloadCoordinator: Actor {
+    /// The cache's scheduler every transfer is admitted by and yields to.
+    nonisolated var scheduler: FetchScheduler { get }
     /// Whether `download` resolves the content information (it then runs
     /// even with no reader subscribed).
     func isResolving(_ download: Download) -> Bool
+    /// The chunk boundary past which none of `download`'s readers wants
+    /// bytes (`Int.max`: one reads to the end); `nil` with no reader.
+    func wantedEnd(of download: Download) -> Int?
     /// The origin request for `range` of `download` (headers, validators).
     func request(for download: Download, range: Range<Int>) -> OriginRequest
     /// Counts a request about to be sent.

@@ -21,14 +21,40 @@ struct DownloadRunner: Sendable {
 
     /// Runs `download` to its end (or until it is stopped, left without
     /// readers, or fails), then tells `coordinator`.
+    ///
+    /// The transfer is admitted by the coordinator's ``FetchScheduler``
+    /// first (a connection to the host), and passes its checkpoint before
+    /// every request: while a busy transfer of higher priority runs, it
+    /// waits there with no connection open. In the middle of a response it
+    /// ends the request at the next chunk boundary once outranked (nothing
+    /// buffered is dropped, so no byte is fetched twice) and waits at the
+    /// checkpoint; preempted by playback, it ends (its readers plan again).
     func run<Coordinator: DownloadCoordinator>(_ download: Download, for coordinator: isolated Coordinator) async {
+        let scheduler = coordinator.scheduler
+        let ticket = download.ticket
+        defer { scheduler.finish(ticket) }
+        do {
+            try await scheduler.admit(ticket)
+            if download.scheduledIdle { scheduler.setIdle(true, for: ticket) }
+        } catch {
+            return coordinator.finished(download)
+        }
         var failures = 0
         while !download.isStopped && download.position < download.end {
             if !coordinator.isResolving(download) && download.subscribers.isEmpty { break }
+            do { try await scheduler.checkpoint(ticket) } catch { break }
+            if download.isStopped { break }
+            if !coordinator.isResolving(download) && download.subscribers.isEmpty { break }
+            // Readers that want a prefix only (preloads) bound the requests.
+            let wanted = coordinator.isResolving(download) ? Int.max : coordinator.wantedEnd(of: download) ?? Int.max
             // A retried request starts again at the first byte not yet stored.
             download.sink.discardBuffer()
             let start = download.position
-            let end = download.end == Int.max ? start + requestBytes : min(download.end, start + requestBytes)
+            if wanted <= start { break }
+            let end =
+                download.end == Int.max
+                ? start + (download.firstRequestBytes ?? requestBytes)
+                : min(download.end, start + requestBytes, wanted)
             let request = coordinator.request(for: download, range: start..<end)
             do {
                 try await transferWithWatchdog(download, request, coordinator)
@@ -98,6 +124,18 @@ struct DownloadRunner: Sendable {
             if let end = body.end, cursor + piece.count > end { throw OriginError.overlong(expected: end - body.start) }
             // Another download may have taken over the rest meanwhile.
             limit = min(limit, download.end)
+            if download.windingDown || coordinator.scheduler.isOutranked(download.ticket) {
+                // Outranked (or left by a stopped download): end the request at the
+                // next chunk boundary (nothing is left buffered to drop), then wait
+                // at the checkpoint (or end).
+                // Every whole chunk this piece completes is kept (less to fetch
+                // again), and at least one chunk per response (every request
+                // makes progress).
+                let chunk = download.sink.chunkSize
+                let boundary = max(
+                    (download.position + chunk - 1) / chunk, (cursor + piece.count) / chunk, body.start / chunk + 1)
+                limit = min(limit, boundary * chunk)
+            }
             let skip = max(0, download.position - cursor)
             let take = min(piece.count, limit - cursor) - skip
             cursor += piece.count

@@ -10,7 +10,12 @@ extension ResourceFetcher {
     /// from the origin (a conditional request for an expired entry).
     ///
     /// - throws: ``StreamingError``; ``StreamingError/store(_:)`` when the store cannot be read.
-    func contentInformation(url: URL, headers: [String: String]) async throws -> ContentInformation {
+    ///
+    /// - parameter firstRequestBytes: what the first origin request asks
+    ///   for, when it is started by this call (a whole request's worth by default).
+    func contentInformation(
+        url: URL, headers: [String: String], priority: FetchPriority = .playback, firstRequestBytes: Int? = nil
+    ) async throws -> ContentInformation {
         if var information {
             information.isEntireLengthAvailableOnDemand = try await isCompleteInStore()
             return information
@@ -18,7 +23,8 @@ extension ResourceFetcher {
         if !resolving {
             resolving = true
             do {
-                try await startResolving(url: url, headers: headers)
+                try await startResolving(
+                    url: url, headers: headers, priority: priority, firstRequestBytes: firstRequestBytes)
             } catch {
                 let failure = StreamingError.wrap(error)
                 failResolution(failure)
@@ -26,10 +32,17 @@ extension ResourceFetcher {
             }
             if let information { return information }
         }
+        // A player waiting behind a download's probe raises it.
+        for probe in downloads.values where probe.isProbe && probe.probePriority < priority {
+            probe.probePriority = priority
+            reschedule(probe)
+        }
         return try await withCheckedThrowingContinuation { infoWaiters.append($0) }
     }
 
-    private func startResolving(url: URL, headers: [String: String]) async throws(StoreError) {
+    private func startResolving(
+        url: URL, headers: [String: String], priority: FetchPriority, firstRequestBytes: Int?
+    ) async throws(StoreError) {
         if lease == nil { lease = store.lease(forKey: key) }
         let stored = cachingSkipped == nil ? try await storedInfo() : nil
         if let stored, let length = stored.length, !stored.isExpired(), !configuration.alwaysRevalidate {
@@ -42,7 +55,11 @@ extension ResourceFetcher {
                     etag: stored.metadata.etag, lastModified: stored.metadata.lastModified))
             return
         }
-        let probe = makeDownload(start: 0, end: Int.max, url: url, headers: headers, isProbe: true)
+        let probe = makeDownload(
+            start: 0, end: Int.max, url: url, headers: headers, isProbe: true, priority: priority)
+        probe.firstRequestBytes = firstRequestBytes.map {
+            min(requestBytes, max(chunkSize, ($0 + chunkSize - 1) / chunkSize * chunkSize))
+        }
         if let stored, stored.length != nil, stored.metadata.etag != nil || stored.metadata.lastModified != nil {
             probe.ifNoneMatch = stored.metadata.etag
             probe.ifModifiedSince = stored.metadata.lastModified

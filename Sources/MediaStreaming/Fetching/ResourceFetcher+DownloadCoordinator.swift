@@ -7,6 +7,14 @@ import MediaStore
 extension ResourceFetcher: DownloadCoordinator {
     func isResolving(_ download: Download) -> Bool { download.isProbe && information == nil }
 
+    func wantedEnd(of download: Download) -> Int? {
+        guard !download.subscribers.isEmpty else { return nil }
+        let ends = download.subscribers.values.map { subscriber in
+            subscriber.until.map { ($0 + chunkSize - 1) / chunkSize * chunkSize } ?? Int.max
+        }
+        return ends.max()
+    }
+
     func request(for download: Download, range: Range<Int>) -> OriginRequest {
         var request = OriginRequest(
             url: download.url, range: range, headers: configuration.headers.merging(download.headers) { $1 })
@@ -47,6 +55,7 @@ extension ResourceFetcher: DownloadCoordinator {
         try await resolveProbeIfReady(download)
         await flush(download)
         await keepReadersBounded(download)
+        reschedule(download)
     }
 
     func bodyEnded(_ download: Download, at length: Int) async throws {
@@ -136,9 +145,37 @@ extension ResourceFetcher: DownloadCoordinator {
             let lagging = download.subscribers.values.first(where: { $0.channel.backlog > limit })
         {
             download.waitingForReaders = true
+            reschedule(download)
             await lagging.channel.waitForBacklog(atMost: limit / 2)
             download.waitingForReaders = false
+            reschedule(download)
             download.lastProgress = .now
+        }
+    }
+
+    // MARK: Scheduling
+
+    /// Tells the scheduler what `download` runs for now: the highest
+    /// priority among its readers (a probe: at least its waiters'; no
+    /// reader: a download's, as it only finishes its request), and idle
+    /// while it waits for its readers or every reader is more than a
+    /// request behind (a paused player: it then holds nothing back).
+    func reschedule(_ download: Download) {
+        var priority = download.subscribers.values.map(\.priority).max() ?? .download
+        if isResolving(download) { priority = max(priority, download.probePriority) }
+        // Only a player is ever paused: a preload's or a download's reader
+        // behind is a busy machine, not a reason to let others go first.
+        let behind =
+            priority == .playback && !download.subscribers.isEmpty
+            && download.subscribers.values.allSatisfy { $0.channel.backlog > requestBytes }
+        let idle = download.waitingForReaders || behind
+        if priority != download.scheduledPriority {
+            download.scheduledPriority = priority
+            scheduler.setPriority(priority, for: download.ticket)
+        }
+        if idle != download.scheduledIdle {
+            download.scheduledIdle = idle
+            scheduler.setIdle(idle, for: download.ticket)
         }
     }
 }

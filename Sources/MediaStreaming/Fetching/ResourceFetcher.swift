@@ -24,6 +24,8 @@ actor ResourceFetcher {
     let storeIO: StoreIO
     let configuration: StreamingConfiguration
     let chunkSize: Int
+    /// The cache's fetch scheduler (priorities, connections per host).
+    nonisolated let scheduler: FetchScheduler
     /// Counters of this resource.
     let statistics = Locked(StreamingStatistics())
     /// Counters of the whole cache, updated alongside.
@@ -50,9 +52,10 @@ actor ResourceFetcher {
     ///   is; the resource then plays without caching from the start.
     init(
         key: String, storeIO: StoreIO, origin: any Origin, configuration: StreamingConfiguration,
-        cacheStatistics: Locked<StreamingStatistics>, unavailable: String? = nil
+        cacheStatistics: Locked<StreamingStatistics>, scheduler: FetchScheduler, unavailable: String? = nil
     ) {
         self.key = key
+        self.scheduler = scheduler
         self.storeIO = storeIO
         self.configuration = configuration
         self.chunkSize = storeIO.store.configuration.chunkSize
@@ -108,7 +111,12 @@ actor ResourceFetcher {
 
     /// Where the bytes from `offset` come from: the store, a running
     /// download (joined), or a new download over the hole at `offset`.
-    func plan(from offset: Int, url: URL, headers: [String: String]) async throws -> ReadPlan {
+    /// A download runs at the highest `priority` of its readers.
+    /// A new download stops at the chunk boundary at or after `until`, when given.
+    func plan(
+        from offset: Int, url: URL, headers: [String: String], priority: FetchPriority = .playback,
+        until: Int? = nil
+    ) async throws -> ReadPlan {
         guard let info = information else {
             throw StreamingError.origin(.malformedResponse(reason: "no content information"))
         }
@@ -129,15 +137,17 @@ actor ResourceFetcher {
             !$0.isStopped && $0.bufferStart <= offset && offset < $0.end && offset <= $0.position + lookahead
         }
         if let download = joinable.min(by: { $0.position > $1.position }) {
-            return .stream(subscribe(download, from: offset))
+            return .stream(subscribe(download, from: offset, priority: priority, until: until))
         }
         let start = offset / chunkSize * chunkSize
+        if let until { holeEnd = min(holeEnd, max(start + chunkSize, (until + chunkSize - 1) / chunkSize * chunkSize)) }
         for other in downloads.values where !other.isStopped {
             if other.bufferStart > start { holeEnd = min(holeEnd, other.bufferStart) }
             if other.position <= start && start < other.end { other.end = start }
         }
-        let download = makeDownload(start: start, end: holeEnd, url: url, headers: headers, isProbe: false)
-        let stream = subscribe(download, from: offset)
+        let download = makeDownload(
+            start: start, end: holeEnd, url: url, headers: headers, isProbe: false, priority: priority)
+        let stream = subscribe(download, from: offset, priority: priority, until: until)
         launch(download)
         return .stream(stream)
     }
@@ -172,13 +182,18 @@ actor ResourceFetcher {
         return ranges
     }
 
-    private func subscribe(_ download: Download, from offset: Int) -> ReaderStream {
+    private func subscribe(_ download: Download, from offset: Int, priority: FetchPriority, until: Int?)
+        -> ReaderStream
+    {
         let boxes = [statistics, cacheStatistics]
         let channel = ReaderChannel { Self.adjustBacklog($0, boxes) }
         nextID += 1
         let id = nextID
         if offset < download.position { channel.send(download.sink.buffered(from: offset)) }
-        download.subscribers[id] = Download.Subscriber(offset: max(offset, download.position), channel: channel)
+        download.subscribers[id] = Download.Subscriber(
+            offset: max(offset, download.position), channel: channel, priority: priority, until: until)
+        download.windingDown = false
+        reschedule(download)
         let downloadID = download.id
         return ReaderStream(channel: channel) { [weak self] in
             Task { await self?.unsubscribe(id, from: downloadID) }
@@ -187,24 +202,34 @@ actor ResourceFetcher {
 
     private func unsubscribe(_ id: Int, from downloadID: Int) {
         guard let download = downloads[downloadID] else { return }
-        download.subscribers[id] = nil
+        let leaving = download.subscribers.removeValue(forKey: id)
         // Uncached bytes nobody reads are wasted: stop at once. Cached
-        // downloads finish their request (the bytes are kept).
-        if download.subscribers.isEmpty, cachingSkipped != nil, !(download.isProbe && information == nil) {
-            stop(download)
+        // downloads finish their request (the bytes are kept), except for
+        // a download or preload that was stopped: it ends at the next chunk
+        // boundary (a stopped download fetches nothing more).
+        if download.subscribers.isEmpty, !(download.isProbe && information == nil) {
+            if cachingSkipped != nil {
+                stop(download)
+            } else if let leaving, leaving.priority < .playback {
+                download.windingDown = true
+            }
         }
+        reschedule(download)
     }
 
     // MARK: Downloads
 
-    func makeDownload(start: Int, end: Int, url: URL, headers: [String: String], isProbe: Bool) -> Download {
+    func makeDownload(
+        start: Int, end: Int, url: URL, headers: [String: String], isProbe: Bool, priority: FetchPriority
+    ) -> Download {
         nextID += 1
         // A probe fills the version it prepares; other downloads the one served.
         let sink = ChunkSink(
             key: key, start: start, chunkSize: chunkSize, storeIO: storeIO, version: isProbe ? nil : entryVersion,
             isStoring: cachingSkipped == nil)
         let download = Download(
-            id: nextID, start: start, end: end, url: url, headers: headers, isProbe: isProbe, sink: sink)
+            id: nextID, start: start, end: end, url: url, headers: headers, isProbe: isProbe, sink: sink,
+            ticket: scheduler.makeTicket(priority, host: url.host ?? ""))
         downloads[download.id] = download
         return download
     }

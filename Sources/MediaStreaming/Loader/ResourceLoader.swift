@@ -186,11 +186,16 @@ public final class ResourceLoader: Sendable {
     /// - returns: the `EntryInfo.version` of the store entry that now
     ///   holds every byte (pin exactly that one: `MediaStore.setPinned(_:forKey:version:)`).
     /// - throws: ``StreamingError``; a resource played without caching cannot be downloaded.
+    /// - parameters:
+    ///   - priority: what its transfers yield to (``FetchScheduler``): a
+    ///     download yields to preloads and players, a preload to players.
+    ///   - progress: called with (cached bytes, length) as bytes arrive.
     @discardableResult
-    public func downloadAll(progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws(StreamingError) -> UInt64
-    {
+    public func downloadAll(
+        priority: FetchPriority = .download, progress: @Sendable (Int, Int) -> Void = { _, _ in }
+    ) async throws(StreamingError) -> UInt64 {
         do {
-            let info = try await contentInformation()
+            let info = try await fetcher.contentInformation(url: url, headers: headers, priority: priority)
             let length = info.contentLength
             if let reason = await fetcher.cachingSkipped {
                 throw StreamingError.notCacheable(reason: reason)
@@ -202,7 +207,10 @@ public final class ResourceLoader: Sendable {
             progress(cached, length)
             while let hole = try await fetcher.firstMissingByte(from: 0) {
                 try Task.checkCancellation()
-                guard case .stream(let stream) = try await fetcher.plan(from: hole, url: url, headers: headers) else {
+                guard
+                    case .stream(let stream) = try await fetcher.plan(
+                        from: hole, url: url, headers: headers, priority: priority)
+                else {
                     continue
                 }
                 for try await piece in stream {

@@ -31,6 +31,10 @@ public final class StreamingCache: Sendable {
     public let storeOpeningError: StoreError?
     /// The store's blocking calls, off the concurrency pool.
     let storeIO: StoreIO
+    /// Orders every origin transfer of this cache: playback before
+    /// preloads before downloads, at most
+    /// ``StreamingConfiguration/connectionsPerHost`` per host.
+    public let scheduler: FetchScheduler
     private let fetchers = Locked<[String: WeakFetcher]>([:])
     let statisticsBox = Locked(StreamingStatistics())
 
@@ -54,6 +58,7 @@ public final class StreamingCache: Sendable {
         self.configuration = configuration
         self.storeOpeningError = storeOpeningError
         self.storeIO = StoreIO(store: store)
+        self.scheduler = FetchScheduler(connectionsPerHost: configuration.connectionsPerHost)
     }
 
     /// A cache over a store in the user's caches directory
@@ -136,7 +141,7 @@ public final class StreamingCache: Sendable {
             fetchers = fetchers.filter { $0.value.fetcher != nil }
             let fetcher = ResourceFetcher(
                 key: key, storeIO: storeIO, origin: origin, configuration: configuration,
-                cacheStatistics: statisticsBox,
+                cacheStatistics: statisticsBox, scheduler: scheduler,
                 unavailable: storeOpeningError.map { "the cache's store could not open: \($0)" })
             fetchers[key] = WeakFetcher(fetcher: fetcher)
             return fetcher

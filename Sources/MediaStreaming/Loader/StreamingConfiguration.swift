@@ -31,12 +31,16 @@ public struct StreamingConfiguration: Sendable {
     /// the store; when the resource is played without caching, the download
     /// waits for it instead. 2 MiB by default.
     public var readerBufferLimit: Int
+    /// Origin connections per host at once, over every resource of the
+    /// cache (``FetchScheduler``). 4 by default; playback may exceed it
+    /// while a lower-priority transfer it preempted winds down.
+    public var connectionsPerHost: Int
 
     public init(
         cacheKeyPolicy: CacheKeyPolicy = .url, chunksPerRequest: Int = 4, lookaheadBytes: Int? = nil,
         expiry: ExpiryPolicy = .default, honorsCacheControl: Bool = false, alwaysRevalidate: Bool = false,
         maxRetries: Int = 2, stallTimeout: TimeInterval = 15, headers: [String: String] = [:],
-        readerBufferLimit: Int = 2 << 20
+        readerBufferLimit: Int = 2 << 20, connectionsPerHost: Int = 4
     ) {
         self.cacheKeyPolicy = cacheKeyPolicy
         self.chunksPerRequest = max(1, chunksPerRequest)
@@ -48,5 +52,6 @@ public struct StreamingConfiguration: Sendable {
         self.stallTimeout = stallTimeout
         self.headers = headers
         self.readerBufferLimit = max(1, readerBufferLimit)
+        self.connectionsPerHost = max(1, connectionsPerHost)
     }
 }

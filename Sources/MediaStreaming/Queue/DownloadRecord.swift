@@ -10,6 +10,9 @@ public struct DownloadRecord: Sendable, Hashable, Codable, Identifiable {
     public var cacheKey: String
     /// Headers sent with its origin requests.
     public var headers: [String: String]
+    /// Which ``DownloadPerformer`` fetches it (``DownloadPerformer/kind``);
+    /// `nil` for a progressive file (``ProgressiveDownloadPerformer``).
+    public var kind: String?
     public var priority: FetchPriority
     public var conditions: DownloadConditions
     public var status: DownloadStatus
@@ -24,7 +27,7 @@ public struct DownloadRecord: Sendable, Hashable, Codable, Identifiable {
     public var created: Date
 
     public init(
-        id: UUID = UUID(), url: URL, cacheKey: String, headers: [String: String] = [:],
+        id: UUID = UUID(), url: URL, cacheKey: String, headers: [String: String] = [:], kind: String? = nil,
         priority: FetchPriority = .download, conditions: DownloadConditions = .any, status: DownloadStatus = .queued,
         bytesStored: Int = 0, totalBytes: Int? = nil, queueOrder: UInt64, attempts: Int = 0, created: Date = Date()
     ) {
@@ -32,6 +35,7 @@ public struct DownloadRecord: Sendable, Hashable, Codable, Identifiable {
         self.url = url
         self.cacheKey = cacheKey
         self.headers = headers
+        self.kind = kind
         self.priority = priority
         self.conditions = conditions
         self.status = status

@@ -14,19 +14,21 @@ import MediaStore
 ///   nothing: a paused player never holds a download back.
 /// - **Connections per host.** ``admit(_:host:)`` waits while the host has
 ///   `connectionsPerHost` transfers, higher priorities first, in arrival
-///   order within one. Playback never waits for a connection: when the
-///   host is full, the lowest-priority transfer on it is preempted (its
-///   next checkpoint throws ``FetchSchedulerError/preempted``).
+///   order within one. A transfer never waits for a connection held by a
+///   lower priority: when the host is full, the lowest-priority transfer
+///   on it is preempted (it ends its response at the next chunk boundary,
+///   its next checkpoint throws ``FetchSchedulerError/preempted``), and the
+///   newcomer starts meanwhile. Playback never waits for a connection at all.
 public final class FetchScheduler: Sendable {
     private struct Active {
-        let ticket: FetchTicket
+        var ticket: FetchTicket
         var idle = false
         var preempted = false
     }
 
     private struct Waiter {
         let id: UInt64
-        let priority: FetchPriority
+        var priority: FetchPriority
         let host: String
         let continuation: CheckedContinuation<FetchTicket, any Error>
     }
@@ -80,13 +82,31 @@ public final class FetchScheduler: Sendable {
     /// Throws ``FetchSchedulerError/cancelled`` when the task is cancelled
     /// while it waits.
     public func admit(_ priority: FetchPriority, host: String) async throws(FetchSchedulerError) -> FetchTicket {
+        let ticket = makeTicket(priority, host: host)
+        try await admit(ticket)
+        return ticket
+    }
+
+    /// A ticket not yet admitted: pass it to ``admit(_:)``. Having it
+    /// before admission lets its priority change while it waits
+    /// (``setPriority(_:for:)``).
+    public func makeTicket(_ priority: FetchPriority, host: String) -> FetchTicket {
         let id = state.withLock { state in
             defer { state.nextID += 1 }
             return state.nextID
         }
+        return FetchTicket(id: id, priority: priority, host: host)
+    }
+
+    /// Waits for a connection for `ticket` (from ``makeTicket(_:host:)``).
+    /// Throws ``FetchSchedulerError/cancelled`` when the task is cancelled
+    /// while it waits.
+    public func admit(_ ticket: FetchTicket) async throws(FetchSchedulerError) {
+        let (id, priority, host) = (ticket.id, ticket.priority, ticket.host)
         do {
-            return try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
+            _ = try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation {
+                    (continuation: CheckedContinuation<FetchTicket, any Error>) in
                     let resume = state.withLock { state -> [() -> Void] in
                         state.admissions.append(
                             Waiter(id: id, priority: priority, host: host, continuation: continuation))
@@ -141,6 +161,35 @@ public final class FetchScheduler: Sendable {
         }
     }
 
+    /// Whether a busy transfer of higher priority exists (or a playback
+    /// transfer took this one's connection): what a transfer asks in the
+    /// middle of a response, to end it at the next chunk boundary rather
+    /// than pause with the connection open.
+    public func isOutranked(_ ticket: FetchTicket) -> Bool {
+        state.withLock { state in
+            guard let entry = state.active[ticket.id] else { return false }
+            return entry.preempted || Self.outranked(entry.ticket, in: state)
+        }
+    }
+
+    /// Changes the priority of a waiting or running transfer (a player
+    /// joined a download, or left it).
+    public func setPriority(_ priority: FetchPriority, for ticket: FetchTicket) {
+        let resume = state.withLock { state -> [() -> Void] in
+            if let index = state.admissions.firstIndex(where: { $0.id == ticket.id }) {
+                guard state.admissions[index].priority != priority else { return [] }
+                state.admissions[index].priority = priority
+            } else if let entry = state.active[ticket.id] {
+                guard entry.ticket.priority != priority else { return [] }
+                state.active[ticket.id]!.ticket = FetchTicket(id: ticket.id, priority: priority, host: ticket.host)
+            } else {
+                return []
+            }
+            return Self.settle(&state, limit: connectionsPerHost)
+        }
+        resume.forEach { $0() }
+    }
+
     /// Marks a transfer idle (held back by its reader: it blocks nothing)
     /// or busy again.
     public func setIdle(_ idle: Bool, for ticket: FetchTicket) {
@@ -185,15 +234,16 @@ public final class FetchScheduler: Sendable {
             let onHost = state.active.values.filter { $0.ticket.host == waiter.host && !$0.preempted }
             if onHost.count < limit, !blockedHosts.contains(waiter.host) {
                 admitted.insert(index)
-            } else if waiter.priority == .playback {
-                if let victim = onHost.filter({ $0.ticket.priority < .playback }).min(by: {
-                    ($0.ticket.priority, $1.ticket.id) < ($1.ticket.priority, $0.ticket.id)
-                }) {
-                    state.active[victim.ticket.id]!.preempted = true
-                    if let waiting = state.checkpoints.removeValue(forKey: victim.ticket.id) {
-                        resume.append { waiting.resume(throwing: FetchSchedulerError.preempted) }
-                    }
+            } else if let victim = onHost.filter({ $0.ticket.priority < waiter.priority }).min(by: {
+                ($0.ticket.priority, $1.ticket.id) < ($1.ticket.priority, $0.ticket.id)
+            }), waiter.priority == .playback || !blockedHosts.contains(waiter.host) {
+                // A higher priority takes the connection of the lowest transfer on the host.
+                state.active[victim.ticket.id]!.preempted = true
+                if let waiting = state.checkpoints.removeValue(forKey: victim.ticket.id) {
+                    resume.append { waiting.resume(throwing: FetchSchedulerError.preempted) }
                 }
+                admitted.insert(index)
+            } else if waiter.priority == .playback {
                 admitted.insert(index)  // playback never waits for a connection
             } else {
                 blockedHosts.insert(waiter.host)  // keep arrival order behind it

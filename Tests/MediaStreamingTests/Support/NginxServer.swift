@@ -1,6 +1,6 @@
 import Foundation
-@_exported import TestSupport
 import LoopbackNginx
+@_exported import TestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -10,13 +10,20 @@ import LoopbackNginx
 
 /// A real nginx on a free loopback port (a ``LoopbackNginx``), serving a
 /// temporary copy of the fixtures (plus extensionless copies) with nginx's
-/// own Range, ETag and Last-Modified handling, and `/maxage/` for the same
-/// files with `Cache-Control: max-age=60`. Started once per test process;
+/// own Range, ETag and Last-Modified handling, `/maxage/` for the same
+/// files with `Cache-Control: max-age=60`, `/slow/` for them at
+/// ``slowRate`` bytes per second per response (nginx sends the first
+/// second's worth at once, so only longer responses are paced), and
+/// `/crawl/` at 32 KiB/s. Started once per test process;
 /// its watchdog stops it when the test process exits.
 final class NginxServer: Sendable {
     let root: URL
     let directory: URL
     private let nginx: LoopbackNginx
+
+    /// Bytes per second per response under `/slow/` (nginx `limit_rate`):
+    /// slow enough to watch transfers yield to one another.
+    static let slowRate = 512 * 1024
 
     /// The server the tests share.
     static let shared: NginxServer = {
@@ -44,7 +51,11 @@ final class NginxServer: Sendable {
         nginx = try LoopbackNginx(
             serving: root, in: directory,
             httpDirectives: "keepalive_requests 100000;",
-            serverDirectives: "location /maxage/ { alias \(root.path)/; expires 60s; }")
+            serverDirectives: """
+                location /maxage/ { alias \(root.path)/; expires 60s; }
+                location /slow/ { alias \(root.path)/; limit_rate \(Self.slowRate); sendfile_max_chunk 16k; }
+                location /crawl/ { alias \(root.path)/; limit_rate 32k; sendfile_max_chunk 16k; }
+                """)
     }
 
     /// Puts `data` at `path` under the root (for resources a test changes).

@@ -13,6 +13,7 @@ final class RecordingOrigin: Origin, @unchecked Sendable {
     private let lock = NSLock()
     private var records: [Record] = []
     private var bytes = 0
+    private var bytesByURL: [URL: Int] = [:]
 
     init(_ base: any Origin = HTTPOrigin(timeout: 10)) { self.base = base }
 
@@ -21,15 +22,28 @@ final class RecordingOrigin: Origin, @unchecked Sendable {
     /// Requests that were not conditional probes answered 304.
     var rangeHeaders: [String] { requests.compactMap { $0.request.rangeHeader } }
 
-    private func add(_ count: Int) { lock.withLock { bytes += count } }
+    /// Body bytes passed on for `url`.
+    func bodyBytes(for url: URL) -> Int { lock.withLock { bytesByURL[url, default: 0] } }
 
-    func reset() { lock.withLock { records = []; bytes = 0 } }
+    private func add(_ count: Int, for url: URL) {
+        lock.withLock {
+            bytes += count
+            bytesByURL[url, default: 0] += count
+        }
+    }
+
+    func reset() {
+        lock.withLock {
+            records = []; bytes = 0; bytesByURL = [:]
+        }
+    }
 
     func fetch(_ request: OriginRequest) async throws(OriginError) -> OriginResponse {
         let response = try await base.fetch(request)
         lock.withLock { records.append(Record(request: request, status: response.statusCode)) }
         var counted = response
-        counted.body = relay(response.body, counter: { [weak self] count in self?.add(count) })
+        let url = request.url
+        counted.body = relay(response.body, counter: { [weak self] count in self?.add(count, for: url) })
         return counted
     }
 }
@@ -37,7 +51,8 @@ final class RecordingOrigin: Origin, @unchecked Sendable {
 /// Re-streams `body`, calling `counter` with each piece's size; stopping
 /// the new stream stops the old one.
 func relay(
-    _ body: AsyncThrowingStream<Data, any Error>, transform: @escaping @Sendable (Data, Int) async throws -> Data? = { data, _ in data },
+    _ body: AsyncThrowingStream<Data, any Error>,
+    transform: @escaping @Sendable (Data, Int) async throws -> Data? = { data, _ in data },
     counter: @escaping @Sendable (Int) -> Void = { _ in }
 ) -> AsyncThrowingStream<Data, any Error> {
     let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()

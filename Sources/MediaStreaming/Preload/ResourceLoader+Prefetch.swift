@@ -1,0 +1,68 @@
+import Foundation
+import MediaStore
+
+/// Fetching a byte range into the store without a player: what preloading does.
+extension ResourceLoader {
+    /// The content information, resolving it at `priority`; a first origin
+    /// request asks for `firstRequestBytes` (a preload needs the first bytes only).
+    func contentInformation(priority: FetchPriority, firstRequestBytes: Int?) async throws(StreamingError)
+        -> ContentInformation
+    {
+        do {
+            return try await fetcher.contentInformation(
+                url: url, headers: headers, priority: priority, firstRequestBytes: firstRequestBytes)
+        } catch {
+            throw StreamingError.wrap(error)
+        }
+    }
+
+    /// Fetches every missing byte of `range` (clamped to the resource) into
+    /// the store at `priority`, whole chunks only: the chunk holding the
+    /// last byte is fetched whole, nothing after it. Cancelling the task
+    /// stops it at the next chunk boundary.
+    func prefetch(_ range: Range<Int>, length: Int, priority: FetchPriority) async throws(StreamingError) {
+        let chunkSize = cache.store.configuration.chunkSize
+        let end = min(range.upperBound, length)
+        guard range.lowerBound < end else { return }
+        // The store keeps whole chunks (and the resource's short last one).
+        let chunkEnd = min(length, (end + chunkSize - 1) / chunkSize * chunkSize)
+        do {
+            var rounds = 0
+            while let hole = try await fetcher.firstMissingByte(from: range.lowerBound), hole < end {
+                try Task.checkCancellation()
+                if let reason = await fetcher.cachingSkipped { throw StreamingError.notCacheable(reason: reason) }
+                rounds += 1
+                if rounds > 1000 { throw OriginError.connectionLost(reason: "no progress preloading") }
+                guard
+                    case .stream(let stream) = try await fetcher.plan(
+                        from: hole, url: url, headers: headers, priority: priority, until: chunkEnd)
+                else {
+                    await Task.yield()
+                    continue
+                }
+                var position = hole
+                for try await piece in stream {
+                    position += piece.count
+                    if position >= chunkEnd { break }
+                }
+                try Task.checkCancellation()
+                // The last chunk is written just after its bytes are handed on.
+                if position >= chunkEnd { try await Task.sleep(for: .milliseconds(1)) }
+            }
+        } catch {
+            throw StreamingError.wrap(error)
+        }
+    }
+
+    /// The stored bytes of `range` (which must be cached).
+    func storedBytes(_ range: Range<Int>) async throws(StreamingError) -> [UInt8] {
+        let key = cacheKey
+        do {
+            return try await cache.storeIO.read { store throws(StoreError) in
+                [UInt8](try store.read(forKey: key, range: range))
+            }
+        } catch {
+            throw .store(error)
+        }
+    }
+}

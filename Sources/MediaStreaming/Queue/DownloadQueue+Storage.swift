@@ -1,0 +1,123 @@
+import Foundation
+import MediaStore
+
+/// What the queue does in the store besides the index: restoring after a
+/// relaunch, pins, removals, and the free-space floor.
+extension DownloadQueue {
+    /// Takes the records loaded at opening: finishes interrupted removals,
+    /// brings byte counts up to what the store holds, keeps the bytes of
+    /// unfinished downloads pinned, and saves the reconciled index.
+    func restore(_ loaded: [DownloadRecord]) async throws(DownloadQueueError) {
+        for record in loaded { records[record.id] = record }
+        for record in loaded where record.status == .removing { await finishRemoval(of: record.id) }
+        let unfinished = loaded.filter { $0.status != .removing && $0.status != .completed }
+        let keys = unfinished.map(\.cacheKey)
+        let infos: [EntryInfo?] =
+            (try? await cache.storeIO.read { store throws(StoreError) -> [EntryInfo?] in
+                var infos: [EntryInfo?] = []
+                for key in keys { infos.append(try store.info(forKey: key)) }
+                return infos
+            }) ?? []
+        for (record, info) in zip(unfinished, infos) {
+            guard let info else { continue }
+            records[record.id]?.bytesStored = info.cachedBytes
+            records[record.id]?.totalBytes = info.length ?? record.totalBytes
+        }
+        await pinPartialEntries(of: unfinished.filter(\.holdsBytes).map(\.id))
+        if let last = loaded.map(\.queueOrder).max() { skipOrders(past: last) }
+        for id in orderedIDs() {
+            guard let record = records[id], record.status.isActive else { continue }
+            board.activate(id, bytes: record.bytesStored, total: record.totalBytes)
+        }
+        try await commit([])
+        await schedule()
+    }
+
+    /// Pins the entries of downloads `ids` that exist (partial ones
+    /// included), so eviction keeps a download's bytes while the queue
+    /// holds it.
+    func pinPartialEntries(of ids: [UUID]) async {
+        let keys = ids.compactMap { records[$0] }.flatMap { storeKeys(of: $0) }
+        guard !keys.isEmpty else { return }
+        _ = try? await cache.storeIO.write { store throws(StoreError) in
+            for key in keys where try store.info(forKey: key)?.isPinned == false {
+                try store.setPinned(true, forKey: key)
+            }
+        }
+    }
+
+    /// Unpins the entries of downloads `ids` (they stay cached, evictable).
+    func releasePins(of ids: [UUID]) async {
+        let keys = ids.compactMap { records[$0] }.flatMap { storeKeys(of: $0) }
+        guard !keys.isEmpty else { return }
+        _ = try? await cache.storeIO.write { store throws(StoreError) in
+            for key in keys where try store.info(forKey: key)?.isPinned == true {
+                try store.setPinned(false, forKey: key)
+            }
+        }
+    }
+
+    /// Removes the entries of removing download `id`, then its record.
+    func finishRemoval(of id: UUID) async {
+        guard let record = records[id] else { return }
+        let keys = storeKeys(of: record)
+        _ = try? await cache.storeIO.write { store throws(StoreError) in
+            for key in keys where try store.info(forKey: key) != nil {
+                try store.setPinned(false, forKey: key)
+                try store.remove(forKey: key)
+            }
+        }
+        records[id] = nil
+        board.forget(id)
+        try? await commit([])
+        notify(record)
+    }
+
+    func storeKeys(of record: DownloadRecord) -> [String] {
+        performers[record.kind ?? ProgressiveDownloadPerformer.kind]?.keys(of: record, in: cache) ?? [record.cacheKey]
+    }
+
+    /// The room left for the store: free bytes on its volume plus pages
+    /// inside its file that evictions freed (LMDB reuses them before it
+    /// grows the file); `nil` when the free space is unknown.
+    func storageHeadroom(freeBytes: Int64?) async -> Int64? {
+        guard let freeBytes else { return nil }
+        let statistics = try? await cache.storeIO.read { store throws(StoreError) in try store.statistics() }
+        guard let statistics else { return freeBytes }
+        return freeBytes + Int64(max(0, statistics.fileBytes - statistics.storedBytes))
+    }
+
+    /// The free-space floor: when the headroom is below it, evicts
+    /// unpinned entries (least recently used first; the queue's own are
+    /// pinned) by the shortfall and looks again; returns the
+    /// ``WaitReason/storageLow(freeBytes:floor:)`` downloads wait with when
+    /// that was not enough. Sets `device`'s free bytes to the headroom (what
+    /// a download's own ``DownloadConditions/minimumFreeBytes`` is checked against).
+    func checkStorageFloor(_ device: inout DeviceConditions) async -> WaitReason? {
+        guard var headroom = await storageHeadroom(freeBytes: device.freeBytes) else { return nil }
+        defer { device.freeBytes = headroom }
+        let floors =
+            [configuration.storageFloor] + records.values.filter(\.status.isActive).map(\.conditions.minimumFreeBytes)
+        guard let floor = floors.compactMap({ $0 }).max(), headroom < floor else { return nil }
+        await pinPartialEntries(of: records.values.filter(\.holdsBytes).map(\.id))
+        let shortfall = Int(floor - headroom)
+        _ = try? await cache.storeIO.write { store throws(StoreError) in
+            let stored = try store.statistics().storedBytes
+            return try store.evict(toBytes: max(0, stored - shortfall))
+        }
+        headroom = await storageHeadroom(freeBytes: monitor.current.freeBytes) ?? headroom
+        guard let queueFloor = configuration.storageFloor, headroom < queueFloor else { return nil }
+        return .storageLow(freeBytes: headroom, floor: queueFloor)
+    }
+}
+
+extension DownloadRecord {
+    /// Whether the queue keeps its bytes pinned: it will go on, or may be resumed.
+    var holdsBytes: Bool {
+        switch status {
+        case .queued, .waiting, .downloading, .stopped, .completed: true
+        case .failed(let failure): failure != .userCancelled
+        case .removing: false
+        }
+    }
+}

@@ -1,0 +1,544 @@
+import Foundation
+import MediaStore
+
+/// The persistent download queue of a ``StreamingCache`` (the roles of
+/// `AVAssetDownloadURLSession` and media3's `DownloadManager`).
+///
+/// - **Persistent.** Every download is a ``DownloadRecord`` in the
+///   ``DownloadIndex`` kept in the cache's own store, saved at each status
+///   change. ``open(cache:configuration:monitor:performers:)`` after a
+///   relaunch restores them: a transfer that was running is queued again
+///   and goes on from the bytes already stored (none is fetched twice);
+///   completed downloads stay completed and pinned.
+/// - **Ordered.** Queued downloads start in the order they were enqueued
+///   or resumed, at most ``DownloadQueueConfiguration/maxConcurrentDownloads``
+///   at once; their transfers run at the record's ``FetchPriority`` in the
+///   cache's ``FetchScheduler``, so they yield to players and preloads.
+/// - **Conditions.** A download whose ``DownloadConditions`` the
+///   ``ConditionsMonitor`` does not meet (or that is discretionary while
+///   playback or preloads run, or that would take the volume below the
+///   storage floor) waits in ``DownloadStatus/waiting(_:)`` with the
+///   reasons, and starts when they are gone.
+/// - **Kinds.** Bytes are moved by a ``DownloadPerformer`` per
+///   ``DownloadRecord/kind``: ``ProgressiveDownloadPerformer`` built in,
+///   others (HLS) registered at opening.
+/// - **Pins.** A download's entries are pinned while the queue holds it
+///   (eviction keeps a stopped download's bytes) and when it completes;
+///   cancelling or removing it releases them.
+///
+/// ```swift
+/// let queue = try await DownloadQueue.open(cache: cache, monitor: SystemConditionsMonitor(volume: store.directory))
+/// let record = try await queue.enqueue(albumTrackURL, conditions: .unmetered)
+/// for await aggregate in queue.progressUpdates() { print(aggregate.fractionCompleted) }
+/// try await queue.completion(of: record.id)
+/// ```
+public actor DownloadQueue {
+    /// The cache downloads go into.
+    public nonisolated let cache: StreamingCache
+    public nonisolated let configuration: DownloadQueueConfiguration
+    /// Supplies the device's state for the downloads' conditions.
+    public nonisolated let monitor: any ConditionsMonitor
+
+    private struct Running {
+        let token: UUID
+        let task: Task<Void, Never>
+    }
+
+    let performers: [String: any DownloadPerformer]
+    var records: [UUID: DownloadRecord] = [:]
+    private var running: [UUID: Running] = [:]
+    private var nextOrder: UInt64 = 1
+    private var observers: [UUID: AsyncStream<DownloadRecord>.Continuation] = [:]
+    let board = DownloadProgressBoard()
+    /// Bytes reported by running performers (any thread), folded into the records on each pass.
+    private let live = Locked<[UUID: (bytes: Int, total: Int?)]>([:])
+    private var loops: [Task<Void, Never>] = []
+    private var scheduling = false
+    private var scheduleAgain = false
+    private var lastProgressSave = ContinuousClock.now
+    /// Running downloads whose entry was pinned.
+    private var pinnedWhileRunning: Set<UUID> = []
+    /// When a player's or a preload's transfer was last seen.
+    private var lastHigherPriorityActivity: ContinuousClock.Instant?
+    /// Bytes stored at the last save, to save progress only when it moved.
+    private var savedBytes: [UUID: Int] = [:]
+
+    private init(
+        cache: StreamingCache, configuration: DownloadQueueConfiguration, monitor: any ConditionsMonitor,
+        performers: [any DownloadPerformer]
+    ) {
+        self.cache = cache
+        self.configuration = configuration
+        self.monitor = monitor
+        var byKind: [String: any DownloadPerformer] = [
+            ProgressiveDownloadPerformer.kind: ProgressiveDownloadPerformer()
+        ]
+        for performer in performers { byKind[performer.kind] = performer }
+        self.performers = byKind
+    }
+
+    /// Opens the queue of `cache`'s store: loads the download index
+    /// (reconciled with the store: see ``DownloadIndex/load()``), finishes
+    /// removals a relaunch interrupted, and starts what may start.
+    ///
+    /// Open one queue per store (two would run the same downloads twice).
+    ///
+    /// - parameters:
+    ///   - cache: the cache downloads go into; its store holds the index.
+    ///   - configuration: concurrency, storage floor, polling.
+    ///   - monitor: ``SettableConditionsMonitor`` (everything allowed) by
+    ///     default; ``SystemConditionsMonitor`` asks the system.
+    ///   - performers: performers of other kinds than progressive files.
+    /// - throws: ``DownloadQueueError/index(_:)`` when the index cannot be read.
+    public static func open(
+        cache: StreamingCache, configuration: DownloadQueueConfiguration = DownloadQueueConfiguration(),
+        monitor: any ConditionsMonitor = SettableConditionsMonitor(), performers: [any DownloadPerformer] = []
+    ) async throws(DownloadQueueError) -> DownloadQueue {
+        let loaded: Result<[DownloadRecord], DownloadIndexError>
+        do {
+            loaded = try await cache.storeIO.read { store in
+                Result<[DownloadRecord], DownloadIndexError> { () throws(DownloadIndexError) in
+                    try DownloadIndex(store: store).load()
+                }
+            }
+        } catch {
+            throw .index(.storage(error))
+        }
+        let records: [DownloadRecord]
+        switch loaded {
+        case .success(let result): records = result
+        case .failure(let error): throw .index(error)
+        }
+        let queue = DownloadQueue(cache: cache, configuration: configuration, monitor: monitor, performers: performers)
+        try await queue.restore(records)
+        await queue.startLoops()
+        return queue
+    }
+
+    deinit {
+        for loop in loops { loop.cancel() }
+        for entry in running.values { entry.task.cancel() }
+    }
+
+    // MARK: Reading
+
+    /// Every download, in queue order.
+    public var downloads: [DownloadRecord] { orderedIDs().compactMap { records[$0] } }
+
+    /// The download `id`, if the queue holds it.
+    public func download(_ id: UUID) -> DownloadRecord? { records[id] }
+
+    /// Each change of any download (its record after the change), from now
+    /// on, until the stream is dropped. A removed download's last record
+    /// has ``DownloadStatus/removing``.
+    public func updates() -> AsyncStream<DownloadRecord> {
+        let (stream, continuation) = AsyncStream<DownloadRecord>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        let id = UUID()
+        observers[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeObserver(id) }
+        }
+        return stream
+    }
+
+    private func removeObserver(_ id: UUID) { observers[id] = nil }
+
+    /// Waits until download `id` completes (returns) or fails (throws its
+    /// failure; ``DownloadFailure/userCancelled`` when cancelled). A
+    /// stopped download is waited for until it is resumed and ends.
+    public func completion(of id: UUID) async throws(DownloadFailure) {
+        let stream = updates()
+        func verdict(_ record: DownloadRecord?) -> Result<Void, DownloadFailure>? {
+            guard let record else { return .failure(.userCancelled) }
+            switch record.status {
+            case .completed: return .success(())
+            case .failed(let failure): return .failure(failure)
+            case .removing: return .failure(.userCancelled)
+            default: return nil
+            }
+        }
+        if let result = verdict(records[id]) { return try result.get() }
+        for await record in stream where record.id == id {
+            if let result = verdict(record) { return try result.get() }
+        }
+        throw .userCancelled
+    }
+
+    /// The current batch's aggregate progress (see ``AggregateDownloadProgress``):
+    /// `totalUnitCount` and `completedUnitCount` in bytes, throughput and
+    /// estimated time remaining in its `userInfo`; cancelled by ``cancelAll()``.
+    /// A new batch (a new `Progress`) starts when a download becomes active
+    /// while none was.
+    public nonisolated var progress: Progress { board.progress }
+
+    /// The aggregate progress now.
+    public nonisolated var aggregateProgress: AggregateDownloadProgress { board.snapshot }
+
+    /// The aggregate progress now, then at each change.
+    public nonisolated func progressUpdates() -> AsyncStream<AggregateDownloadProgress> { board.updates() }
+
+    // MARK: Changing
+
+    /// Queues `url` (or returns the download of its cache key the queue
+    /// already holds, resumed when stopped or failed).
+    ///
+    /// - parameters:
+    ///   - url: what to download.
+    ///   - cacheKey: its key; the cache's ``CacheKeyPolicy`` by default.
+    ///   - headers: sent with its origin requests.
+    ///   - kind: the ``DownloadPerformer`` kind; progressive by default.
+    ///   - priority: what its transfers yield to; ``FetchPriority/download`` by default.
+    ///   - conditions: when it may run; anything goes by default.
+    /// - returns: its record (status queued, or waiting with the reasons).
+    @discardableResult
+    public func enqueue(
+        _ url: URL, cacheKey: String? = nil, headers: [String: String] = [:], kind: String? = nil,
+        priority: FetchPriority = .download, conditions: DownloadConditions = .any
+    ) async throws(DownloadQueueError) -> DownloadRecord {
+        let key = cacheKey ?? cache.cacheKey(for: url)
+        let kindName = kind ?? ProgressiveDownloadPerformer.kind
+        guard performers[kindName] != nil else { throw .unknownKind(kindName) }
+        if let existing = records.values.first(where: {
+            $0.cacheKey == key && ($0.kind ?? ProgressiveDownloadPerformer.kind) == kindName && $0.status != .removing
+        }) {
+            switch existing.status {
+            case .stopped, .failed: try await resume(existing.id)
+            default: break
+            }
+            return records[existing.id] ?? existing
+        }
+        var record = DownloadRecord(
+            url: url, cacheKey: key, headers: headers, kind: kind, priority: priority, conditions: conditions,
+            queueOrder: takeOrder())
+        let info = try? await cache.storeIO.read { store throws(StoreError) in try store.info(forKey: key) }
+        if let info {
+            record.bytesStored = info.cachedBytes
+            record.totalBytes = info.length
+        }
+        records[record.id] = record
+        board.activate(record.id, bytes: record.bytesStored, total: record.totalBytes)
+        try await commit([record.id])
+        await schedule()
+        return records[record.id] ?? record
+    }
+
+    /// Stops download `id`; ``resume(_:)`` queues it again. Its bytes stay
+    /// (pinned).
+    public func stop(_ id: UUID, reason: StopReason = .user) async throws(DownloadQueueError) {
+        try apply(.stop(reason), to: id)
+        halt(id)
+        board.end(id, as: .stopped, bytes: records[id]?.bytesStored)
+        await pinPartialEntries(of: [id])
+        try await commit([id])
+        await schedule()
+    }
+
+    /// Queues a stopped or failed download again, behind the others (the
+    /// queue's order is the order of starts and resumes).
+    public func resume(_ id: UUID) async throws(DownloadQueueError) {
+        let wasFailed: Bool
+        if case .failed = records[id]?.status { wasFailed = true } else { wasFailed = false }
+        try apply(.resume, to: id)
+        records[id]?.queueOrder = takeOrder()
+        if wasFailed { records[id]?.attempts = 0 }
+        if let record = records[id] { board.activate(id, bytes: record.bytesStored, total: record.totalBytes) }
+        try await commit([id])
+        await schedule()
+    }
+
+    /// Cancels download `id`: it fails with ``DownloadFailure/userCancelled``
+    /// and releases its pins (what it fetched stays cached, evictable).
+    public func cancel(_ id: UUID) async throws(DownloadQueueError) {
+        try apply(.cancel, to: id)
+        halt(id)
+        board.end(id, as: .cancelled)
+        pinnedWhileRunning.remove(id)
+        await releasePins(of: [id])
+        try await commit([id])
+        await schedule()
+    }
+
+    /// Cancels every download that has not completed or failed (the role of
+    /// `invalidateAndCancel()`): each fails with ``DownloadFailure/userCancelled``
+    /// and releases its pins; the batch's ``progress`` is cancelled.
+    public func cancelAll() async throws(DownloadQueueError) {
+        var cancelled: [UUID] = []
+        for id in orderedIDs() {
+            guard var record = records[id] else { continue }
+            switch record.status {
+            case .queued, .waiting, .downloading, .stopped: break
+            default: continue
+            }
+            do { try record.apply(.cancel) } catch { continue }
+            records[id] = record
+            halt(id)
+            board.end(id, as: .cancelled)
+            cancelled.append(id)
+        }
+        board.cancelBatch()
+        pinnedWhileRunning.subtract(cancelled)
+        await releasePins(of: cancelled)
+        try await commit(cancelled)
+    }
+
+    /// Removes download `id` and its bytes from the store.
+    public func remove(_ id: UUID) async throws(DownloadQueueError) {
+        try apply(.remove, to: id)
+        halt(id)
+        try await commit([id])
+        await finishRemoval(of: id)
+        await schedule()
+    }
+
+    /// Changes the conditions of download `id` (checked again at once).
+    public func setConditions(_ conditions: DownloadConditions, for id: UUID) async throws(DownloadQueueError) {
+        guard records[id] != nil else { throw .unknownDownload(id) }
+        records[id]?.conditions = conditions
+        try await commit([id])
+        await schedule()
+    }
+
+    // MARK: Running
+
+    /// Applies `event` to `id`'s record through ``DownloadLifecycle``.
+    private func apply(_ event: DownloadEvent, to id: UUID) throws(DownloadQueueError) {
+        guard var record = records[id] else { throw .unknownDownload(id) }
+        do { try record.apply(event) } catch { throw .transition(error) }
+        records[id] = record
+    }
+
+    /// Makes later starts and resumes order after `last` (restored records).
+    func skipOrders(past last: UInt64) { nextOrder = max(nextOrder, last + 1) }
+
+    private func takeOrder() -> UInt64 {
+        defer { nextOrder += 1 }
+        return nextOrder
+    }
+
+    func orderedIDs() -> [UUID] {
+        records.values.sorted { ($0.queueOrder, $0.created) < ($1.queueOrder, $1.created) }.map(\.id)
+    }
+
+    /// Stops `id`'s running transfer, if any (its bytes are kept; the
+    /// task's end is ignored).
+    private func halt(_ id: UUID) {
+        running.removeValue(forKey: id)?.task.cancel()
+        live.withLock { $0[id] = nil }
+    }
+
+    private func performer(for record: DownloadRecord) -> (any DownloadPerformer)? {
+        performers[record.kind ?? ProgressiveDownloadPerformer.kind]
+    }
+
+    /// Starts queued download `id`.
+    private func start(_ id: UUID) {
+        guard var record = records[id] else { return }
+        guard let performer = performer(for: record) else {
+            try? record.apply(.start)
+            try? record.apply(.fail(.unsupported("no performer for \(record.kind ?? "?")")))
+            records[id] = record
+            return
+        }
+        try? record.apply(.start)
+        records[id] = record
+        let token = UUID()
+        let (cache, board, live) = (cache, board, live)
+        let task = Task { [weak self] in
+            let result: Result<[StoredEntry], DownloadFailure>
+            do throws(DownloadFailure) {
+                result = .success(
+                    try await performer.perform(record, in: cache, priority: record.priority) { bytes, total in
+                        live.withLock { $0[id] = (bytes, total) }
+                        board.update(id, bytes: bytes, total: total)
+                    })
+            } catch {
+                result = .failure(error)
+            }
+            await self?.ended(id, token: token, result)
+        }
+        running[id] = Running(token: token, task: task)
+    }
+
+    /// A performer returned.
+    private func ended(_ id: UUID, token: UUID, _ result: Result<[StoredEntry], DownloadFailure>) async {
+        // Stopped, cancelled or made to wait by the queue meanwhile: not its end.
+        guard running[id]?.token == token else { return }
+        absorbLiveProgress()
+        switch result {
+        case .success(let entries):
+            // Still counted as running while it pins (its slot is not free yet).
+            var pinFailure: StoreError?
+            do {
+                try await cache.storeIO.write { store throws(StoreError) in
+                    for entry in entries { try store.setPinned(true, forKey: entry.key, version: entry.version) }
+                }
+            } catch {
+                pinFailure = error
+            }
+            guard running[id]?.token == token, records[id]?.status == .downloading else { return }
+            if let pinFailure {
+                records[id]?.attempts += 1
+                try? apply(.fail(.storage("could not pin: \(pinFailure)")), to: id)
+                board.end(id, as: .failed)
+            } else {
+                try? apply(.finish, to: id)
+                if let total = records[id]?.totalBytes { records[id]?.bytesStored = total }
+                board.end(id, as: .completed)
+            }
+        case .failure(let failure):
+            guard records[id]?.status == .downloading else { return }
+            records[id]?.attempts += 1
+            try? apply(.fail(failure), to: id)
+            board.end(id, as: .failed)
+        }
+        running[id] = nil
+        live.withLock { $0[id] = nil }
+        if case .failed = records[id]?.status { await pinPartialEntries(of: [id]) }
+        try? await commit([id])
+        await schedule()
+    }
+
+    /// Folds the performers' latest byte counts into the records.
+    private func absorbLiveProgress() {
+        for (id, progress) in live.current {
+            guard records[id]?.status == .downloading else { continue }
+            records[id]?.bytesStored = progress.bytes
+            if let total = progress.total { records[id]?.totalBytes = total }
+        }
+    }
+
+    /// Starts the loops that re-check conditions: on each monitor change,
+    /// and every ``DownloadQueueConfiguration/pollInterval`` while downloads are active.
+    private func startLoops() {
+        let updates = monitor.updates()
+        loops.append(
+            Task { [weak self] in
+                for await _ in updates {
+                    guard let self else { return }
+                    await self.schedule()
+                }
+            })
+        let interval = configuration.pollInterval
+        loops.append(
+            Task { [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)
+                    guard let self else { return }
+                    await self.tick()
+                }
+            })
+    }
+
+    /// One poll: conditions again, progress to observers, and progress
+    /// saved every few seconds.
+    private func tick() async {
+        guard records.values.contains(where: { $0.status.isActive }) else { return }
+        absorbLiveProgress()
+        let moved = records.values.filter { $0.status == .downloading && savedBytes[$0.id] != $0.bytesStored }
+        for record in moved { notify(record) }
+        // A running download's entry is pinned as soon as it has bytes (a
+        // process killed mid-download leaves them pinned for the relaunch).
+        let unpinned = moved.filter { $0.bytesStored > 0 && !pinnedWhileRunning.contains($0.id) }.map(\.id)
+        if !unpinned.isEmpty {
+            pinnedWhileRunning.formUnion(unpinned)
+            await pinPartialEntries(of: unpinned)
+        }
+        if !moved.isEmpty, ContinuousClock.now - lastProgressSave > .seconds(2) {
+            try? await commit([])
+        }
+        await schedule()
+    }
+
+    /// Saves the index and tells observers about `changed`.
+    func commit(_ changed: [UUID]) async throws(DownloadQueueError) {
+        let list = downloads
+        lastProgressSave = .now
+        for record in list { savedBytes[record.id] = record.bytesStored }
+        // Observers hear of changes in the order they were made (before the
+        // save's await lets another change in).
+        for id in changed { if let record = records[id] { notify(record) } }
+        let saved: Result<Void, DownloadIndexError>
+        do {
+            saved = try await cache.storeIO.write { store in
+                Result<Void, DownloadIndexError> { () throws(DownloadIndexError) in
+                    try DownloadIndex(store: store).save(list)
+                }
+            }
+        } catch {
+            saved = .failure(.storage(error))
+        }
+        if case .failure(let error) = saved { throw .index(error) }
+    }
+
+    func notify(_ record: DownloadRecord) {
+        for observer in observers.values { observer.yield(record) }
+    }
+
+    // MARK: Scheduling
+
+    /// Re-checks every active download's conditions and starts queued ones
+    /// in order while slots are free. Passes do not overlap: a call during
+    /// one makes it run again.
+    func schedule() async {
+        if scheduling {
+            scheduleAgain = true
+            return
+        }
+        scheduling = true
+        repeat {
+            scheduleAgain = false
+            await schedulePass()
+        } while scheduleAgain
+        scheduling = false
+    }
+
+    private func schedulePass() async {
+        absorbLiveProgress()
+        let active = orderedIDs().filter { records[$0]?.status.isActive == true }
+        guard !active.isEmpty else { return }
+        var device = monitor.current
+        let storageLow = await checkStorageFloor(&device)
+        // Any transfer of a player or a preload, even one held back by its reader.
+        let transfers = cache.scheduler.snapshot
+        let now = ContinuousClock.now
+        if [transfers.busy, transfers.idle, transfers.paused].contains(where: {
+            $0[.playback, default: 0] + $0[.preload, default: 0] > 0
+        }) {
+            lastHigherPriorityActivity = now
+        }
+        // Quiet for a moment, not between two requests of a player.
+        let higherPriorityActive =
+            lastHigherPriorityActivity.map {
+                now - $0 < configuration.discretionaryQuietPeriod
+            } ?? false
+        var changed: [UUID] = []
+        for id in active {
+            guard var record = records[id] else { continue }
+            var reasons = record.conditions.unmetReasons(in: device, higherPriorityActive: higherPriorityActive)
+            if let storageLow, !reasons.contains(where: { if case .storageLow = $0 { true } else { false } }) {
+                reasons.append(storageLow)
+            }
+            if !reasons.isEmpty {
+                if case .waiting(let current) = record.status, current == reasons { continue }
+                if running[id] != nil {
+                    halt(id)
+                    await pinPartialEntries(of: [id])
+                }
+                guard (try? record.apply(.conditionsUnmet(reasons))) != nil else { continue }
+            } else if case .waiting = record.status {
+                guard (try? record.apply(.conditionsMet)) != nil else { continue }
+            } else {
+                continue
+            }
+            records[id] = record
+            changed.append(id)
+        }
+        var free = configuration.maxConcurrentDownloads - running.count
+        for id in active where free > 0 && records[id]?.status == .queued && running[id] == nil {
+            start(id)
+            free -= 1
+            changed.append(id)
+        }
+        if !changed.isEmpty { try? await commit(changed) }
+    }
+}

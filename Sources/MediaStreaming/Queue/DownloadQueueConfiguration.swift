@@ -1,0 +1,29 @@
+import Foundation
+
+/// How a ``DownloadQueue`` runs its downloads.
+public struct DownloadQueueConfiguration: Sendable {
+    /// Downloads fetching at once. 2 by default.
+    public var maxConcurrentDownloads: Int
+    /// Free bytes kept on the store's volume: below it, unpinned entries
+    /// are evicted first, then downloads wait with
+    /// ``WaitReason/storageLow(freeBytes:floor:)``. `nil` (the default): no floor.
+    public var storageFloor: Int64?
+    /// How often conditions that have no change notification (free space,
+    /// playback activity for discretionary downloads) are checked again.
+    /// 250 ms by default.
+    public var pollInterval: Duration
+    /// How long no transfer of a player or a preload must have been seen
+    /// before discretionary downloads run (so they do not start between two
+    /// requests of a player). 1 s by default.
+    public var discretionaryQuietPeriod: Duration
+
+    public init(
+        maxConcurrentDownloads: Int = 2, storageFloor: Int64? = nil, pollInterval: Duration = .milliseconds(250),
+        discretionaryQuietPeriod: Duration = .seconds(1)
+    ) {
+        self.maxConcurrentDownloads = max(1, maxConcurrentDownloads)
+        self.storageFloor = storageFloor
+        self.pollInterval = pollInterval
+        self.discretionaryQuietPeriod = discretionaryQuietPeriod
+    }
+}

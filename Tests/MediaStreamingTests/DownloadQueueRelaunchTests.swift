@@ -1,0 +1,179 @@
+import Foundation
+import MediaStore
+import MediaStreaming
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The queue across a process killed mid-download: `queue-app`
+/// (Tests/QueueApp) runs a queue of five downloads and is killed with
+/// SIGKILL while the third one downloads; this process reopens the store.
+@Suite(
+    "Download queue relaunch",
+    .enabled(if: ExternalTool.available("nginx"), "needs nginx (Tools/bootstrap installs it)"),
+    .timeLimit(.minutes(1)))
+struct DownloadQueueRelaunchTests {
+    let server = NginxServer.shared
+
+    @Test(
+        "SIGKILL mid-download: states restored, queued ones go on in order, completed stay pinned, no byte fetched twice"
+    )
+    func killedAndRestarted() async throws {
+        let app = try #require(QueueAppBinary.locate(), "queue-app is not built beside the tests")
+        let wav = try Fixtures.data("track.wav")
+        // The child fetches from `/crawl/` (32 KiB/s): it is killed long
+        // before the one it downloads could end. The second run fetches the
+        // same files at full speed (`CrawlBypass`).
+        let large = wav + wav + wav
+        let names = ["b", "c", "d", "e"].map { "relaunch-\($0).wav" }
+        for name in names { try server.publish(name == names[1] ? large : wav, at: name) }
+        let urls = [server.url("track.mp3")] + names.map { server.url("crawl/\($0)") }
+        let directory = temporaryPath("queue-relaunch")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+
+        // The first run: killed once the third download has some bytes.
+        let child = try ChildProcess(app, [directory.path] + urls.map(\.absoluteString))
+        let sawProgress = await child.waitForLine(timeout: .seconds(20)) { lines in
+            lines.contains("0 completed \(try! Fixtures.data("track.mp3").count)")
+                && lines.contains { line in
+                    let fields = line.split(separator: " ")
+                    return fields.count == 3 && fields[0] == "2" && fields[1] == "downloading"
+                        && (Int(fields[2]) ?? 0) >= 2 * TestCache.chunkSize
+                }
+        }
+        child.kill()
+        #expect(sawProgress, "the child's lines: \(child.lines)")
+
+        let storeConfiguration = StoreConfiguration(chunkSize: TestCache.chunkSize, initialMapSize: 64 << 20)
+        let store = try MediaStore(directory: directory, configuration: storeConfiguration)
+        // As the index was left, reconciled: the running one is queued again.
+        let restored = try DownloadIndex(store: store).load()
+        #expect(restored.map(\.url) == urls, "queue order: the order enqueued (nothing was resumed)")
+        let byURL = Dictionary(uniqueKeysWithValues: restored.map { ($0.url, $0) })
+        #expect(byURL[urls[0]]?.status == .completed)
+        #expect(byURL[urls[1]]?.status == .stopped(.user))
+        #expect(byURL[urls[2]]?.status == .queued)
+        #expect(byURL[urls[3]]?.status == .queued)
+        #expect(byURL[urls[4]]?.status == .queued)
+        let completedInfo = try #require(try store.info(forKey: urls[0].absoluteString))
+        #expect(completedInfo.isComplete && completedInfo.isPinned)
+        let kept = try store.cachedRanges(forKey: urls[2].absoluteString).byteCount
+        #expect(kept >= TestCache.chunkSize && kept < large.count, "\(kept) bytes of the interrupted one")
+        #expect(try store.info(forKey: urls[2].absoluteString)?.isPinned == true, "its partial bytes are held")
+
+        // The second run: they go on, in order, from where they were.
+        let origin = RecordingOrigin(CrawlBypass())
+        let cache = StreamingCache(
+            store: store, origin: origin, configuration: StreamingConfiguration(chunksPerRequest: 16, stallTimeout: 5))
+        let queue = try await DownloadQueue.open(
+            cache: cache, configuration: DownloadQueueConfiguration(maxConcurrentDownloads: 1))
+        let updates = await queue.updates()
+        var completionOrder: [URL] = []
+        let pending = restored.filter { $0.status == .queued }.count
+        for await record in updates where record.status == .completed {
+            completionOrder.append(record.url)
+            if completionOrder.count == pending { break }
+        }
+        #expect(completionOrder == [urls[2], urls[3], urls[4]])
+        #expect(await queue.download(byURL[urls[1]]!.id)?.status == .stopped(.user))
+        for (url, original) in zip(urls[2...4], [large, wav, wav]) {
+            let info = try #require(try store.info(forKey: url.absoluteString))
+            #expect(info.isComplete && info.isPinned)
+            #expect(try store.read(forKey: url.absoluteString, range: 0..<original.count) == original)
+        }
+        #expect(try store.info(forKey: urls[0].absoluteString)?.isPinned == true)
+        // No stored byte asked for again: the interrupted one starts at its first missing chunk.
+        let resumed = origin.requests.filter { $0.request.url == urls[2] }.compactMap(\.request.range)
+        let firstMissing = kept / TestCache.chunkSize * TestCache.chunkSize
+        #expect(resumed.allSatisfy { $0.lowerBound >= firstMissing }, "\(resumed) after \(kept) kept")
+        #expect(origin.bodyBytes(for: urls[2]) <= large.count - firstMissing)
+        #expect(origin.requests.allSatisfy { $0.request.url != urls[0] }, "the completed one is not fetched")
+    }
+}
+
+/// Fetches `/crawl/…` URLs from `/…` at full speed (the same files).
+struct CrawlBypass: Origin {
+    let base = HTTPOrigin(timeout: 10)
+
+    func fetch(_ request: OriginRequest) async throws(OriginError) -> OriginResponse {
+        var fast = request
+        fast.url = URL(string: request.url.absoluteString.replacingOccurrences(of: "/crawl/", with: "/")) ?? request.url
+        return try await base.fetch(fast)
+    }
+}
+
+/// A child process whose standard output is collected line by line.
+final class ChildProcess: @unchecked Sendable {  // `collected` guarded by `lock`
+    private let process = Process()
+    private let lock = NSLock()
+    private var collected: [String] = []
+    private var partial = Data()
+
+    init(_ executable: URL, _ arguments: [String]) throws {
+        let pipe = Pipe()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.lock.withLock {
+                self.partial.append(data)
+                while let newline = self.partial.firstIndex(of: 0x0A) {
+                    self.collected.append(String(decoding: self.partial[..<newline], as: UTF8.self))
+                    self.partial.removeSubrange(...newline)
+                }
+            }
+        }
+        try process.run()
+    }
+
+    var lines: [String] { lock.withLock { collected } }
+
+    /// Waits until `condition` holds for the lines so far; false on timeout or exit.
+    func waitForLine(timeout: Duration, _ condition: ([String]) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition(lines) { return true }
+            if !process.isRunning { return condition(lines) }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return false
+    }
+
+    /// SIGKILL, then waits for it.
+    func kill() {
+        if process.isRunning {
+            #if canImport(Glibc)
+                _ = Glibc.kill(process.processIdentifier, SIGKILL)
+            #elseif canImport(Darwin)
+                _ = Darwin.kill(process.processIdentifier, SIGKILL)
+            #endif
+        }
+        process.waitUntilExit()
+    }
+
+    deinit { kill() }
+}
+
+/// Finds the `queue-app` executable built beside the tests.
+enum QueueAppBinary {
+    static func locate() -> URL? {
+        var directories: [URL] = []
+        if let executable = Bundle.main.executableURL { directories.append(executable.deletingLastPathComponent()) }
+        for bundle in Bundle.allBundles where bundle.bundleURL.pathExtension == "xctest" {
+            directories.append(bundle.bundleURL.deletingLastPathComponent())
+        }
+        let root = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        directories.append(root.appendingPathComponent(".build").appendingPathComponent("debug"))
+        return directories.map { $0.appendingPathComponent("queue-app") }
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }
+}
