@@ -45,7 +45,7 @@ public struct HLSAssetSummary: Sendable {
     /// Every asset in `store`.
     public static func assets(in store: MediaStore) throws(StoreError) -> [HLSAssetSummary] {
         let entries = try store.entries()
-        let keys = Set(entries.compactMap { $0.metadata.userInfo[HLSEntryMetadata.asset] })
+        let keys = Set(entries.flatMap { HLSEntryMetadata.keepers(of: $0.metadata.userInfo) })
         var result: [HLSAssetSummary] = []
         for key in keys.sorted() {
             if let asset = try summary(key, entries: entries, store: store) { result.append(asset) }

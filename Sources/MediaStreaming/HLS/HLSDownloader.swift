@@ -74,8 +74,8 @@ public final class HLSDownloader: Sendable {
 
     /// Cancels the asset's downloads and unpins its entries (they become
     /// evictable again). Returns how many entries were unpinned. A resource
-    /// another kept asset shares is unpinned too (it is re-pinned when that
-    /// asset is downloaded again).
+    /// another kept asset shares (the same key or segment under two
+    /// masters) stays pinned for it, and is no longer this asset's.
     @discardableResult
     public func release(_ url: URL) throws(StoreError) -> Int {
         let assetKey = resources.resourceKey(for: url).storeKey
@@ -86,15 +86,20 @@ public final class HLSDownloader: Sendable {
         }
         for download in running { download.cancel() }
         var count = 0
-        for entry in try entries(of: url) where entry.isPinned {
-            try cache.store.setPinned(false, forKey: entry.key, version: entry.version)
-            count += 1
+        for entry in try entries(of: url) {
+            if let shared = HLSEntryMetadata.releasing(entry, fromAsset: assetKey) {
+                try cache.store.setMetadata(shared, forKey: entry.key, version: entry.version)
+            } else if entry.isPinned {
+                try cache.store.setPinned(false, forKey: entry.key, version: entry.version)
+                count += 1
+            }
         }
         return count
     }
 
     /// Cancels the asset's downloads and removes every entry of it from the
-    /// store. Returns how many were removed.
+    /// store, except those another kept asset shares. Returns how many
+    /// were removed.
     @discardableResult
     public func remove(_ url: URL) throws(StoreError) -> Int {
         _ = try release(url)

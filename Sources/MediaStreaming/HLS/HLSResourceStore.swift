@@ -228,10 +228,13 @@ public final class HLSResourceStore: Sendable {
             guard let info = try store.info(forKey: key) else { return }
             var merged = metadata
             // The download's fields win (a player's fetch knew less), but an
-            // entry another asset kept stays grouped with it.
+            // entry another asset keeps stays grouped with it and kept by both.
             merged.userInfo = info.metadata.userInfo.merging(metadata.userInfo) { _, new in new }
-            if let asset = info.metadata.userInfo[HLSEntryMetadata.asset] {
-                merged.userInfo[HLSEntryMetadata.asset] = asset
+            if let assetKey = metadata.userInfo[HLSEntryMetadata.asset] {
+                var previous = merged
+                previous.userInfo[HLSEntryMetadata.asset] = info.metadata.userInfo[HLSEntryMetadata.asset]
+                previous.userInfo[HLSEntryMetadata.keepers] = info.metadata.userInfo[HLSEntryMetadata.keepers]
+                merged = HLSEntryMetadata.adding(assetKey, to: previous, wasPinned: info.isPinned)
             }
             if merged.mimeType == nil { merged.mimeType = info.metadata.mimeType }
             try store.setMetadata(merged, forKey: key, version: info.version)

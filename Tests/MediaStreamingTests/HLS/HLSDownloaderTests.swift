@@ -242,6 +242,40 @@ struct HLSDownloaderTests {
         #expect(try downloader.remove(url) == 6)
         #expect(try test.store.entries().isEmpty)
     }
+
+    @Test("a resource two kept assets share stays pinned and stored until both are released/removed")
+    func sharedResourcesOutliveOneAsset() async throws {
+        let origin = try HLSOrigin()
+        let master = origin.url("master/master.m3u8")
+        // The lone media playlist of the master's low variant: an asset of its own sharing it.
+        let low = origin.url("master/low.m3u8")
+        for removeMasterFirst in [true, false] {
+            let test = try TestCache()
+            let downloader = HLSDownloader(cache: test.cache)
+            let masterPlan = try #require(
+                try await downloader.download(master, variant: .lowestBandwidth).planAfterCompletion())
+            let lowPlan = try #require(try await downloader.download(low).planAfterCompletion())
+            let (gone, kept) = removeMasterFirst ? (master, lowPlan) : (low, masterPlan)
+            let keptURL = removeMasterFirst ? low : master
+            let shared = Set(lowPlan.resources.map(\.cacheKey.storeKey))
+            #expect(shared.isSubset(of: Set(masterPlan.resources.map(\.cacheKey.storeKey))))
+            _ = try downloader.release(gone)
+            _ = try downloader.remove(gone)
+            for resource in kept.resources {
+                let entry = try #require(try test.store.info(forKey: resource.cacheKey.storeKey), "\(resource.url)")
+                #expect(entry.isComplete && entry.isPinned, "\(resource.url)")
+            }
+            // Nothing of the removed asset is left but what the kept one shares; cachetool groups the rest.
+            #expect(Set(try test.store.entries().map(\.key)) == Set(kept.resources.map(\.cacheKey.storeKey)))
+            let summary = try #require(
+                try HLSAssetSummary.asset(
+                    downloader.resources.resourceKey(for: keptURL).storeKey, in: test.store))
+            #expect(summary.entries.count == kept.resources.count && summary.isPinned)
+            #expect(try HLSAssetSummary.assets(in: test.store).count == 1)
+            #expect(try downloader.remove(keptURL) == kept.resources.count)
+            #expect(try test.store.entries().isEmpty)
+        }
+    }
 }
 
 extension HLSDownload {
