@@ -241,7 +241,7 @@ public final class HLSDownload: Sendable {
             for: resource,
             metadata: HLSEntryMetadata.metadata(
                 for: resource, assetKey: nil, playlistKey: nil, mimeType: HLSContentType.playlist),
-            headers: headers, store: { Self.isDownloadable($0, url: url) })
+            headers: headers, priority: .download, store: { Self.isDownloadable($0, url: url) })
     }
 
     /// Whether `data` is a master playlist, or a media playlist the planner accepts.
@@ -301,7 +301,7 @@ public final class HLSDownload: Sendable {
             for: resource, assetKey: assetKey, playlistKey: resource.playlistURL.map { policy.key(for: $0) },
             mimeType: HLSContentType.mimeType(for: resource.url, kind: resource.kind, mediaType: resource.mediaType))
         let (data, fetched) = try await resources.data(
-            for: resource, metadata: metadata, pinned: true, headers: headers)
+            for: resource, metadata: metadata, pinned: true, headers: headers, priority: .download)
         if !fetched {
             // Found in the store, or fetched by a player meanwhile: keep it too.
             do {

@@ -9,6 +9,15 @@ import MediaStore
 /// a download runs is fetched once: a fetch already running for a key is
 /// joined, and one already stored is read from the store.
 ///
+/// Origin fetches go through the cache's ``FetchScheduler`` (the one the
+/// progressive loader and downloader use): a connection per host is
+/// admitted first, and between body chunks a fetch waits while a busy
+/// transfer of higher priority runs. A download's fetches are
+/// ``FetchPriority/download``, a player's (the server's) ``FetchPriority/playback``;
+/// a player joining a download's fetch raises it to playback. A fetch
+/// preempted by playback (the host's connections were full) starts again
+/// once admitted.
+///
 /// Each resource is fetched whole (its byte range only) and held in memory
 /// until stored, so one may be at most ``maxResourceBytes``. Live media
 /// playlists (no `EXT-X-ENDLIST`) are passed through without being stored.
@@ -17,7 +26,25 @@ public final class HLSResourceStore: Sendable {
     public let cache: StreamingCache
     /// The largest resource fetched (64 MiB).
     public static let maxResourceBytes = 64 << 20
-    private let inFlight = Locked<[String: Task<Data, any Error>]>([:])
+    private let inFlight = Locked<[String: Flight]>([:])
+
+    /// A fetch running for one key: its task, and the priority and ticket
+    /// its scheduled transfer has (raised when a player joins).
+    private final class Flight: Sendable {
+        let schedule: Locked<(priority: FetchPriority, ticket: FetchTicket?)>
+        let task = Locked<Task<Data, any Error>?>(nil)
+
+        init(_ priority: FetchPriority) { schedule = Locked((priority, nil)) }
+
+        func raise(to priority: FetchPriority, in scheduler: FetchScheduler) {
+            let ticket = schedule.withLock { schedule -> FetchTicket? in
+                guard priority > schedule.priority else { return nil }
+                schedule.priority = priority
+                return schedule.ticket
+            }
+            if let ticket { scheduler.setPriority(priority, for: ticket) }
+        }
+    }
     private let originRequestCount = Locked(0)
 
     private static let registry = Locked<[ObjectIdentifier: WeakStore]>([:])
@@ -78,13 +105,14 @@ public final class HLSResourceStore: Sendable {
     ///   - metadata: the entry's metadata if it is fetched and kept.
     ///   - pinned: whether a fetched entry is kept pinned.
     ///   - headers: sent with the origin request.
+    ///   - priority: the fetch's priority in the cache's scheduler.
     ///   - shouldStore: decides from the fetched bytes whether to keep them
     ///     (live playlists are not kept).
     /// - Returns: the bytes, and whether this call fetched them (false when
     ///   read from the store or from a fetch another caller started).
     public func data(
         for resource: HLSResource, metadata: EntryMetadata, pinned: Bool = false, headers: [String: String] = [:],
-        store shouldStore: @escaping @Sendable (Data) -> Bool = { _ in true }
+        priority: FetchPriority = .playback, store shouldStore: @escaping @Sendable (Data) -> Bool = { _ in true }
     ) async throws(HLSDownloadError) -> (data: Data, fetched: Bool) {
         do {
             if let data = try await stored(resource.cacheKey) { return (data, false) }
@@ -96,18 +124,23 @@ public final class HLSResourceStore: Sendable {
         while true {
             attempt += 1
             let (task, isNew) = inFlight.withLock { running -> (Task<Data, any Error>, Bool) in
-                if let task = running[key] { return (task, false) }
+                if let flight = running[key], let task = flight.task.current {
+                    flight.raise(to: priority, in: cache.scheduler)
+                    return (task, false)
+                }
+                let flight = Flight(priority)
                 let task = Task<Data, any Error> { [self] in
                     defer { _ = inFlight.withLock { $0.removeValue(forKey: key) } }
                     // Stored between the look above and this fetch's registration?
                     if let data = try await stored(resource.cacheKey) { return data }
-                    let data = try await fetch(resource, headers: headers)
+                    let data = try await fetch(resource, headers: headers, flight: flight)
                     if shouldStore(data) {
                         try await write(data, key: key, metadata: metadata, pinned: pinned)
                     }
                     return data
                 }
-                running[key] = task
+                flight.task.withLock { $0 = task }
+                running[key] = flight
                 return (task, true)
             }
             do {
@@ -128,15 +161,22 @@ public final class HLSResourceStore: Sendable {
         }
     }
 
-    /// Fetches the bytes of `resource` from the origin (no store).
-    public func fetch(_ resource: HLSResource, headers: [String: String] = [:]) async throws(HLSDownloadError)
-        -> Data
+    /// Fetches the bytes of `resource` from the origin (no store), as a
+    /// transfer of `priority` in the cache's scheduler.
+    public func fetch(_ resource: HLSResource, headers: [String: String] = [:], priority: FetchPriority = .playback)
+        async throws(HLSDownloadError) -> Data
+    {
+        try await fetch(resource, headers: headers, flight: Flight(priority))
+    }
+
+    private func fetch(_ resource: HLSResource, headers: [String: String], flight: Flight)
+        async throws(HLSDownloadError) -> Data
     {
         let attempts = max(1, cache.configuration.maxRetries + 1)
         var lastError: HLSDownloadError = .streaming(.cancelled)
         for attempt in 0..<attempts {
             do {
-                return try await fetchOnce(resource, headers: headers)
+                return try await scheduled(resource, headers: headers, flight: flight)
             } catch {
                 lastError = error
                 guard case .streaming(.origin(let origin)) = error, origin.isTransient, attempt + 1 < attempts else {
@@ -148,7 +188,32 @@ public final class HLSResourceStore: Sendable {
         throw lastError
     }
 
-    private func fetchOnce(_ resource: HLSResource, headers: [String: String]) async throws(HLSDownloadError) -> Data {
+    /// One fetch admitted by the scheduler; again from the start when
+    /// playback preempted it.
+    private func scheduled(_ resource: HLSResource, headers: [String: String], flight: Flight)
+        async throws(HLSDownloadError) -> Data
+    {
+        let scheduler = cache.scheduler
+        while true {
+            let ticket = flight.schedule.withLock { schedule -> FetchTicket in
+                let ticket = scheduler.makeTicket(schedule.priority, host: resource.url.host ?? "")
+                schedule.ticket = ticket
+                return ticket
+            }
+            defer { scheduler.finish(ticket) }
+            do {
+                try await scheduler.admit(ticket)
+            } catch {
+                throw .streaming(.cancelled)
+            }
+            if let data = try await fetchOnce(resource, headers: headers, ticket: ticket) { return data }
+        }
+    }
+
+    /// The bytes of one origin request; nil when playback preempted it.
+    private func fetchOnce(_ resource: HLSResource, headers: [String: String], ticket: FetchTicket)
+        async throws(HLSDownloadError) -> Data?
+    {
         let range = resource.byteRange.map { $0.range }
         var request = OriginRequest(url: resource.url, range: range)
         request.headers = cache.configuration.headers.merging(headers) { $1 }
@@ -185,6 +250,13 @@ public final class HLSResourceStore: Sendable {
         do {
             for try await piece in response.body {
                 try Task.checkCancellation()
+                // Outranked: wait here; preempted: drop this response, start again.
+                do {
+                    try await cache.scheduler.checkpoint(ticket)
+                } catch {
+                    if error == .preempted { return nil }
+                    throw HLSDownloadError.streaming(.cancelled)
+                }
                 var piece = piece
                 if skip > 0 {
                     let dropped = min(skip, piece.count)
