@@ -38,6 +38,8 @@ public final class HLSDownload: Sendable {
     let subtitles: RenditionRequest
     let headers: [String: String]
     let parallelFetches: Int
+    /// The priority of its fetches in the cache's scheduler.
+    let priority: FetchPriority
     private let status: Locked<HLSDownloadProgress>
     private let planBox = Locked<HLSDownloadPlan?>(nil)
     private let observers = Locked<[UUID: AsyncStream<HLSDownloadProgress>.Continuation]>([:])
@@ -45,8 +47,10 @@ public final class HLSDownload: Sendable {
 
     init(
         url: URL, resources: HLSResourceStore, variant: VariantChoice, audio: RenditionRequest,
-        subtitles: RenditionRequest, headers: [String: String], parallelFetches: Int
+        subtitles: RenditionRequest, headers: [String: String], parallelFetches: Int,
+        priority: FetchPriority = .download
     ) {
+        self.priority = priority
         self.url = url
         self.assetKey = resources.resourceKey(for: url).storeKey
         self.resources = resources
@@ -241,7 +245,7 @@ public final class HLSDownload: Sendable {
             for: resource,
             metadata: HLSEntryMetadata.metadata(
                 for: resource, assetKey: nil, playlistKey: nil, mimeType: HLSContentType.playlist),
-            headers: headers, priority: .download, store: { Self.isDownloadable($0, url: url) })
+            headers: headers, priority: priority, store: { Self.isDownloadable($0, url: url) })
     }
 
     /// Whether `data` is a master playlist, or a media playlist the planner accepts.
@@ -301,7 +305,7 @@ public final class HLSDownload: Sendable {
             for: resource, assetKey: assetKey, playlistKey: resource.playlistURL.map { policy.key(for: $0) },
             mimeType: HLSContentType.mimeType(for: resource.url, kind: resource.kind, mediaType: resource.mediaType))
         let (data, fetched) = try await resources.data(
-            for: resource, metadata: metadata, pinned: true, headers: headers, priority: .download)
+            for: resource, metadata: metadata, pinned: true, headers: headers, priority: priority)
         if !fetched {
             // Found in the store, or fetched by a player meanwhile: keep it too.
             do {

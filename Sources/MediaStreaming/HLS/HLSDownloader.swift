@@ -47,11 +47,11 @@ public final class HLSDownloader: Sendable {
     @discardableResult
     public func download(
         _ url: URL, variant: VariantChoice = .first, audio: RenditionRequest = .automatic,
-        subtitles: RenditionRequest = .none, headers: [String: String] = [:]
+        subtitles: RenditionRequest = .none, headers: [String: String] = [:], priority: FetchPriority = .download
     ) -> HLSDownload {
         let download = HLSDownload(
             url: url, resources: resources, variant: variant, audio: audio, subtitles: subtitles, headers: headers,
-            parallelFetches: parallelFetches)
+            parallelFetches: parallelFetches, priority: priority)
         list.withLock { list in
             list.removeAll { $0.state == .cancelled || $0.state == .completed }
             list.append(download)

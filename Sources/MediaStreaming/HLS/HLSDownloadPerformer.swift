@@ -1,0 +1,84 @@
+import Foundation
+import MediaStore
+
+/// Performs the HLS downloads of a ``DownloadQueue``: records of its
+/// ``kind`` are fetched by an ``HLSDownloader`` with the variant and
+/// renditions it was made with, so HLS assets are queued, kept across
+/// relaunches and resumed like progressive files. A resumed record
+/// fetches only the resources the store lacks.
+///
+/// ```swift
+/// let queue = try await DownloadQueue.open(cache: cache, performers: [HLSDownloadPerformer()])
+/// try await queue.enqueue(masterURL, kind: HLSDownloadPerformer.kind)
+/// ```
+public struct HLSDownloadPerformer: DownloadPerformer {
+    /// The default kind of records it performs.
+    public static let kind = "hls"
+
+    public let kind: String
+    public let variant: VariantChoice
+    public let audio: RenditionRequest
+    public let subtitles: RenditionRequest
+    public let parallelFetches: Int
+
+    /// A performer for records of `kind`, each downloaded with this selection.
+    public init(
+        kind: String = Self.kind, variant: VariantChoice = .first, audio: RenditionRequest = .automatic,
+        subtitles: RenditionRequest = .none, parallelFetches: Int = 4
+    ) {
+        self.kind = kind
+        self.variant = variant
+        self.audio = audio
+        self.subtitles = subtitles
+        self.parallelFetches = parallelFetches
+    }
+
+    public func perform(
+        _ record: DownloadRecord, in cache: StreamingCache, priority: FetchPriority,
+        progress: @escaping @Sendable (Int, Int?) -> Void
+    ) async throws(DownloadFailure) -> [StoredEntry] {
+        let downloader = HLSDownloader(cache: cache, parallelFetches: parallelFetches)
+        let download = downloader.download(
+            record.url, variant: variant, audio: audio, subtitles: subtitles, headers: record.headers,
+            priority: priority)
+        do {
+            try await withTaskCancellationHandler {
+                let updates = Task {
+                    for await update in download.progressUpdates() { progress(update.bytes, nil) }
+                }
+                defer { updates.cancel() }
+                try await download.completion()
+            } onCancel: {
+                download.cancel()
+            }
+        } catch let error as HLSDownloadError {
+            throw Self.failure(error)
+        } catch {
+            throw .userCancelled
+        }
+        let bytes = download.snapshot.bytes
+        progress(bytes, bytes)
+        do {
+            return try downloader.entries(of: record.url).map { StoredEntry(key: $0.key, version: $0.version) }
+        } catch {
+            throw .storage(String(describing: error))
+        }
+    }
+
+    /// The asset's entries that no other kept asset shares (the queue
+    /// unpins or removes these; shared ones stay the other asset's).
+    public func keys(of record: DownloadRecord, in cache: StreamingCache) -> [String] {
+        let downloader = HLSDownloader(cache: cache, parallelFetches: parallelFetches)
+        let assetKey = downloader.resources.resourceKey(for: record.url).storeKey
+        let entries = (try? downloader.entries(of: record.url)) ?? []
+        return entries.filter { HLSEntryMetadata.releasing($0, fromAsset: assetKey) == nil }.map(\.key)
+    }
+
+    static func failure(_ error: HLSDownloadError) -> DownloadFailure {
+        switch error {
+        case .streaming(let streaming): DownloadFailure(streaming)
+        case .plan(let plan): .unsupported(String(describing: plan))
+        default: .transfer(error.description)
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import MediaStore
+import MediaStreaming
+import Testing
+
+/// HLS assets in the persistent ``DownloadQueue`` through
+/// ``HLSDownloadPerformer``, against a real nginx (requests counted in its
+/// access log).
+@Suite("HLS in the download queue", .serialized)
+struct HLSDownloadPerformerTests {
+    @Test("an HLS record waits, survives reopening the queue, then fetches only what the store lacks; pinned")
+    func queuedHLSResumesAfterReopening() async throws {
+        let origin = try HLSOrigin()
+        let test = try TestCache()
+        let master = origin.url("master/master.m3u8")
+        // Part of the asset is already stored (the English selection).
+        try await HLSDownloader(cache: test.cache).download(
+            master, variant: .lowestBandwidth, audio: .languages(["en"])
+        ).completion()
+        await origin.waitForLog(atLeast: 8)
+        let before = origin.requests().count
+        #expect(before == 1 + 2 + 2 + 3)
+
+        let performer = HLSDownloadPerformer(variant: .lowestBandwidth, audio: .languages(["en", "fr"]))
+        let expensive = SettableConditionsMonitor(DeviceConditions(isExpensive: true))
+        let queue = try await DownloadQueue.open(cache: test.cache, monitor: expensive, performers: [performer])
+        let record = try await queue.enqueue(master, kind: HLSDownloadPerformer.kind, conditions: .unmetered)
+        #expect(record.kind == HLSDownloadPerformer.kind)
+        let store = test.store!
+        for _ in 0..<500 {
+            let saved = (try? DownloadIndex(store: store).load()) ?? []
+            if saved.contains(where: { $0.id == record.id }) { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+
+        var waiting = await queue.download(record.id)?.status
+        for _ in 0..<500 where waiting != .waiting([.expensiveNetwork]) {
+            try await Task.sleep(for: .milliseconds(10))
+            waiting = await queue.download(record.id)?.status
+        }
+        #expect(waiting == .waiting([.expensiveNetwork]))
+        #expect(origin.requests().count == before)
+
+        // A new session over the same store, on an unmetered network: the record is restored and runs.
+        test.freshCache()
+        let reopened = try await DownloadQueue.open(cache: test.cache, performers: [performer])
+        #expect(await reopened.download(record.id)?.kind == HLSDownloadPerformer.kind)
+        try await reopened.completion(of: record.id)
+        await origin.waitForLog(atLeast: before + 4)
+        try await Task.sleep(for: .milliseconds(100))
+        let added = Array(origin.requests().dropFirst(before))
+        #expect(
+            added.sorted() == [
+                "GET /master/french.m3u8", "GET /master/french_0.ts", "GET /master/french_1.ts",
+                "GET /master/french_2.ts",
+            ])
+        let downloader = HLSDownloader(cache: test.cache)
+        let entries = try downloader.entries(of: master)
+        let expected = 12  // master, 3 media playlists, 2 + 3 + 3 segments
+        #expect(entries.count == expected)
+        #expect(entries.allSatisfy { $0.isComplete && $0.isPinned })
+        let completed = await reopened.download(record.id)
+        #expect(completed?.status == .completed)
+        let stored = completed?.bytesStored ?? 0
+        #expect(stored > 0)
+    }
+}
