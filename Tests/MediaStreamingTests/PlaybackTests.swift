@@ -4,7 +4,9 @@ import MediaStreaming
 import Testing
 
 /// Behaviours 1, 2, 3, 4 and 10 of issue 4, against a real nginx.
-@Suite("Playback through the loader", .enabled(if: ExternalTool.available("nginx", "ffprobe"), "needs nginx and ffprobe (Tools/bootstrap installs them)"))
+@Suite(
+    "Playback through the loader",
+    .enabled(if: ExternalTool.available("nginx", "ffprobe"), "needs nginx and ffprobe (Tools/bootstrap installs them)"))
 struct PlaybackTests {
     let server = NginxServer.shared
 
@@ -62,15 +64,18 @@ struct PlaybackTests {
         // Only the opening request and the seek region, rounded to chunks (and to whole requests).
         #expect(ranges.byteCount <= 2 * chunk * 2 + 4 * chunk)
         let seekRequests = test.origin.rangeHeaders.filter { !$0.hasPrefix("bytes=0-") }
-        #expect(seekRequests.allSatisfy { header in
-            let start = Int(header.dropFirst(6).split(separator: "-")[0])!
-            return start % chunk == 0 && start >= 20 * chunk && start < 23 * chunk
-        })
+        #expect(
+            seekRequests.allSatisfy { header in
+                let start = Int(header.dropFirst(6).split(separator: "-")[0])!
+                return start % chunk == 0 && start >= 20 * chunk && start < 23 * chunk
+            })
 
         test.origin.reset()
         let whole = await player.load(offset: 0, length: nil)
         #expect(whole.data == original)
-        let refetched = test.origin.rangeHeaders.map { header -> Int in Int(header.dropFirst(6).split(separator: "-")[0])! }
+        let refetched = test.origin.rangeHeaders.map { header -> Int in
+            Int(header.dropFirst(6).split(separator: "-")[0])!
+        }
         #expect(!refetched.contains { $0 >= 20 * chunk && $0 < 23 * chunk })
         #expect(test.origin.bodyBytes <= original.count - ranges.byteCount + 2 * chunk)
         #expect(try await test.waitUntilComplete(url))

@@ -10,7 +10,9 @@ extension CacheTool {
         var options = WriteOptions(pinned: parsed.flag("pin"))
         if let text = parsed.value("expiry") {
             guard let expiry = ExpirySpec.parse(text) else {
-                throw UsageError("bad --expiry '\(text.prefix(40))': use never, 90s, 15m, 2h, 7d or an ISO 8601 date", command: "put")
+                throw UsageError(
+                    "bad --expiry '\(text.prefix(40))': use never, 90s, 15m, 2h, 7d or an ISO 8601 date", command: "put"
+                )
             }
             options.expiry = expiry
         }
@@ -46,8 +48,9 @@ extension CacheTool {
             }
             guard let piece, !piece.isEmpty else { break }
             try writer.append(piece)
-            console.progress("put \(Self.printable(String(key.prefix(60)))): \(ByteSize.format(writer.bytesWritten))"
-                + (expectedLength.map { " of \(ByteSize.format($0))" } ?? ""))
+            console.progress(
+                "put \(Self.printable(String(key.prefix(60)))): \(ByteSize.format(writer.bytesWritten))"
+                    + (expectedLength.map { " of \(ByteSize.format($0))" } ?? ""))
         }
         let info = try writer.finish()
         console.endProgress()
@@ -61,7 +64,9 @@ extension CacheTool {
             // The master playlist of an HLS asset: every entry of the asset.
             if let asset = try HLSAssetSummary.asset(key, in: store) {
                 for entry in asset.entries { _ = try store.remove(forKey: entry.key, version: entry.version) }
-                console.printError("cachetool: removed the HLS asset \(Self.printable(String(key.prefix(200)))) (\(asset.entries.count) entries)")
+                console.printError(
+                    "cachetool: removed the HLS asset \(Self.printable(String(key.prefix(200)))) (\(asset.entries.count) entries)"
+                )
                 continue
             }
             if try !store.remove(forKey: key) { missing.append(key) }
@@ -84,7 +89,9 @@ extension CacheTool {
 
     private func reportMissing(_ missing: [String]) throws {
         guard !missing.isEmpty else { return }
-        for key in missing.dropLast() { console.printError("cachetool: no entry for key \(Self.printable(String(key.prefix(200))))") }
+        for key in missing.dropLast() {
+            console.printError("cachetool: no entry for key \(Self.printable(String(key.prefix(200))))")
+        }
         throw ToolError("no entry for key \(Self.printable(String(missing[missing.count - 1].prefix(200))))")
     }
 
@@ -101,15 +108,18 @@ extension CacheTool {
     func evict(_ parsed: ParsedArguments) throws {
         guard let text = parsed.value("to") else { throw UsageError("evict needs --to SIZE", command: "evict") }
         guard let target = ByteSize.parse(text) else {
-            throw UsageError("bad size '\(text.prefix(40))': use bytes or a unit such as 500M or 2GiB", command: "evict")
+            throw UsageError(
+                "bad size '\(text.prefix(40))': use bytes or a unit such as 500M or 2GiB", command: "evict")
         }
         let store = try openStore(parsed, write: true)
         let evicted = try store.evict(toBytes: target)
         let stored = try store.statistics().storedBytes
         if parsed.flag("json") {
-            printJSON("evict", [
-                ("store", .string(store.directory.path)), ("evicted", .int(evicted)), ("storedBytes", .int(stored)),
-            ])
+            printJSON(
+                "evict",
+                [
+                    ("store", .string(store.directory.path)), ("evicted", .int(evicted)), ("storedBytes", .int(stored)),
+                ])
         } else {
             console.print("evicted \(evicted) entr\(evicted == 1 ? "y" : "ies"); \(ByteSize.format(stored)) stored")
         }
@@ -124,10 +134,12 @@ extension CacheTool {
         let report = try MediaStore.compact(directory: directory)
         console.endProgress()
         if parsed.flag("json") {
-            printJSON("compact", [
-                ("store", .string(directory.path)), ("bytesBefore", .int(report.bytesBefore)),
-                ("bytesAfter", .int(report.bytesAfter)),
-            ])
+            printJSON(
+                "compact",
+                [
+                    ("store", .string(directory.path)), ("bytesBefore", .int(report.bytesBefore)),
+                    ("bytesAfter", .int(report.bytesAfter)),
+                ])
         } else {
             console.print("compacted: \(ByteSize.format(report.bytesBefore)) -> \(ByteSize.format(report.bytesAfter))")
         }
