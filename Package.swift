@@ -148,7 +148,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MediaServerTests",
-            dependencies: ["MediaServer", "MediaStreaming", "MediaStore", "LoopbackNginx"]
+            dependencies: ["MediaServer", "MediaStreaming", "MediaStore", "LoopbackNginx", "TestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

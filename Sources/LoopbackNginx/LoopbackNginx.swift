@@ -78,7 +78,8 @@ public final class LoopbackNginx: Sendable {
         }
         self.root = root
         self.directory = directory
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("tmp"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("tmp"), withIntermediateDirectories: true)
         let d = directory.path
         let configURL = directory.appendingPathComponent("nginx.conf")
         for _ in 0..<5 {
@@ -188,7 +189,9 @@ public final class LoopbackNginx: Sendable {
             kill -9 \(pid) 2>/dev/null
             """
         let watchdog = Process()
-        if let setsid = ["/usr/bin/setsid", "/bin/setsid"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) {
+        if let setsid = ["/usr/bin/setsid", "/bin/setsid"].first(where: {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }) {
             watchdog.executableURL = URL(fileURLWithPath: setsid)
             watchdog.arguments = ["/bin/sh", "-c", loop]
         } else {
@@ -208,7 +211,9 @@ public final class LoopbackNginx: Sendable {
         defer { close(fd) }
         var address = loopback(port: 0)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
@@ -220,7 +225,9 @@ public final class LoopbackNginx: Sendable {
         defer { close(fd) }
         var address = loopback(port: port)
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         return result == 0
     }

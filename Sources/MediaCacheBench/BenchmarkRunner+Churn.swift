@@ -22,7 +22,8 @@ extension BenchmarkRunner {
         var engineStats: StoreStatistics
         var engineMaxFile = 0
         do {
-            let store = try MediaStore(directory: engineDirectory, configuration: StoreConfiguration(sizeLimit: w.churnLimit))
+            let store = try MediaStore(
+                directory: engineDirectory, configuration: StoreConfiguration(sizeLimit: w.churnLimit))
             var rng = SplitMix64(seed: Workloads.churnSeed &+ 1)
             for (index, size) in sizes.enumerated() {
                 let value = Workloads.randomData(size, &rng)
@@ -32,7 +33,8 @@ extension BenchmarkRunner {
             }
             engineStats = try store.statistics()
             engineMaxFile = max(engineMaxFile, engineStats.fileBytes)
-            verify(engineStats.storedBytes <= w.churnLimit,
+            verify(
+                engineStats.storedBytes <= w.churnLimit,
                 "engine churn: storedBytes \(engineStats.storedBytes) over the limit \(w.churnLimit)")
             let report = try store.verify()
             verify(report.isClean, "engine churn: verify() found \(report.problems.prefix(3))")
@@ -72,16 +74,21 @@ extension BenchmarkRunner {
         }
 
         let name = "file/live after churn (sizeLimit \(limit), \(Workloads.describe(bytes: total)) of \(range) values)"
-        record(BenchResult(
-            name: name, unit: BenchResult.fileToLive, value: engineStats.fileToLiveRatio,
-            baseline: "raw-lmdb", baselineValue: live > 0 ? Double(rawFile) / Double(live) : nil))
-        record(BenchResult(
-            name: "set with eviction during churn (\(sizes.count) values, one put per commit)",
-            unit: BenchResult.megabytesPerSecond, value: Self.megabytesPerSecond(total, engineSeconds),
-            baseline: "raw-lmdb", baselineValue: Self.megabytesPerSecond(total, rawSeconds)))
+        record(
+            BenchResult(
+                name: name, unit: BenchResult.fileToLive, value: engineStats.fileToLiveRatio,
+                baseline: "raw-lmdb", baselineValue: live > 0 ? Double(rawFile) / Double(live) : nil))
+        record(
+            BenchResult(
+                name: "set with eviction during churn (\(sizes.count) values, one put per commit)",
+                unit: BenchResult.megabytesPerSecond, value: Self.megabytesPerSecond(total, engineSeconds),
+                baseline: "raw-lmdb", baselineValue: Self.megabytesPerSecond(total, rawSeconds)))
         let mib = Double(1 << 20)
-        note(String(format: "churn, engine: file %.1f MiB (largest seen %.1f MiB), stored %.1f MiB, %d entries, %d evictions; raw-lmdb FIFO: file %.1f MiB, live %.1f MiB.",
-            Double(engineStats.fileBytes) / mib, Double(engineMaxFile) / mib, Double(engineStats.storedBytes) / mib,
-            engineStats.entryCount, engineStats.evictions, Double(rawFile) / mib, Double(live) / mib))
+        note(
+            String(
+                format:
+                    "churn, engine: file %.1f MiB (largest seen %.1f MiB), stored %.1f MiB, %d entries, %d evictions; raw-lmdb FIFO: file %.1f MiB, live %.1f MiB.",
+                Double(engineStats.fileBytes) / mib, Double(engineMaxFile) / mib, Double(engineStats.storedBytes) / mib,
+                engineStats.entryCount, engineStats.evictions, Double(rawFile) / mib, Double(live) / mib))
     }
 }

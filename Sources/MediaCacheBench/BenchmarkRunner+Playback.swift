@@ -22,7 +22,9 @@ extension BenchmarkRunner {
         let firstInProcess = results.isEmpty
         let streamSize = w.streamBytes
         let entrySize = w.playbackEntryBytes
-        log("playback: \(Workloads.describe(bytes: streamSize)) through the loader, a \(entrySize / 1_000_000) MB entry replayed")
+        log(
+            "playback: \(Workloads.describe(bytes: streamSize)) through the loader, a \(entrySize / 1_000_000) MB entry replayed"
+        )
         let web = try freshDirectory("playback-www")
         defer { remove(web) }
         let bigFile = web.appendingPathComponent("long-mix.bin")
@@ -43,18 +45,27 @@ extension BenchmarkRunner {
         //    the group (after its baseline, which holds about 1 MiB) so that
         //    VmHWM is the stream's own when no other group ran before.
         let alone = try streamOriginAlone(server.url("long-mix.bin"), origin: origin, size: streamSize)
-        let streamed = try streamThroughLoader(server.url("long-mix.bin"), origin: origin, size: streamSize, file: bigFile, firstInProcess: firstInProcess)
+        let streamed = try streamThroughLoader(
+            server.url("long-mix.bin"), origin: origin, size: streamSize, file: bigFile, firstInProcess: firstInProcess)
         let size = Workloads.describe(bytes: streamSize)
-        record(BenchResult(
-            name: "playback: stream \(size) from nginx through the loader, peak RSS growth (VmRSS sampled every MiB\(streamed.peakGrowth == nil ? "" : ", VmHWM"))",
-            unit: BenchResult.mebibytes, value: Self.mebibytes(max(streamed.memory.totalGrowth, streamed.peakGrowth ?? 0)),
-            baseline: "HTTPOrigin alone (1 MiB ranges, bytes dropped)", baselineValue: Self.mebibytes(alone.memory.totalGrowth)))
-        note(String(format: "playback RSS growth (target < 64 MiB) streaming %@ through the loader at %.0f MB/s: VmRSS +%.1f MiB (anonymous +%.1f MiB, file-backed +%.1f MiB)%@; loader's largest reader backlog %.2f MiB; HTTPOrigin alone at %.0f MB/s: +%.1f MiB (anonymous +%.1f MiB, file-backed +%.1f MiB).",
-            size, streamed.throughput, Self.mebibytes(streamed.memory.totalGrowth), Self.mebibytes(streamed.memory.anonymousGrowth),
-            Self.mebibytes(streamed.memory.fileGrowth),
-            streamed.peakGrowth.map { String(format: ", VmHWM − start VmRSS +%.1f MiB", Self.mebibytes($0)) } ?? "",
-            Self.mebibytes(streamed.peakBacklog), alone.throughput, Self.mebibytes(alone.memory.totalGrowth),
-            Self.mebibytes(alone.memory.anonymousGrowth), Self.mebibytes(alone.memory.fileGrowth)))
+        record(
+            BenchResult(
+                name:
+                    "playback: stream \(size) from nginx through the loader, peak RSS growth (VmRSS sampled every MiB\(streamed.peakGrowth == nil ? "" : ", VmHWM"))",
+                unit: BenchResult.mebibytes,
+                value: Self.mebibytes(max(streamed.memory.totalGrowth, streamed.peakGrowth ?? 0)),
+                baseline: "HTTPOrigin alone (1 MiB ranges, bytes dropped)",
+                baselineValue: Self.mebibytes(alone.memory.totalGrowth)))
+        note(
+            String(
+                format:
+                    "playback RSS growth (target < 64 MiB) streaming %@ through the loader at %.0f MB/s: VmRSS +%.1f MiB (anonymous +%.1f MiB, file-backed +%.1f MiB)%@; loader's largest reader backlog %.2f MiB; HTTPOrigin alone at %.0f MB/s: +%.1f MiB (anonymous +%.1f MiB, file-backed +%.1f MiB).",
+                size, streamed.throughput, Self.mebibytes(streamed.memory.totalGrowth),
+                Self.mebibytes(streamed.memory.anonymousGrowth),
+                Self.mebibytes(streamed.memory.fileGrowth),
+                streamed.peakGrowth.map { String(format: ", VmHWM − start VmRSS +%.1f MiB", Self.mebibytes($0)) } ?? "",
+                Self.mebibytes(streamed.peakBacklog), alone.throughput, Self.mebibytes(alone.memory.totalGrowth),
+                Self.mebibytes(alone.memory.anonymousGrowth), Self.mebibytes(alone.memory.fileGrowth)))
 
         // 2. A 100 MB track: the first play fills the store, replays come from it.
         let directory = try freshDirectory("playback-store")
@@ -81,7 +92,8 @@ extension BenchmarkRunner {
             replayOriginBytes += cache.statistics.originBytes
             fileFirstByte.append(try Self.timeFirstBytes(of: trackFile, count: 2))
         }
-        record("playback: time to first byte from the store, \(entrySize / 1_000_000) MB entry (fresh loader: content information + bytes 0-1; median of \(trials))",
+        record(
+            "playback: time to first byte from the store, \(entrySize / 1_000_000) MB entry (fresh loader: content information + bytes 0-1; median of \(trials))",
             unit: "µs (lower is better)", engine: Stopwatch.median(loaderFirstByte) * 1e6,
             baselines: [("plain file (open + read 2 bytes)", Stopwatch.median(fileFirstByte) * 1e6)])
 
@@ -99,12 +111,17 @@ extension BenchmarkRunner {
             posixRates.append(try Self.posixReadRate(of: trackFile, pieceSize: store.configuration.chunkSize))
         }
         let replays = trials + w.repetitions
-        record("playback: origin bytes per replay of the \(entrySize / 1_000_000) MB entry (\(replays) replays)", unit: "bytes (lower is better)",
+        record(
+            "playback: origin bytes per replay of the \(entrySize / 1_000_000) MB entry (\(replays) replays)",
+            unit: "bytes (lower is better)",
             engine: Double(replayOriginBytes) / Double(replays), baselines: [("first play", Double(firstOriginBytes))])
-        record("playback: serve the cached \(entrySize / 1_000_000) MB entry through the loader (bytes=0-, chunk by chunk)",
+        record(
+            "playback: serve the cached \(entrySize / 1_000_000) MB entry through the loader (bytes=0-, chunk by chunk)",
             unit: BenchResult.megabytesPerSecond, engine: Stopwatch.median(loaderRates),
-            baselines: [("plain file (FileHandle, chunk-size reads)", Stopwatch.median(fileRates)),
-                ("plain file (read(2) into one reused buffer, chunk-size)", Stopwatch.median(posixRates))])
+            baselines: [
+                ("plain file (FileHandle, chunk-size reads)", Stopwatch.median(fileRates)),
+                ("plain file (read(2) into one reused buffer, chunk-size)", Stopwatch.median(posixRates)),
+            ])
         verify(replayOriginBytes == 0, "playback: replays fetched \(replayOriginBytes) bytes from the origin")
         try verifySample(of: store, key: trackURL.absoluteString, against: trackFile, length: entrySize)
     }
@@ -118,7 +135,9 @@ extension BenchmarkRunner {
     }
 
     /// Streams `url` (`size` bytes) through a loader over a fresh store, sampling memory every MiB.
-    private func streamThroughLoader(_ url: URL, origin: HTTPOrigin, size: Int, file: URL, firstInProcess: Bool) throws -> PlaybackStream {
+    private func streamThroughLoader(_ url: URL, origin: HTTPOrigin, size: Int, file: URL, firstInProcess: Bool) throws
+        -> PlaybackStream
+    {
         let directory = try freshDirectory("playback-stream")
         defer { remove(directory) }
         let store = try MediaStore(directory: directory)
@@ -139,14 +158,17 @@ extension BenchmarkRunner {
     }
 
     /// The baseline: `HTTPOrigin` alone fetching the same bytes in 1 MiB ranges, dropping them.
-    private func streamOriginAlone(_ url: URL, origin: HTTPOrigin, size: Int) throws -> (throughput: Double, memory: MemorySampler) {
+    private func streamOriginAlone(_ url: URL, origin: HTTPOrigin, size: Int) throws -> (
+        throughput: Double, memory: MemorySampler
+    ) {
         let sampler = Self.Box(MemorySampler())
         let start = Stopwatch.now()
         let received = try Self.blocking { () async throws -> Int in
             var received = 0
             var offset = 0
             while offset < size {
-                let response = try await origin.fetch(OriginRequest(url: url, range: offset..<min(size, offset + (1 << 20))))
+                let response = try await origin.fetch(
+                    OriginRequest(url: url, range: offset..<min(size, offset + (1 << 20))))
                 for try await piece in response.body { received += piece.count }
                 offset += 1 << 20
                 sampler.update { $0.sample() }
@@ -176,13 +198,17 @@ extension BenchmarkRunner {
             try handle.seek(toOffset: UInt64(offset))
             let expected = try handle.read(upToCount: span) ?? Data()
             let stored = try store.read(forKey: key, range: offset..<(offset + span), includeExpired: true)
-            verify(stored == expected, "playback: bytes \(offset)..<\(offset + span) of \(key) differ from the origin's file")
+            verify(
+                stored == expected,
+                "playback: bytes \(offset)..<\(offset + span) of \(key) differ from the origin's file")
         }
     }
 
     /// Writes `bytes` random bytes to `url` in 1 MiB pieces.
     private static func writeRandomFile(_ url: URL, bytes: Int, seed: UInt64) throws {
-        guard FileManager.default.createFile(atPath: url.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown)
+        }
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
         var rng = SplitMix64(seed: seed)

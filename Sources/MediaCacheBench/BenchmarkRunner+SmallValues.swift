@@ -13,7 +13,9 @@ extension BenchmarkRunner {
         let keys = w.smallKeys()
         let rawKeys = keys.map { Array($0.utf8) }
         let values = w.smallValues()
-        let blocks = stride(from: 0, to: w.smallCount, by: w.singleSetBlock).map { $0..<min($0 + w.singleSetBlock, w.smallCount) }
+        let blocks = stride(from: 0, to: w.smallCount, by: w.singleSetBlock).map {
+            $0..<min($0 + w.singleSetBlock, w.smallCount)
+        }
 
         // One put, one commit (each fsyncs). Fills the stores for the gets.
         let engineDirectory = try freshDirectory("engine-small")
@@ -31,19 +33,26 @@ extension BenchmarkRunner {
         var rawSet: [Double] = []
         var fileSet: [Double] = []
         for block in blocks {
-            engineSet.append(Double(block.count) / (try Stopwatch.time {
-                for index in block { try store.put(values[index], forKey: keys[index]) }
-            }))
-            rawSet.append(Double(block.count) / (try Stopwatch.time {
-                for index in block { try raw.put(values[index], forKey: rawKeys[index]) }
-            }))
-            fileSet.append(Double(block.count) / (try Stopwatch.time {
-                for index in block { try files.set(values[index], forKey: keys[index]) }
-            }))
+            engineSet.append(
+                Double(block.count)
+                    / (try Stopwatch.time {
+                        for index in block { try store.put(values[index], forKey: keys[index]) }
+                    }))
+            rawSet.append(
+                Double(block.count)
+                    / (try Stopwatch.time {
+                        for index in block { try raw.put(values[index], forKey: rawKeys[index]) }
+                    }))
+            fileSet.append(
+                Double(block.count)
+                    / (try Stopwatch.time {
+                        for index in block { try files.set(values[index], forKey: keys[index]) }
+                    }))
         }
         let engineSingle = Stopwatch.median(engineSet)
         let fileSingle = Stopwatch.median(fileSet)
-        record("set \(size), one put per commit (\(count) keys, median of \(blocks.count) blocks)",
+        record(
+            "set \(size), one put per commit (\(count) keys, median of \(blocks.count) blocks)",
             unit: BenchResult.opsPerSecond, engine: engineSingle,
             baselines: [("raw-lmdb", Stopwatch.median(rawSet)), ("file-per-key", fileSingle)])
 
@@ -58,19 +67,24 @@ extension BenchmarkRunner {
                 remove(rawBatchDirectory)
             }
             let batchStore = try MediaStore(directory: engineBatchDirectory)
-            engineBatched.append(Double(w.smallCount) / (try Stopwatch.time {
-                try batchStore.performBatch { batch in
-                    for index in 0..<w.smallCount { try batch.put(values[index], forKey: keys[index]) }
-                }
-            }))
+            engineBatched.append(
+                Double(w.smallCount)
+                    / (try Stopwatch.time {
+                        try batchStore.performBatch { batch in
+                            for index in 0..<w.smallCount { try batch.put(values[index], forKey: keys[index]) }
+                        }
+                    }))
             let batched = try RawLMDBBaseline(path: rawBatchDirectory.appendingPathComponent("data.mdb").path)
-            rawBatched.append(Double(w.smallCount) / (try Stopwatch.time {
-                try batched.write { txn in
-                    for index in 0..<w.smallCount { try txn.put(values[index], forKey: rawKeys[index]) }
-                }
-            }))
+            rawBatched.append(
+                Double(w.smallCount)
+                    / (try Stopwatch.time {
+                        try batched.write { txn in
+                            for index in 0..<w.smallCount { try txn.put(values[index], forKey: rawKeys[index]) }
+                        }
+                    }))
         }
-        record("set \(size) batched (\(count) puts in one transaction: engine performBatch, raw-lmdb one txn)",
+        record(
+            "set \(size) batched (\(count) puts in one transaction: engine performBatch, raw-lmdb one txn)",
             unit: BenchResult.opsPerSecond, engine: Stopwatch.median(engineBatched),
             baselines: [("raw-lmdb", Stopwatch.median(rawBatched)), ("file-per-key", fileSingle)])
 
@@ -83,31 +97,40 @@ extension BenchmarkRunner {
             var engineBytes = 0
             var rawBytes = 0
             var fileBytes = 0
-            engineGet.append(Double(order.count) / (try Stopwatch.time {
-                for index in order { engineBytes += try store.data(forKey: keys[index])?.count ?? 0 }
-            }))
-            rawGet.append(Double(order.count) / (try Stopwatch.time {
-                for index in order { rawBytes += try raw.data(forKey: rawKeys[index])?.count ?? 0 }
-            }))
-            fileGet.append(Double(order.count) / Stopwatch.time {
-                for index in order { fileBytes += files.data(forKey: keys[index])?.count ?? 0 }
-            })
+            engineGet.append(
+                Double(order.count)
+                    / (try Stopwatch.time {
+                        for index in order { engineBytes += try store.data(forKey: keys[index])?.count ?? 0 }
+                    }))
+            rawGet.append(
+                Double(order.count)
+                    / (try Stopwatch.time {
+                        for index in order { rawBytes += try raw.data(forKey: rawKeys[index])?.count ?? 0 }
+                    }))
+            fileGet.append(
+                Double(order.count)
+                    / Stopwatch.time {
+                        for index in order { fileBytes += files.data(forKey: keys[index])?.count ?? 0 }
+                    })
             let expected = w.smallCount * w.smallSize
             verify(engineBytes == expected, "engine get \(size): \(engineBytes) bytes read, expected \(expected)")
             verify(rawBytes == expected, "raw-lmdb get \(size): \(rawBytes) bytes read, expected \(expected)")
             verify(fileBytes == expected, "file-per-key get \(size): \(fileBytes) bytes read, expected \(expected)")
         }
-        record("get \(size) (\(count) keys, random order, median of \(w.getPasses) passes)",
+        record(
+            "get \(size) (\(count) keys, random order, median of \(w.getPasses) passes)",
             unit: BenchResult.opsPerSecond, engine: Stopwatch.median(engineGet),
             baselines: [("raw-lmdb", Stopwatch.median(rawGet)), ("file-per-key", Stopwatch.median(fileGet))])
 
         // Where the engine's get time goes (outside the timings).
         let threshold = 0.000_25
-        let profile = try Self.profileCalls(Workloads.order(count: w.smallCount, pass: 50), slowerThan: threshold) { index in
+        let profile = try Self.profileCalls(Workloads.order(count: w.smallCount, pass: 50), slowerThan: threshold) {
+            index in
             _ = try store.data(forKey: keys[index])
         }
-        note("engine get \(size), each call timed: " + profile.summary(threshold: threshold)
-            + " (slow calls: waiting for the background access-time flush every 2,048 reads, or the CPU it takes).")
+        note(
+            "engine get \(size), each call timed: " + profile.summary(threshold: threshold)
+                + " (slow calls: waiting for the background access-time flush every 2,048 reads, or the CPU it takes).")
 
         // Every value reads back exactly (outside the timings).
         var wrong = 0

@@ -35,30 +35,43 @@ extension BenchmarkRunner {
             engine.append(try streamEngine(firstInProcess: repetition == 0 && results.isEmpty))
             raw.append(try streamRawLMDB())
             files.append(try streamFile())
-            log(String(format: "  repetition %d: engine %.0f MB/s (+%.1f MiB RSS), raw-lmdb %.0f MB/s (+%.1f MiB RSS), file-per-key %.0f MB/s",
-                repetition + 1, engine[repetition].throughput, Self.mebibytes(engine[repetition].memory.totalGrowth),
-                raw[repetition].throughput, Self.mebibytes(raw[repetition].memory.totalGrowth), files[repetition]))
+            log(
+                String(
+                    format:
+                        "  repetition %d: engine %.0f MB/s (+%.1f MiB RSS), raw-lmdb %.0f MB/s (+%.1f MiB RSS), file-per-key %.0f MB/s",
+                    repetition + 1, engine[repetition].throughput,
+                    Self.mebibytes(engine[repetition].memory.totalGrowth),
+                    raw[repetition].throughput, Self.mebibytes(raw[repetition].memory.totalGrowth), files[repetition]))
         }
         let name = "stream \(size) in (EntryWriter, \(Workloads.describe(bytes: w.streamPiece)) appends)"
-        record(name, unit: BenchResult.megabytesPerSecond, engine: Stopwatch.median(engine.map(\.throughput)),
-            baselines: [("raw-lmdb", Stopwatch.median(raw.map(\.throughput))), ("file-per-key", Stopwatch.median(files))])
+        record(
+            name, unit: BenchResult.megabytesPerSecond, engine: Stopwatch.median(engine.map(\.throughput)),
+            baselines: [
+                ("raw-lmdb", Stopwatch.median(raw.map(\.throughput))), ("file-per-key", Stopwatch.median(files)),
+            ])
 
         let sampled = engine.map(\.memory.totalGrowth).max() ?? 0
         let peak = engine.compactMap(\.peakGrowth).max()
         let rawSampled = raw.map(\.memory.totalGrowth).max() ?? 0
-        record(BenchResult(
-            name: "stream \(size) in: peak RSS growth (VmHWM/VmRSS, worst repetition)",
-            unit: BenchResult.mebibytes, value: Self.mebibytes(max(sampled, peak ?? 0)),
-            baseline: "raw-lmdb", baselineValue: Self.mebibytes(rawSampled)))
+        record(
+            BenchResult(
+                name: "stream \(size) in: peak RSS growth (VmHWM/VmRSS, worst repetition)",
+                unit: BenchResult.mebibytes, value: Self.mebibytes(max(sampled, peak ?? 0)),
+                baseline: "raw-lmdb", baselineValue: Self.mebibytes(rawSampled)))
         let parts = { (samples: [StreamMeasurement]) -> String in
-            String(format: "anonymous +%.1f MiB, file-backed +%.1f MiB",
+            String(
+                format: "anonymous +%.1f MiB, file-backed +%.1f MiB",
                 Self.mebibytes(samples.map(\.memory.anonymousGrowth).max() ?? 0),
                 Self.mebibytes(samples.map(\.memory.fileGrowth).max() ?? 0))
         }
-        note(String(format: "stream RSS growth (target < 64 MiB): engine VmRSS sampled every MiB +%.1f MiB (%@)%@; raw-lmdb +%.1f MiB (%@).",
-            Self.mebibytes(sampled), parts(engine),
-            peak.map { String(format: ", VmHWM − start VmRSS of the first stream +%.1f MiB", Self.mebibytes($0)) } ?? "",
-            Self.mebibytes(rawSampled), parts(raw)))
+        note(
+            String(
+                format:
+                    "stream RSS growth (target < 64 MiB): engine VmRSS sampled every MiB +%.1f MiB (%@)%@; raw-lmdb +%.1f MiB (%@).",
+                Self.mebibytes(sampled), parts(engine),
+                peak.map { String(format: ", VmHWM − start VmRSS of the first stream +%.1f MiB", Self.mebibytes($0)) }
+                    ?? "",
+                Self.mebibytes(rawSampled), parts(raw)))
     }
 
     static func mebibytes(_ bytes: Int) -> Double {
@@ -107,14 +120,18 @@ extension BenchmarkRunner {
         let hwm = MemoryProbe.peakResidentBytes() ?? 0
         let peakGrowth = firstInProcess ? max(0, hwm > startHWM ? hwm - memory.startResident : 0) : nil
 
-        verify(info.isComplete && info.length == w.streamBytes,
-            "streamed entry: complete \(info.isComplete), length \(String(describing: info.length)), expected \(w.streamBytes)")
+        verify(
+            info.isComplete && info.length == w.streamBytes,
+            "streamed entry: complete \(info.isComplete), length \(String(describing: info.length)), expected \(w.streamBytes)"
+        )
         let head = try store.read(forKey: key, range: 0..<firstPiece.count)
         verify(head == Data(firstPiece), "streamed entry: the first piece reads back different")
         let tail = try store.read(forKey: key, range: (w.streamBytes - piece.count)..<w.streamBytes)
         verify(tail == Data(piece), "streamed entry: the last piece reads back different")
         let stats = try store.statistics()
-        verify(stats.logicalBytes == w.streamBytes, "streamed entry: logicalBytes \(stats.logicalBytes), expected \(w.streamBytes)")
+        verify(
+            stats.logicalBytes == w.streamBytes,
+            "streamed entry: logicalBytes \(stats.logicalBytes), expected \(w.streamBytes)")
         return StreamMeasurement(
             throughput: Self.megabytesPerSecond(w.streamBytes, seconds), memory: memory, peakGrowth: peakGrowth)
     }
@@ -179,7 +196,8 @@ extension BenchmarkRunner {
             try txn.withValue(forKey: RawLMDBBaseline.chunkKey(entry: 1, index: chunkIndex - 1)) { $0?.count ?? 0 }
         }
         verify(stored > 0, "raw-lmdb stream: the last chunk is missing")
-        return StreamMeasurement(throughput: Self.megabytesPerSecond(w.streamBytes, seconds), memory: memory, peakGrowth: nil)
+        return StreamMeasurement(
+            throughput: Self.megabytesPerSecond(w.streamBytes, seconds), memory: memory, peakGrowth: nil)
     }
 
     /// file-per-key: appends to a temporary file, fsyncs it, renames it into place.

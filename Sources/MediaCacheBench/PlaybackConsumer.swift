@@ -23,8 +23,11 @@ final class PlaybackConsumer: @unchecked Sendable {
     }
 
     /// Sends a loading request for `offset` (to `length`, or to the end) to `loader`, and waits until it ended.
-    func load(_ loader: ResourceLoader, contentInformation: Bool = true, offset: Int = 0, length: Int? = nil) throws(StreamingError) {
-        let request = LoadingRequest(contentInformation: contentInformation, offset: offset, length: length) { [self] event in
+    func load(_ loader: ResourceLoader, contentInformation: Bool = true, offset: Int = 0, length: Int? = nil)
+        throws(StreamingError)
+    {
+        let request = LoadingRequest(contentInformation: contentInformation, offset: offset, length: length) {
+            [self] event in
             handle(event)
         }
         lock.withLock { started = Stopwatch.now() }

@@ -100,8 +100,10 @@ final class RawLMDBBaseline {
         func put(_ value: some ContiguousBytes, forKey key: some ContiguousBytes) throws {
             try key.withUnsafeBytes { keyBytes in
                 try value.withUnsafeBytes { valueBytes in
-                    var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
-                    var v = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+                    var k = MDB_val(
+                        mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+                    var v = MDB_val(
+                        mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
                     try Failure.check(mdb_put(handle, database, &k, &v, 0), "mdb_put")
                 }
             }
@@ -111,7 +113,8 @@ final class RawLMDBBaseline {
         @discardableResult
         func delete(forKey key: some ContiguousBytes) throws -> Bool {
             try key.withUnsafeBytes { keyBytes in
-                var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+                var k = MDB_val(
+                    mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
                 let rc = mdb_del(handle, database, &k, nil)
                 if rc == MDB_NOTFOUND { return false }
                 try Failure.check(rc, "mdb_del")
@@ -122,7 +125,8 @@ final class RawLMDBBaseline {
         /// Calls `body` with the stored bytes of `key` (in the map, no copy), or `nil`.
         func withValue<R>(forKey key: some ContiguousBytes, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
             try key.withUnsafeBytes { keyBytes in
-                var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+                var k = MDB_val(
+                    mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
                 var v = MDB_val()
                 let rc = mdb_get(handle, database, &k, &v)
                 if rc == MDB_NOTFOUND { return try body(nil) }

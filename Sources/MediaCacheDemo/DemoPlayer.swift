@@ -45,7 +45,8 @@ private final class Collector: @unchecked Sendable {
 
     func request(contentInformation: Bool, offset: Int, length: Int?) -> LoadingRequest {
         let box = RequestBox()
-        let request = LoadingRequest(contentInformation: contentInformation, offset: offset, length: length) { [self] event in
+        let request = LoadingRequest(contentInformation: contentInformation, offset: offset, length: length) {
+            [self] event in
             lock.withLock {
                 switch event {
                 case .contentInformation(let info): state.information = info

@@ -7,7 +7,8 @@ import MediaStore
 import MediaStreaming
 
 func formatBytes(_ bytes: Int) -> String {
-    bytes >= 1 << 20 ? String(format: "%.2f MiB", Double(bytes) / 1_048_576)
+    bytes >= 1 << 20
+        ? String(format: "%.2f MiB", Double(bytes) / 1_048_576)
         : bytes >= 1024 ? String(format: "%.1f KiB", Double(bytes) / 1024) : "\(bytes) B"
 }
 
@@ -18,7 +19,8 @@ func formatDuration(_ duration: Duration?) -> String {
 }
 
 func row(_ cells: [String], widths: [Int]) -> String {
-    zip(cells, widths).map { cell, width in cell.padding(toLength: width, withPad: " ", startingAt: 0) }.joined(separator: " | ")
+    zip(cells, widths).map { cell, width in cell.padding(toLength: width, withPad: " ", startingAt: 0) }.joined(
+        separator: " | ")
 }
 
 let work = FileManager.default.temporaryDirectory.appendingPathComponent("mediacache-demo-\(UUID().uuidString)")
@@ -37,15 +39,21 @@ do {
     let store = try MediaStore(
         directory: work.appendingPathComponent("store"),
         configuration: StoreConfiguration(sizeLimit: 64 << 20, chunkSize: chunkSize))
-    let cache = StreamingCache(store: store, origin: HTTPOrigin(), configuration: StreamingConfiguration(chunksPerRequest: 4))
+    let cache = StreamingCache(
+        store: store, origin: HTTPOrigin(), configuration: StreamingConfiguration(chunksPerRequest: 4))
     print("nginx on 127.0.0.1:\(server.port) serving \(url.lastPathComponent) (\(formatBytes(length)));")
     print("store with \(formatBytes(chunkSize)) chunks at \(store.directory.path)\n")
 
     let seekFrom = length / 4
     let seekTo = length * 3 / 5
-    print("Each play, as AVPlayer asks: bytes=0-1 with content info, bytes 0 to \(formatBytes(seekFrom)), a seek to \(formatBytes(seekTo)), then to the end.\n")
+    print(
+        "Each play, as AVPlayer asks: bytes=0-1 with content info, bytes 0 to \(formatBytes(seekFrom)), a seek to \(formatBytes(seekTo)), then to the end.\n"
+    )
     let widths = [22, 17, 16, 18, 14, 15]
-    print(row(["", "bytes from origin", "bytes from store", "time to first byte", "chunks fetched", "origin requests"], widths: widths))
+    print(
+        row(
+            ["", "bytes from origin", "bytes from store", "time to first byte", "chunks fetched", "origin requests"],
+            widths: widths))
     print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "-+-"))
 
     for play in 1...2 {
@@ -55,11 +63,14 @@ do {
         try await Task.sleep(for: .milliseconds(50))
         let delta = cache.statistics.since(before)
         let served = item.loader.statistics
-        print(row([
-            "play \(play) (\(result.information?.mimeType ?? "?"))", formatBytes(delta.originBytes),
-            formatBytes(served.bytesServedFromStore), formatDuration(result.firstByte), "\(delta.chunksFetched)",
-            "\(delta.originRequests)",
-        ], widths: widths))
+        print(
+            row(
+                [
+                    "play \(play) (\(result.information?.mimeType ?? "?"))", formatBytes(delta.originBytes),
+                    formatBytes(served.bytesServedFromStore), formatDuration(result.firstByte),
+                    "\(delta.chunksFetched)",
+                    "\(delta.originRequests)",
+                ], widths: widths))
     }
 
     let before = cache.statistics
@@ -70,17 +81,28 @@ do {
         if case .downloadFailed(let error) = event { throw error }
     }
     let delta = cache.statistics.since(before)
-    print(row(["download() fills gap", formatBytes(delta.originBytes), "-", "-", "\(delta.chunksFetched)", "\(delta.originRequests)"], widths: widths))
+    print(
+        row(
+            [
+                "download() fills gap", formatBytes(delta.originBytes), "-", "-", "\(delta.chunksFetched)",
+                "\(delta.originRequests)",
+            ], widths: widths))
 
     let ranges = try store.cachedRanges(forKey: url.absoluteString)
     let info = try store.info(forKey: url.absoluteString)
-    print("\nCached ranges: \(ranges.map { "\($0.lowerBound)..<\($0.upperBound)" }.joined(separator: ", ")); complete: \(info?.isComplete == true)")
+    print(
+        "\nCached ranges: \(ranges.map { "\($0.lowerBound)..<\($0.upperBound)" }.joined(separator: ", ")); complete: \(info?.isComplete == true)"
+    )
     if let digest = info?.contentDigest { print("Content digest (xxh128sum of the file): \(digest.hexString)") }
     print("nginx logged \(server.loggedRequests().count) requests in all.\n")
 
     let stats = try store.statistics()
-    print("Store: \(stats.entryCount) entries (\(stats.completeCount) complete), \(formatBytes(stats.logicalBytes)) logical,")
-    print("       \(formatBytes(stats.storedBytes)) stored in \(stats.chunkCount) chunks, data.mdb uses \(formatBytes(stats.fileBytes)),")
+    print(
+        "Store: \(stats.entryCount) entries (\(stats.completeCount) complete), \(formatBytes(stats.logicalBytes)) logical,"
+    )
+    print(
+        "       \(formatBytes(stats.storedBytes)) stored in \(stats.chunkCount) chunks, data.mdb uses \(formatBytes(stats.fileBytes)),"
+    )
     print("       limit \(formatBytes(stats.sizeLimit)), \(stats.evictions) evictions.")
 } catch {
     print("demo failed: \(error)")

@@ -8,7 +8,10 @@ import Testing
     let parser = CommandTable.parser
 
     @Test func globalOptionsGoBeforeOrAfterTheCommand() throws {
-        for line in [["--store", "/s", "cat", "k"], ["cat", "k", "--store", "/s"], ["cat", "--store=/s", "k"], ["-s", "/s", "cat", "k"], ["cat", "-s/s", "k"]] {
+        for line in [
+            ["--store", "/s", "cat", "k"], ["cat", "k", "--store", "/s"], ["cat", "--store=/s", "k"],
+            ["-s", "/s", "cat", "k"], ["cat", "-s/s", "k"],
+        ] {
             let parsed = try parser.parse(line)
             #expect(parsed.command?.name == "cat", "\(line)")
             #expect(parsed.value("store") == "/s", "\(line)")

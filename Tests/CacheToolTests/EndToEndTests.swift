@@ -19,11 +19,13 @@ import Testing
         let slice = try ToolProcess.cachetool(["-s", store, "cat", "--range", "262100-262199", "track"])
         #expect(slice.output == value[262_100..<262_200])
         #expect(try ToolProcess.cachetool(["-s", store, "cat", "--range=-10", "track"]).output == value.suffix(10))
-        #expect(try ToolProcess.cachetool(["-s", store, "cat", "--range", "699990-", "track"]).output == value.suffix(10))
+        #expect(
+            try ToolProcess.cachetool(["-s", store, "cat", "--range", "699990-", "track"]).output == value.suffix(10))
         // Standard input, with metadata; the store comes from MEDIACACHE_STORE.
         let text = random.text(10_000)
         let stdinPut = try ToolProcess.cachetool(
-            ["put", "--mime", "text/plain", "--pin", "notes", "-"], input: text, environment: ["MEDIACACHE_STORE": store])
+            ["put", "--mime", "text/plain", "--pin", "notes", "-"], input: text,
+            environment: ["MEDIACACHE_STORE": store])
         #expect(stdinPut.status == 0, "\(stdinPut.errors)")
         #expect(try ToolProcess.cachetool(["cat", "notes"], environment: ["MEDIACACHE_STORE": store]).output == text)
         let info = try #require(try ToolProcess.cachetool(["-s", store, "info", "--json", "notes"]).json)
@@ -41,7 +43,10 @@ import Testing
         for key in ["a", "b"] {
             #expect(try ToolProcess.cachetool(["-s", store, "put", key, "-"], input: shared).status == 0)
         }
-        #expect(try ToolProcess.cachetool(["-s", store, "put", "--expiry", "2001-01-01", "old", "-"], input: Data("x".utf8)).status == 0)
+        #expect(
+            try ToolProcess.cachetool(
+                ["-s", store, "put", "--expiry", "2001-01-01", "old", "-"], input: Data("x".utf8)
+            ).status == 0)
 
         let entryFields = [
             "key", "length", "cachedBytes", "complete", "pinned", "expired", "contentDigest", "mimeType", "etag",
@@ -63,7 +68,8 @@ import Testing
         #expect((try ToolProcess.cachetool(["-s", store, "ls", "--prefix", "o"]).text).hasSuffix(" old\n"))
 
         let info = try #require(try ToolProcess.cachetool(["-s", store, "info", "--json", "a"]).json)
-        #expect(Set(info.keys) == Set(entryFields + ["schema", "command", "cachedRanges", "sharedChunks", "sharingKeys"]))
+        #expect(
+            Set(info.keys) == Set(entryFields + ["schema", "command", "cachedRanges", "sharedChunks", "sharingKeys"]))
         #expect((info["cachedRanges"] as? [[Int]]) == [[0, 600_000]])
         #expect(info["sharedChunks"] as? Int == 3)
         #expect(info["sharingKeys"] as? [String] == ["b"])
@@ -71,8 +77,10 @@ import Testing
         let stats = try #require(try ToolProcess.cachetool(["-s", store, "stats", "--json"]).json)
         #expect(
             Set(stats.keys) == [
-                "schema", "command", "store", "entries", "completeEntries", "partialEntries", "logicalBytes", "storedBytes",
-                "uniqueChunkBytes", "chunks", "compressionRatio", "dedupSavedBytes", "mapSize", "fileBytes", "mapUsedRatio",
+                "schema", "command", "store", "entries", "completeEntries", "partialEntries", "logicalBytes",
+                "storedBytes",
+                "uniqueChunkBytes", "chunks", "compressionRatio", "dedupSavedBytes", "mapSize", "fileBytes",
+                "mapUsedRatio",
                 "fileToLiveRatio", "readers", "readerSlots", "evictions",
             ])
         #expect(stats["entries"] as? Int == 3)
@@ -97,7 +105,8 @@ import Testing
         var random = SplitMix64(seed: 13)
         let victim = random.data(300_000)
         #expect(try ToolProcess.cachetool(["-s", store, "put", "victim", "-"], input: victim).status == 0)
-        #expect(try ToolProcess.cachetool(["-s", store, "put", "bystander", "-"], input: random.data(300_000)).status == 0)
+        #expect(
+            try ToolProcess.cachetool(["-s", store, "put", "bystander", "-"], input: random.data(300_000)).status == 0)
         #expect(try ToolProcess.cachetool(["-s", store, "verify"]).status == 0)
 
         // Random bytes are stored raw: find a stretch of the value in the file and flip one bit in it.
@@ -125,12 +134,15 @@ import Testing
 
     @Test(arguments: [
         [], ["frobnicate"], ["cat"], ["cat", "k", "--range", "9-3"], ["evict"], ["evict", "--to", "lots"],
-        ["put", "k", "-", "--expiry", "soon"], ["ls", "--sort", "color"], ["stats", "--bogus"], ["ls", "--complete", "--partial"],
+        ["put", "k", "-", "--expiry", "soon"], ["ls", "--sort", "color"], ["stats", "--bogus"],
+        ["ls", "--complete", "--partial"],
     ])
     func usageErrorsExitTwo(arguments: [String]) throws {
         let directory = try TemporaryDirectory("usage")
         defer { directory.remove() }
-        #expect(try ToolProcess.cachetool(["-s", directory.path("store"), "put", "k", "-"], input: Data("v".utf8)).status == 0)
+        #expect(
+            try ToolProcess.cachetool(["-s", directory.path("store"), "put", "k", "-"], input: Data("v".utf8)).status
+                == 0)
         let result = try ToolProcess.cachetool(["-s", directory.path("store")] + arguments)
         #expect(result.status == 2, "\(arguments): \(result.errors)")
         #expect(result.output.isEmpty)
@@ -150,7 +162,10 @@ import Testing
         defer { directory.remove() }
         let missing = directory.path("missing")
         let cases: [([String], String)] = [
-            (["-s", missing, "ls"], "cachetool: no store at \(missing) (the directory does not exist; use --store DIR)"),
+            (
+                ["-s", missing, "ls"],
+                "cachetool: no store at \(missing) (the directory does not exist; use --store DIR)"
+            ),
             (["-s", directory.url.path, "stats"], "cachetool: no store at \(directory.url.path) (no data.mdb in it)"),
         ]
         for (arguments, message) in cases {
@@ -162,7 +177,9 @@ import Testing
         try Data("not a store".utf8).write(to: URL(fileURLWithPath: directory.path("plain")))
         let plain = try ToolProcess.cachetool(["-s", directory.path("plain"), "ls"])
         #expect(plain.status == 1)
-        #expect(plain.errors == "cachetool: \(directory.path("plain")) is not a media store: it is a file, not a directory\n")
+        #expect(
+            plain.errors
+                == "cachetool: \(directory.path("plain")) is not a media store: it is a file, not a directory\n")
 
         let foreign = directory.url.appendingPathComponent("foreign")
         try FileManager.default.createDirectory(at: foreign, withIntermediateDirectories: true)
@@ -193,13 +210,17 @@ import Testing
         for key in ["keep", "drop1", "drop2"] {
             #expect(try ToolProcess.cachetool(["-s", store, "put", key, "-"], input: random.data(100_000)).status == 0)
         }
-        #expect(try ToolProcess.cachetool(["-s", store, "put", "--expiry", "2001-01-01T00:00:00Z", "stale", "-"], input: Data("x".utf8)).status == 0)
+        #expect(
+            try ToolProcess.cachetool(
+                ["-s", store, "put", "--expiry", "2001-01-01T00:00:00Z", "stale", "-"], input: Data("x".utf8)
+            ).status == 0)
         #expect(try ToolProcess.cachetool(["-s", store, "pin", "keep"]).status == 0)
         let expire = try #require(try ToolProcess.cachetool(["-s", store, "expire", "--json"]).json)
         #expect(expire["removed"] as? Int == 1)
         let evict = try #require(try ToolProcess.cachetool(["-s", store, "evict", "--to", "0", "--json"]).json)
         #expect(evict["evicted"] as? Int == 2)
-        let keys = (try ToolProcess.cachetool(["-s", store, "ls", "--json"]).json?["entries"] as? [[String: Any]])?.compactMap { $0["key"] as? String }
+        let keys = (try ToolProcess.cachetool(["-s", store, "ls", "--json"]).json?["entries"] as? [[String: Any]])?
+            .compactMap { $0["key"] as? String }
         #expect(keys == ["keep"])
         #expect(try ToolProcess.cachetool(["-s", store, "unpin", "keep"]).status == 0)
         #expect(try ToolProcess.cachetool(["-s", store, "evict", "--to", "0"]).text == "evicted 1 entry; 0 B stored\n")
@@ -213,7 +234,9 @@ import Testing
         let kept = random.data(400_000)
         #expect(try ToolProcess.cachetool(["-s", store, "put", "kept", "-"], input: kept).status == 0)
         for index in 0..<4 {
-            #expect(try ToolProcess.cachetool(["-s", store, "put", "gone\(index)", "-"], input: random.data(500_000)).status == 0)
+            #expect(
+                try ToolProcess.cachetool(["-s", store, "put", "gone\(index)", "-"], input: random.data(500_000)).status
+                    == 0)
         }
         #expect(try ToolProcess.cachetool(["-s", store, "rm", "gone0", "gone1", "gone2", "gone3"]).status == 0)
 
@@ -241,20 +264,27 @@ import Testing
         var random = SplitMix64(seed: 23)
         let values = [("a/track.mp3", random.data(300_000)), ("b", random.text(50_000)), ("tiny", Data("hi".utf8))]
         for (key, value) in values {
-            #expect(try ToolProcess.cachetool(["-s", source, "put", "--mime", "audio/mpeg", "--expiry", "never", key, "-"], input: value).status == 0)
+            #expect(
+                try ToolProcess.cachetool(
+                    ["-s", source, "put", "--mime", "audio/mpeg", "--expiry", "never", key, "-"], input: value
+                ).status == 0)
         }
         #expect(try ToolProcess.cachetool(["-s", source, "pin", "b"]).status == 0)
-        let export = try #require(try ToolProcess.cachetool(["-s", source, "export", "--json", directory.path("out")]).json)
+        let export = try #require(
+            try ToolProcess.cachetool(["-s", source, "export", "--json", directory.path("out")]).json)
         #expect(export["exported"] as? Int == 3)
         // Files are named by their content digest (what xxh128sum prints).
         for (_, value) in values {
             let file = directory.url.appendingPathComponent("out/files/\(ContentDigest(of: value).hexString)")
             #expect(try Data(contentsOf: file) == value)
         }
-        #expect(try ToolProcess.cachetool(["-s", source, "export", directory.path("out")]).status == 1, "exported over an export")
+        #expect(
+            try ToolProcess.cachetool(["-s", source, "export", directory.path("out")]).status == 1,
+            "exported over an export")
 
         let target = directory.path("target")
-        let imported = try #require(try ToolProcess.cachetool(["-s", target, "import", "--json", directory.path("out")]).json)
+        let imported = try #require(
+            try ToolProcess.cachetool(["-s", target, "import", "--json", directory.path("out")]).json)
         #expect(imported["imported"] as? Int == 3)
         for (key, value) in values {
             #expect(try ToolProcess.cachetool(["-s", target, "cat", key]).output == value)

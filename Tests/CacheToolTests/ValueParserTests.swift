@@ -56,7 +56,8 @@ import Testing
 
     @Test func jsonRendering() {
         let value = JSONValue.object([
-            ("a", .int(1)), ("b", .string("x\"\n\u{1}é")), ("c", .null), ("d", .array([.bool(true), .double(1.5), .double(2)])),
+            ("a", .int(1)), ("b", .string("x\"\n\u{1}é")), ("c", .null),
+            ("d", .array([.bool(true), .double(1.5), .double(2)])),
         ])
         #expect(value.rendered() == #"{"a":1,"b":"x\"\n\u0001é","c":null,"d":[true,1.5,2]}"#)
         let parsed = try? JSONSerialization.jsonObject(with: Data(value.rendered().utf8)) as? [String: Any]

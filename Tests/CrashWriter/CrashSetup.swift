@@ -1,6 +1,6 @@
 import Foundation
-@_exported import TestSupport
 import MediaStore
+@_exported import TestSupport
 
 /// The fixed store configuration and key universe shared by the writer
 /// and the checker (and mirrored by `CrashTests`).

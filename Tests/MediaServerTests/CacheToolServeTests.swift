@@ -1,5 +1,6 @@
 import Foundation
 import LoopbackNginx
+import TestSupport
 import Testing
 
 /// `cachetool serve` as a user runs it: prints the local URL, serves it
@@ -34,7 +35,7 @@ struct CacheToolServeTests {
         let lines = try await offPool { () -> [String] in
             var text = ""
             while text.split(separator: "\n").count < 2 {
-                let data = output.fileHandleForReading.availableData
+                let data = output.fileHandleForReading.availableBytes()
                 if data.isEmpty { break }
                 text += String(decoding: data, as: UTF8.self)
             }

@@ -1,5 +1,6 @@
 import Foundation
 import LoopbackNginx
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -71,7 +72,7 @@ struct HLSCacheToolTests {
         let progressed = try await offPool { () -> Bool in
             var text = ""
             while !text.contains("segments 3/") {
-                let data = output.fileHandleForReading.availableData
+                let data = output.fileHandleForReading.availableBytes()
                 if data.isEmpty { return false }
                 text += String(decoding: data, as: UTF8.self)
             }

@@ -287,7 +287,7 @@ import Testing
         try child.run()
         var output = ""
         while !output.contains("read ") {
-            let data = pipe.fileHandleForReading.availableData
+            let data = pipe.fileHandleForReading.availableBytes()
             if data.isEmpty { break }
             output += String(decoding: data, as: UTF8.self)
         }
@@ -331,7 +331,7 @@ struct AppRun: CustomStringConvertible {
         var output = Data()
         let reader = pipe.fileHandleForReading
         while true {
-            let data = reader.availableData
+            let data = reader.availableBytes()
             if data.isEmpty { break }
             output.append(data)
             if mode == "hang", String(decoding: output, as: UTF8.self).contains("read ") {

@@ -12,7 +12,9 @@ import Testing
 /// The slow reader takes its bytes the way `ResourceLoader` does (plan,
 /// then the store or a download's stream), pausing with `Task.sleep`
 /// rather than blocking one of the few threads the tests share.
-@Suite("Back-pressure", .enabled(if: ExternalTool.available("nginx"), "needs nginx (Tools/bootstrap installs it)"), .timeLimit(.minutes(3)))
+@Suite(
+    "Back-pressure", .enabled(if: ExternalTool.available("nginx"), "needs nginx (Tools/bootstrap installs it)"),
+    .timeLimit(.minutes(3)))
 struct BackPressureTests {
     let server = NginxServer.shared
 

@@ -4,7 +4,9 @@ import MediaStreaming
 import Testing
 
 /// Behaviours 7 and 8: content types (declared or sniffed) and cache keys.
-@Suite("Content types and cache keys", .enabled(if: ExternalTool.available("nginx", "ffprobe"), "needs nginx and ffprobe (Tools/bootstrap installs them)"))
+@Suite(
+    "Content types and cache keys",
+    .enabled(if: ExternalTool.available("nginx", "ffprobe"), "needs nginx and ffprobe (Tools/bootstrap installs them)"))
 struct ContentTypeTests {
     let server = NginxServer.shared
 
@@ -15,7 +17,9 @@ struct ContentTypeTests {
         ("track.wav", "audio/wav", "com.microsoft.waveform-audio"),
     ]
 
-    @Test("7. Extensionless URLs served as application/octet-stream are sniffed; the stored bytes decode", arguments: 0..<7)
+    @Test(
+        "7. Extensionless URLs served as application/octet-stream are sniffed; the stored bytes decode",
+        arguments: 0..<7)
     func sniffed(index: Int) async throws {
         let (name, mime, uti) = Self.expected[index]
         let test = try TestCache()
@@ -39,9 +43,12 @@ struct ContentTypeTests {
     @Test("8. The default key is the URL; the token policy makes signed URLs share one entry")
     func cacheKeys() async throws {
         let policy = CacheKeyPolicy.droppingQueryItems(["token", "sig"])
-        #expect(policy.key(for: URL(string: "https://a.example/x.mp3?token=1&q=2&sig=3")!) == "https://a.example/x.mp3?q=2")
+        #expect(
+            policy.key(for: URL(string: "https://a.example/x.mp3?token=1&q=2&sig=3")!) == "https://a.example/x.mp3?q=2")
         #expect(policy.key(for: URL(string: "https://a.example/x.mp3?token=1")!) == "https://a.example/x.mp3")
-        #expect(CacheKeyPolicy.url.key(for: URL(string: "https://a.example/x.mp3?token=1")!) == "https://a.example/x.mp3?token=1")
+        #expect(
+            CacheKeyPolicy.url.key(for: URL(string: "https://a.example/x.mp3?token=1")!)
+                == "https://a.example/x.mp3?token=1")
 
         let test = try TestCache(configuration: StreamingConfiguration(cacheKeyPolicy: policy, chunksPerRequest: 2))
         let first = server.url("track.aac?token=1")

@@ -121,7 +121,7 @@ final class ChildProcess: @unchecked Sendable {  // `collected` guarded by `lock
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
         pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
+            let data = handle.availableBytes()
             guard let self, !data.isEmpty else { return }
             self.lock.withLock {
                 self.partial.append(data)

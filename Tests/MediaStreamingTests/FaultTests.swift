@@ -5,7 +5,9 @@ import Testing
 
 /// Behaviour 6: misbehaving origins. The player gets the bytes or a typed
 /// error; the store never keeps a wrong byte.
-@Suite("Faulty origins", .enabled(if: ExternalTool.available("nginx"), "needs nginx (Tools/bootstrap installs it)"), .timeLimit(.minutes(3)))
+@Suite(
+    "Faulty origins", .enabled(if: ExternalTool.available("nginx"), "needs nginx (Tools/bootstrap installs it)"),
+    .timeLimit(.minutes(3)))
 struct FaultTests {
     let server = NginxServer.shared
 
@@ -15,7 +17,9 @@ struct FaultTests {
             origin: FaultOrigin(HTTPOrigin(timeout: 10), fault: fault, times: times))
     }
 
-    @Test("6. 200 instead of 206: the player gets the bytes, the store the right ones", arguments: ["track.mp3", "track.wav"])
+    @Test(
+        "6. 200 instead of 206: the player gets the bytes, the store the right ones",
+        arguments: ["track.mp3", "track.wav"])
     func ignoresRange(name: String) async throws {
         let test = try faulty(.ignoreRange)
         let url = server.url(name)
@@ -62,10 +66,12 @@ struct FaultTests {
         let url = server.url("track.wav")
         let original = try Fixtures.data("track.wav")
         _ = await healthy.player(url).load(contentInformation: true, offset: 0, length: 2)
-        let test = try TestCache(origin: FaultOrigin(HTTPOrigin(timeout: 10), fault: .wrongContentRange(shift: 1000), times: .max))
+        let test = try TestCache(
+            origin: FaultOrigin(HTTPOrigin(timeout: 10), fault: .wrongContentRange(shift: 1000), times: .max))
         // Reuse the healthy store's knowledge: the same store, a faulty origin.
         let store = healthy.store!
-        let cache = StreamingCache(store: store, origin: FaultOrigin(HTTPOrigin(timeout: 10), fault: .wrongContentRange(shift: 1000)),
+        let cache = StreamingCache(
+            store: store, origin: FaultOrigin(HTTPOrigin(timeout: 10), fault: .wrongContentRange(shift: 1000)),
             configuration: test.configuration)
         let outcome = await PlayerSimulator(loader: cache.loader(for: url)).load(offset: 200_000, length: 1000)
         guard case .origin(.contentRangeMismatch) = outcome.error else {

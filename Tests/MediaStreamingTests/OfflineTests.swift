@@ -5,7 +5,9 @@ import Testing
 
 /// Behaviour 9 (offline downloads), the streaming item's delegate and
 /// events, and the player simulator's cancellations and duplicates.
-@Suite("Offline downloads and items", .enabled(if: ExternalTool.available("nginx"), "needs nginx (Tools/bootstrap installs it)"))
+@Suite(
+    "Offline downloads and items",
+    .enabled(if: ExternalTool.available("nginx"), "needs nginx (Tools/bootstrap installs it)"))
 struct OfflineTests {
     let server = NginxServer.shared
 
@@ -159,7 +161,9 @@ struct OfflineTests {
         #expect(cancelled.request.isCancelled)
         // The 100 KB asked twice came from the origin once.
         let starts = test.origin.rangeHeaders.map { Int($0.dropFirst(6).split(separator: "-")[0])! }
-        #expect(starts.filter { $0 >= 300_000 - TestCache.chunkSize && $0 < 400_000 }.count == Set(starts.filter { $0 >= 300_000 - TestCache.chunkSize && $0 < 400_000 }).count)
+        #expect(
+            starts.filter { $0 >= 300_000 - TestCache.chunkSize && $0 < 400_000 }.count
+                == Set(starts.filter { $0 >= 300_000 - TestCache.chunkSize && $0 < 400_000 }).count)
     }
 }
 
@@ -177,5 +181,7 @@ final class RecordingDelegate: StreamingItemDelegate, @unchecked Sendable {
     func streamingItemReadyToPlay(_ item: StreamingItem) { record("ready") }
     func streamingItemPlaybackStalled(_ item: StreamingItem) { record("stalled") }
     func streamingItem(_ item: StreamingItem, downloadingFailedWith error: StreamingError) { record("failed \(error)") }
-    func streamingItem(_ item: StreamingItem, willPlayWithoutCachingBecause reason: String) { record("uncached \(reason)") }
+    func streamingItem(_ item: StreamingItem, willPlayWithoutCachingBecause reason: String) {
+        record("uncached \(reason)")
+    }
 }

@@ -82,7 +82,8 @@ public struct ArgumentParser: Sendable {
                     try record(spec, value: String(body.dropFirst(name.count + 1)))
                 } else if spec.takesValue {
                     guard index < arguments.count else {
-                        throw UsageError("--\(name) needs a value (\(spec.valueName ?? "VALUE"))", command: result.command?.name)
+                        throw UsageError(
+                            "--\(name) needs a value (\(spec.valueName ?? "VALUE"))", command: result.command?.name)
                     }
                     try record(spec, value: arguments[index])
                     index += 1
@@ -101,7 +102,9 @@ public struct ArgumentParser: Sendable {
                         try record(spec, value: String(letters))
                     } else {
                         guard index < arguments.count else {
-                            throw UsageError("-\(letter) needs a value (\(spec.valueName ?? "VALUE"))", command: result.command?.name)
+                            throw UsageError(
+                                "-\(letter) needs a value (\(spec.valueName ?? "VALUE"))", command: result.command?.name
+                            )
                         }
                         try record(spec, value: arguments[index])
                         index += 1
@@ -132,7 +135,8 @@ public struct ArgumentParser: Sendable {
             throw UsageError("\(command.name) needs \(missing.name)", command: command.name)
         }
         if !variadic && loose.count > command.positionals.count {
-            throw UsageError("unexpected argument '\(loose[command.positionals.count].prefix(80))'", command: command.name)
+            throw UsageError(
+                "unexpected argument '\(loose[command.positionals.count].prefix(80))'", command: command.name)
         }
         result.positionals = loose
         return result
@@ -155,8 +159,10 @@ public struct ArgumentParser: Sendable {
                 lines.append("  " + command.name.padding(toLength: 10, withPad: " ", startingAt: 0) + command.summary)
             }
             lines += ["", "global options:"] + optionLines(globalOptions)
-            lines += ["", "'cachetool COMMAND --help' describes a command.",
-                "exit status: 0 ok, 1 error, 2 usage, 3 corruption found."]
+            lines += [
+                "", "'cachetool COMMAND --help' describes a command.",
+                "exit status: 0 ok, 1 error, 2 usage, 3 corruption found.",
+            ]
             return lines.joined(separator: "\n") + "\n"
         }
         var lines = ["usage: \(command.usageLine)", "", command.summary]

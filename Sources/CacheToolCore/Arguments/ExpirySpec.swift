@@ -15,7 +15,9 @@ public enum ExpirySpec {
             digits = digits.dropLast()
             multiplier = unit
         }
-        if !digits.isEmpty, digits.count <= 12, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Double(digits) {
+        if !digits.isEmpty, digits.count <= 12, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
+            let value = Double(digits)
+        {
             return .after(value * multiplier)
         }
         guard trimmed.count >= 10, trimmed.count <= 40 else { return nil }

@@ -15,41 +15,50 @@ extension CacheTool {
         let stats = try store.statistics()
         // Inline values are stored as they are: neither compressed nor shared.
         let inlineBytes = try store.entries().reduce(0) { $0 + ($1.chunkCount == 0 ? $1.cachedBytes : 0) }
-        let compression = stats.storedBytes == 0 ? 1 : Double(stats.uniqueChunkBytes + inlineBytes) / Double(stats.storedBytes)
+        let compression =
+            stats.storedBytes == 0 ? 1 : Double(stats.uniqueChunkBytes + inlineBytes) / Double(stats.storedBytes)
         let dedupSaved = max(0, stats.logicalBytes - inlineBytes - stats.uniqueChunkBytes)
         let liveReaders = store.readers().filter { !$0.isStale }.count
         let mapUse = stats.mapSize == 0 ? 0 : Double(stats.fileBytes) / Double(stats.mapSize)
         if parsed.flag("json") {
-            printJSON("stats", [
-                ("store", .string(store.directory.path)),
-                ("entries", .int(stats.entryCount)),
-                ("completeEntries", .int(stats.completeCount)),
-                ("partialEntries", .int(stats.entryCount - stats.completeCount)),
-                ("logicalBytes", .int(stats.logicalBytes)),
-                ("storedBytes", .int(stats.storedBytes)),
-                ("uniqueChunkBytes", .int(stats.uniqueChunkBytes)),
-                ("chunks", .int(stats.chunkCount)),
-                ("compressionRatio", .double(Self.rounded(compression))),
-                ("dedupSavedBytes", .int(dedupSaved)),
-                ("mapSize", .int(stats.mapSize)),
-                ("fileBytes", .int(stats.fileBytes)),
-                ("mapUsedRatio", .double(Self.rounded(mapUse))),
-                ("fileToLiveRatio", .double(Self.rounded(stats.fileToLiveRatio))),
-                ("readers", .int(liveReaders)),
-                ("readerSlots", .int(stats.readers)),
-                ("evictions", .int(stats.evictions)),
-            ])
+            printJSON(
+                "stats",
+                [
+                    ("store", .string(store.directory.path)),
+                    ("entries", .int(stats.entryCount)),
+                    ("completeEntries", .int(stats.completeCount)),
+                    ("partialEntries", .int(stats.entryCount - stats.completeCount)),
+                    ("logicalBytes", .int(stats.logicalBytes)),
+                    ("storedBytes", .int(stats.storedBytes)),
+                    ("uniqueChunkBytes", .int(stats.uniqueChunkBytes)),
+                    ("chunks", .int(stats.chunkCount)),
+                    ("compressionRatio", .double(Self.rounded(compression))),
+                    ("dedupSavedBytes", .int(dedupSaved)),
+                    ("mapSize", .int(stats.mapSize)),
+                    ("fileBytes", .int(stats.fileBytes)),
+                    ("mapUsedRatio", .double(Self.rounded(mapUse))),
+                    ("fileToLiveRatio", .double(Self.rounded(stats.fileToLiveRatio))),
+                    ("readers", .int(liveReaders)),
+                    ("readerSlots", .int(stats.readers)),
+                    ("evictions", .int(stats.evictions)),
+                ])
             return
         }
         let rows: [(String, String)] = [
             ("store", store.directory.path),
-            ("entries", "\(stats.entryCount) (\(stats.completeCount) complete, \(stats.entryCount - stats.completeCount) partial)"),
+            (
+                "entries",
+                "\(stats.entryCount) (\(stats.completeCount) complete, \(stats.entryCount - stats.completeCount) partial)"
+            ),
             ("logical bytes", "\(stats.logicalBytes) (\(ByteSize.format(stats.logicalBytes)))"),
             ("stored bytes", "\(stats.storedBytes) (\(ByteSize.format(stats.storedBytes)))"),
             ("unique chunks", "\(stats.chunkCount), \(ByteSize.format(stats.uniqueChunkBytes)) uncompressed"),
             ("compression", String(format: "%.2fx (unique bytes / stored bytes, chunk headers included)", compression)),
             ("dedup savings", "\(dedupSaved) (\(ByteSize.format(dedupSaved)))"),
-            ("map", "\(ByteSize.format(stats.fileBytes)) used of \(ByteSize.format(stats.mapSize)) (\(String(format: "%.1f", mapUse * 100))%)"),
+            (
+                "map",
+                "\(ByteSize.format(stats.fileBytes)) used of \(ByteSize.format(stats.mapSize)) (\(String(format: "%.1f", mapUse * 100))%)"
+            ),
             ("file / live", String(format: "%.2f", stats.fileToLiveRatio)),
             ("readers", "\(liveReaders) active"),
             ("evictions", String(stats.evictions)),
@@ -89,27 +98,33 @@ extension CacheTool {
         if parsed.flag("reverse") { entries.reverse() }
         let now = Date()
         if parsed.flag("json") {
-            printJSON("ls", [
-                ("store", .string(store.directory.path)),
-                ("entries", .array(entries.map { .object(EntryFormatting.json($0, now: now)) })),
-            ])
+            printJSON(
+                "ls",
+                [
+                    ("store", .string(store.directory.path)),
+                    ("entries", .array(entries.map { .object(EntryFormatting.json($0, now: now)) })),
+                ])
             return
         }
         for entry in entries {
             let size = EntryFormatting.size(entry)
             console.print(
-                [size.padding(toLength: max(size.count, 12), withPad: " ", startingAt: 0),
-                 EntryFormatting.flags(entry, now: now), EntryFormatting.date(entry.lastAccess),
-                 EntryFormatting.date(entry.expiry).padding(toLength: 20, withPad: " ", startingAt: 0),
-                 Self.printable(entry.key)].joined(separator: " "))
+                [
+                    size.padding(toLength: max(size.count, 12), withPad: " ", startingAt: 0),
+                    EntryFormatting.flags(entry, now: now), EntryFormatting.date(entry.lastAccess),
+                    EntryFormatting.date(entry.expiry).padding(toLength: 20, withPad: " ", startingAt: 0),
+                    Self.printable(entry.key),
+                ].joined(separator: " "))
         }
     }
 
     /// A key with control characters escaped, so a listing stays one line per entry.
     static func printable(_ key: String) -> String {
-        String(key.unicodeScalars.flatMap { scalar -> [Character] in
-            scalar.value < 0x20 || scalar.value == 0x7F ? Array("\\x" + String(format: "%02x", scalar.value)) : [Character(scalar)]
-        })
+        String(
+            key.unicodeScalars.flatMap { scalar -> [Character] in
+                scalar.value < 0x20 || scalar.value == 0x7F
+                    ? Array("\\x" + String(format: "%02x", scalar.value)) : [Character(scalar)]
+            })
     }
 
     func info(_ parsed: ParsedArguments) throws {
@@ -120,30 +135,36 @@ extension CacheTool {
         let sharing = try store.chunkSharing(forKey: key)
         let asset = try HLSAssetSummary.asset(key, in: store)
         if parsed.flag("json") {
-            printJSON("info", EntryFormatting.json(info) + (asset.map { [("hls", .object(Self.json($0)))] } ?? []) + [
-                ("cachedRanges", .array(ranges.map { .array([.int($0.lowerBound), .int($0.upperBound)]) })),
-                ("sharedChunks", .int(sharing?.sharedChunkCount ?? 0)),
-                ("sharingKeys", .array((sharing?.sharingKeys ?? []).map(JSONValue.string))),
-            ])
+            printJSON(
+                "info",
+                EntryFormatting.json(info) + (asset.map { [("hls", .object(Self.json($0)))] } ?? []) + [
+                    ("cachedRanges", .array(ranges.map { .array([.int($0.lowerBound), .int($0.upperBound)]) })),
+                    ("sharedChunks", .int(sharing?.sharedChunkCount ?? 0)),
+                    ("sharingKeys", .array((sharing?.sharingKeys ?? []).map(JSONValue.string))),
+                ])
             return
         }
-        let rows: [(String, String)] = [
-            ("key", Self.printable(info.key)),
-            ("length", info.length.map(String.init) ?? "unknown"),
-            ("cached", "\(info.cachedBytes) bytes: \(EntryFormatting.ranges(ranges))"),
-            ("complete", info.isComplete ? "yes" : "no"),
-            ("digest", info.contentDigest?.hexString ?? "-"),
-            ("mime", info.metadata.mimeType ?? "-"),
-            ("etag", info.metadata.etag ?? "-"),
-            ("last-modified", info.metadata.lastModified ?? "-"),
-            ("created", EntryFormatting.date(info.created)),
-            ("last access", EntryFormatting.date(info.lastAccess)),
-            ("expiry", EntryFormatting.date(info.expiry) + (info.isExpired() ? " (expired)" : "")),
-            ("pinned", info.isPinned ? "yes" : "no"),
-            ("cost", String(info.cost)),
-            ("chunks", "\(info.chunkCount) of \(info.chunkSize) bytes"),
-            ("shared", "\(sharing?.sharedChunkCount ?? 0) chunks with \(sharing?.sharingKeys.count ?? 0) other keys"),
-        ] + info.metadata.userInfo.sorted { $0.key < $1.key }.map { ("user \($0.key)", $0.value) }
+        let rows: [(String, String)] =
+            [
+                ("key", Self.printable(info.key)),
+                ("length", info.length.map(String.init) ?? "unknown"),
+                ("cached", "\(info.cachedBytes) bytes: \(EntryFormatting.ranges(ranges))"),
+                ("complete", info.isComplete ? "yes" : "no"),
+                ("digest", info.contentDigest?.hexString ?? "-"),
+                ("mime", info.metadata.mimeType ?? "-"),
+                ("etag", info.metadata.etag ?? "-"),
+                ("last-modified", info.metadata.lastModified ?? "-"),
+                ("created", EntryFormatting.date(info.created)),
+                ("last access", EntryFormatting.date(info.lastAccess)),
+                ("expiry", EntryFormatting.date(info.expiry) + (info.isExpired() ? " (expired)" : "")),
+                ("pinned", info.isPinned ? "yes" : "no"),
+                ("cost", String(info.cost)),
+                ("chunks", "\(info.chunkCount) of \(info.chunkSize) bytes"),
+                (
+                    "shared",
+                    "\(sharing?.sharedChunkCount ?? 0) chunks with \(sharing?.sharingKeys.count ?? 0) other keys"
+                ),
+            ] + info.metadata.userInfo.sorted { $0.key < $1.key }.map { ("user \($0.key)", $0.value) }
         for (label, value) in rows {
             console.print(label.padding(toLength: 15, withPad: " ", startingAt: 0) + value)
         }
@@ -168,13 +189,16 @@ extension CacheTool {
         let range: Range<Int>
         if let spec {
             guard let resolved = spec.resolve(length: length) else {
-                throw ToolError("bad range \(parsed.value("range") ?? ""): \(key.prefix(200)) has \(length.map { "\($0) bytes" } ?? "an unknown length")")
+                throw ToolError(
+                    "bad range \(parsed.value("range") ?? ""): \(key.prefix(200)) has \(length.map { "\($0) bytes" } ?? "an unknown length")"
+                )
             }
             range = resolved
         } else {
             guard info.isComplete, let length else {
                 let ranges = try store.cachedRanges(forKey: key)
-                throw ToolError("\(key.prefix(200)) is partial (cached: \(EntryFormatting.ranges(ranges))); use --range")
+                throw ToolError(
+                    "\(key.prefix(200)) is partial (cached: \(EntryFormatting.ranges(ranges))); use --range")
             }
             range = 0..<length
         }
@@ -193,13 +217,17 @@ extension CacheTool {
         if parsed.flag("json") {
             var fields: [(String, JSONValue)] = [
                 ("store", .string(store.directory.path)),
-                ("readers", .array(slots.map { slot in
-                    .object([
-                        ("pid", .int(Int(slot.pid))), ("thread", .string(slot.thread)),
-                        ("transaction", .optional(slot.transactionID, { .int(Int(truncatingIfNeeded: $0)) })),
-                        ("stale", .bool(slot.isStale)),
-                    ])
-                })),
+                (
+                    "readers",
+                    .array(
+                        slots.map { slot in
+                            .object([
+                                ("pid", .int(Int(slot.pid))), ("thread", .string(slot.thread)),
+                                ("transaction", .optional(slot.transactionID, { .int(Int(truncatingIfNeeded: $0)) })),
+                                ("stale", .bool(slot.isStale)),
+                            ])
+                        })
+                ),
             ]
             if parsed.flag("clear") { fields.append(("cleared", .int(cleared))) }
             printJSON("readers", fields)
@@ -208,7 +236,9 @@ extension CacheTool {
         if parsed.flag("clear") { console.print("cleared \(cleared) stale reader slot\(cleared == 1 ? "" : "s")") }
         if slots.isEmpty { console.print("no active readers") }
         for slot in slots {
-            console.print("pid \(slot.pid)  txn \(slot.transactionID.map(String.init) ?? "-")  \(slot.isStale ? "stale (process gone)" : "live")")
+            console.print(
+                "pid \(slot.pid)  txn \(slot.transactionID.map(String.init) ?? "-")  \(slot.isStale ? "stale (process gone)" : "live")"
+            )
         }
     }
 }

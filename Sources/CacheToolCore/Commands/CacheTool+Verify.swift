@@ -42,14 +42,17 @@ extension CacheTool {
         }
         let signal = child.terminationStatus
         let name = String(cString: strsignal(signal))
-        let message = "the store file is damaged: reading it crashed the verification process (signal \(signal), \(name)); "
+        let message =
+            "the store file is damaged: reading it crashed the verification process (signal \(signal), \(name)); "
             + "LMDB's B-tree pages carry no checksums, so this damage can only be found this way"
         if parsed.flag("json") {
-            printJSON("verify", [
-                ("store", .string(storeDirectory(parsed).path)), ("clean", .bool(false)), ("crashed", .bool(true)),
-                ("signal", .int(Int(signal))), ("entries", .null), ("chunksRead", .null),
-                ("corruptKeys", .array([])), ("problems", .array([.string(message)])),
-            ])
+            printJSON(
+                "verify",
+                [
+                    ("store", .string(storeDirectory(parsed).path)), ("clean", .bool(false)), ("crashed", .bool(true)),
+                    ("signal", .int(Int(signal))), ("entries", .null), ("chunksRead", .null),
+                    ("corruptKeys", .array([])), ("problems", .array([.string(message)])),
+                ])
         }
         throw ToolError(status: 3, message)
     }
@@ -65,27 +68,32 @@ extension CacheTool {
             let damaged: Bool
             switch error {
             case .damagedStore, .corrupted: damaged = true
-            case .notAStore, .storage: damaged = FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path)
+            case .notAStore, .storage:
+                damaged = FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path)
             default: damaged = false
             }
             guard damaged else { throw error }
             let message = "the store file is damaged: \(error)"
             if parsed.flag("json") {
-                printJSON("verify", [
-                    ("store", .string(directory.path)), ("clean", .bool(false)), ("crashed", .bool(false)),
-                    ("signal", .null), ("entries", .null), ("chunksRead", .null),
-                    ("corruptKeys", .array([])), ("problems", .array([.string(message)])),
-                ])
+                printJSON(
+                    "verify",
+                    [
+                        ("store", .string(directory.path)), ("clean", .bool(false)), ("crashed", .bool(false)),
+                        ("signal", .null), ("entries", .null), ("chunksRead", .null),
+                        ("corruptKeys", .array([])), ("problems", .array([.string(message)])),
+                    ])
             }
             throw ToolError(status: 3, message)
         }
         if parsed.flag("json") {
-            printJSON("verify", [
-                ("store", .string(directory.path)), ("clean", .bool(report.isClean)), ("crashed", .bool(false)),
-                ("signal", .null), ("entries", .int(report.entries)), ("chunksRead", .int(report.chunksRead)),
-                ("corruptKeys", .array(report.corruptKeys.map(JSONValue.string))),
-                ("problems", .array(report.problems.map(JSONValue.string))),
-            ])
+            printJSON(
+                "verify",
+                [
+                    ("store", .string(directory.path)), ("clean", .bool(report.isClean)), ("crashed", .bool(false)),
+                    ("signal", .null), ("entries", .int(report.entries)), ("chunksRead", .int(report.chunksRead)),
+                    ("corruptKeys", .array(report.corruptKeys.map(JSONValue.string))),
+                    ("problems", .array(report.problems.map(JSONValue.string))),
+                ])
         } else {
             for problem in report.problems { console.print("CORRUPT: \(Self.printable(problem))") }
             console.print(
@@ -93,9 +101,12 @@ extension CacheTool {
                     + "\(report.problems.count) problem\(report.problems.count == 1 ? "" : "s")")
         }
         if !report.isClean {
-            let keys = report.corruptKeys.prefix(5).map { Self.printable(String($0.prefix(100))) }.joined(separator: ", ")
-            throw ToolError(status: 3, "verify found \(report.problems.count) problem\(report.problems.count == 1 ? "" : "s")"
-                + (keys.isEmpty ? "" : " (corrupt: \(keys)\(report.corruptKeys.count > 5 ? ", ..." : ""))"))
+            let keys = report.corruptKeys.prefix(5).map { Self.printable(String($0.prefix(100))) }.joined(
+                separator: ", ")
+            throw ToolError(
+                status: 3,
+                "verify found \(report.problems.count) problem\(report.problems.count == 1 ? "" : "s")"
+                    + (keys.isEmpty ? "" : " (corrupt: \(keys)\(report.corruptKeys.count > 5 ? ", ..." : ""))"))
         }
     }
 }

@@ -113,7 +113,8 @@ public struct CacheTool {
         if let path = environment["XDG_CACHE_HOME"], !path.isEmpty {
             return URL(fileURLWithPath: path).appendingPathComponent("mediacache")
         }
-        let home = environment["HOME"].map { URL(fileURLWithPath: $0) } ?? FileManager.default.homeDirectoryForCurrentUser
+        let home =
+            environment["HOME"].map { URL(fileURLWithPath: $0) } ?? FileManager.default.homeDirectoryForCurrentUser
         return home.appendingPathComponent(".cache/mediacache")
     }
 
@@ -151,7 +152,8 @@ public struct CacheTool {
 
     /// Prints a JSON document with the schema tag and command name first.
     func printJSON(_ command: String, _ fields: [(String, JSONValue)]) {
-        console.print(JSONValue.object([("schema", .string(Self.schema)), ("command", .string(command))] + fields).rendered())
+        console.print(
+            JSONValue.object([("schema", .string(Self.schema)), ("command", .string(command))] + fields).rendered())
     }
 }
 

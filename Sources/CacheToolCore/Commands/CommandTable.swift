@@ -5,7 +5,8 @@ public enum CommandTable {
 
     /// Options every command accepts.
     public static let globalOptions: [OptionSpec] = [
-        OptionSpec("store", short: "s", value: "DIR", help: "the store (default: $MEDIACACHE_STORE, then ~/.cache/mediacache)"),
+        OptionSpec(
+            "store", short: "s", value: "DIR", help: "the store (default: $MEDIACACHE_STORE, then ~/.cache/mediacache)"),
         OptionSpec("help", short: "h", help: "describe the command"),
     ]
 

@@ -16,7 +16,10 @@ enum EntryFormatting {
             ("mimeType", .optional(info.metadata.mimeType, JSONValue.string)),
             ("etag", .optional(info.metadata.etag, JSONValue.string)),
             ("lastModified", .optional(info.metadata.lastModified, JSONValue.string)),
-            ("userInfo", .object(info.metadata.userInfo.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })),
+            (
+                "userInfo",
+                .object(info.metadata.userInfo.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })
+            ),
             ("created", .date(info.created)),
             ("lastAccess", .date(info.lastAccess)),
             ("expiry", .date(info.expiry)),

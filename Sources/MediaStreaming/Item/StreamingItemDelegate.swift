@@ -21,7 +21,9 @@ public protocol StreamingItemDelegate: AnyObject, Sendable {
 
 extension StreamingItemDelegate {
     public func streamingItem(_ item: StreamingItem, didFinishDownloading entry: EntryInfo?) {}
-    public func streamingItem(_ item: StreamingItem, didDownloadBytesSoFar bytesDownloaded: Int, outOf bytesExpected: Int) {}
+    public func streamingItem(
+        _ item: StreamingItem, didDownloadBytesSoFar bytesDownloaded: Int, outOf bytesExpected: Int
+    ) {}
     public func streamingItemReadyToPlay(_ item: StreamingItem) {}
     public func streamingItemPlaybackStalled(_ item: StreamingItem) {}
     public func streamingItem(_ item: StreamingItem, downloadingFailedWith error: StreamingError) {}

@@ -19,7 +19,8 @@ public enum UniformType {
 
     /// The UTI for `mimeType` (parameters and case ignored); `public.data` when unknown.
     public static func identifier(forMIMEType mimeType: String) -> String {
-        let bare = mimeType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let bare =
+            mimeType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         return identifiers[bare] ?? "public.data"
     }
 

@@ -55,13 +55,18 @@ public final class OfflineDownload: Sendable {
     public func progressUpdates() -> AsyncStream<DownloadProgress> {
         let (stream, continuation) = AsyncStream<DownloadProgress>.makeStream(bufferingPolicy: .bufferingNewest(64))
         let id = UUID()
-        continuation.yield(snapshot)
-        if isFinal(state) {
-            continuation.finish()
-            return stream
-        }
+        // Registered before the state is read: an update to a final state
+        // either comes after this (and finishes the stream) or is seen
+        // below. Reading first lost a completion landing in between, and
+        // `completion()` then waited forever.
         observers.withLock { $0[id] = continuation }
         continuation.onTermination = { [weak self] _ in _ = self?.observers.withLock { $0.removeValue(forKey: id) } }
+        let current = snapshot
+        continuation.yield(current)
+        if endsUpdates(current.state) {
+            observers.withLock { _ = $0.removeValue(forKey: id) }
+            continuation.finish()
+        }
         return stream
     }
 
@@ -143,6 +148,13 @@ public final class OfflineDownload: Sendable {
         }
     }
 
+    /// Whether a stream of updates ends with `state` (a failed download
+    /// can be resumed, but its streams end: ask for new ones).
+    private func endsUpdates(_ state: State) -> Bool {
+        if case .failed = state { return true }
+        return isFinal(state)
+    }
+
     private func update(state: State? = nil, bytes: Int? = nil, total: Int? = nil) {
         let current = status.withLock { status -> (state: State, bytes: Int, total: Int) in
             if let state { status.state = state }
@@ -154,8 +166,7 @@ public final class OfflineDownload: Sendable {
         progress.totalUnitCount = Int64(current.total)
         progress.completedUnitCount = Int64(current.bytes)
         let snapshot = DownloadProgress(bytes: current.bytes, total: current.total, state: current.state)
-        let final =
-            isFinal(current.state) || { if case .failed = current.state { return true } else { return false } }()
+        let final = endsUpdates(current.state)
         let continuations = observers.withLock { observers -> [AsyncStream<DownloadProgress>.Continuation] in
             defer { if final { observers = [:] } }
             return Array(observers.values)

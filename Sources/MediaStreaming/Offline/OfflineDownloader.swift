@@ -31,8 +31,11 @@ public final class OfflineDownloader: Sendable {
     public func download(_ url: URL, cacheKey: String? = nil, headers: [String: String] = [:]) -> OfflineDownload {
         let key = cacheKey ?? cache.cacheKey(for: url)
         let (download, isNew) = queue.withLock { queue -> (OfflineDownload, Bool) in
-            if let existing = queue.first(where: { $0.cacheKey == key && $0.state != .cancelled }) { return (existing, false) }
-            let download = OfflineDownload(loader: cache.loader(for: url, cacheKey: key, headers: headers)) { [weak self] in
+            if let existing = queue.first(where: { $0.cacheKey == key && $0.state != .cancelled }) {
+                return (existing, false)
+            }
+            let download = OfflineDownload(loader: cache.loader(for: url, cacheKey: key, headers: headers)) {
+                [weak self] in
                 self?.schedule()
             }
             queue.append(download)

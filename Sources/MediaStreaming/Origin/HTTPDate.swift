@@ -2,7 +2,9 @@ import Foundation
 
 /// Parses HTTP dates (IMF-fixdate, RFC 850 and asctime forms).
 enum HTTPDate {
-    private static let formats = ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"]
+    private static let formats = [
+        "EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy",
+    ]
 
     static func parse(_ text: String) -> Date? {
         // HTTP dates are ASCII; corelibs Foundation's DateFormatter traps on

@@ -41,7 +41,8 @@ public final class HTTPOrigin: Origin {
     }
 
     public func fetch(_ request: OriginRequest) async throws(OriginError) -> OriginResponse {
-        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
+        var urlRequest = URLRequest(
+            url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
         for (name, value) in headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         for (name, value) in request.allHeaders { urlRequest.setValue(value, forHTTPHeaderField: name) }
         if urlRequest.value(forHTTPHeaderField: "Accept-Encoding") == nil {
@@ -51,7 +52,8 @@ public final class HTTPOrigin: Origin {
         let delegate = self.delegate
         do {
             return try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<OriginResponse, any Error>) in
+                try await withCheckedThrowingContinuation {
+                    (continuation: CheckedContinuation<OriginResponse, any Error>) in
                     delegate.register(task, continuation: continuation)
                     task.resume()
                 }

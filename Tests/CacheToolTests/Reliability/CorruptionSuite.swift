@@ -75,7 +75,8 @@ struct CorruptionSuite {
                 var offsets: [Int] = []
                 let page = structurePages[Int(random.next() % UInt64(structurePages.count))]
                 for _ in 0..<count {
-                    let offset = damage == .flipAnywhere
+                    let offset =
+                        damage == .flipAnywhere
                         ? Int(random.next() % UInt64(bytes.count)) : page * 4096 + Int(random.next() % 4096)
                     bytes[offset] ^= UInt8(1 + random.next() % 255)
                     offsets.append(offset)
@@ -144,7 +145,8 @@ struct CorruptionSuite {
     private static func shares(_ row: [Outcome: Int], total: Int) -> String {
         Outcome.allCases.compactMap { outcome in
             guard let count = row[outcome], count > 0 else { return nil }
-            return "\(outcome.rawValue) \(count) (\(String(format: "%.0f", 100 * Double(count) / Double(max(1, total))))%)"
+            return
+                "\(outcome.rawValue) \(count) (\(String(format: "%.0f", 100 * Double(count) / Double(max(1, total))))%)"
         }.joined(separator: ", ")
     }
 }

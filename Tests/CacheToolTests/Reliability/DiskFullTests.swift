@@ -18,7 +18,8 @@ import Testing
 
     @Test(.enabled(if: ExternalTool.available("prlimit"), "needs prlimit (util-linux)"))
     func aWriteBeyondTheFileSizeLimitFailsCleanlyAndLaterWritesSucceed() throws {
-        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit"), "prlimit (util-linux) is missing")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit"), "prlimit (util-linux) is missing")
         let directory = try TemporaryDirectory("diskfull")
         defer { directory.remove() }
         let store = directory.path("store")

@@ -74,13 +74,17 @@ import Testing
             }
             if rounds % 3 == 1 {
                 let verify = try ToolProcess.cachetool(["-s", store, "verify", "--json"])
-                if verify.status != 0 { problems.append("verify: exit \(verify.status) \(verify.text) \(verify.errors)") }
+                if verify.status != 0 {
+                    problems.append("verify: exit \(verify.status) \(verify.text) \(verify.errors)")
+                }
                 verified += 1
             }
         }
         #expect(writer.isRunning, "the writer stopped by itself")
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
         #expect(catsServed > 0, "no entry was read while the writer ran")
-        print("multi-process: \(rounds) rounds in \(seconds) s, \(verified) clean verifies, \(catsServed) cats served, \(catsMissed) missed (key gone or replaced meanwhile), \(catsOfVanishedVersions) of a version replaced between looks")
+        print(
+            "multi-process: \(rounds) rounds in \(seconds) s, \(verified) clean verifies, \(catsServed) cats served, \(catsMissed) missed (key gone or replaced meanwhile), \(catsOfVanishedVersions) of a version replaced between looks"
+        )
     }
 }

@@ -34,21 +34,28 @@ enum ToolProcess {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
         candidates.append(root.appendingPathComponent(".build-tool/debug"))
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.appendingPathComponent("cachetool").path) }
+        return candidates.first {
+            FileManager.default.isExecutableFile(atPath: $0.appendingPathComponent("cachetool").path)
+        }
     }
 
     static func executable(_ name: String) throws -> URL {
         guard let directory = binDirectory else {
-            throw ToolTestError("cachetool is not built beside the tests; `swift build --scratch-path .build-tool` builds it")
+            throw ToolTestError(
+                "cachetool is not built beside the tests; `swift build --scratch-path .build-tool` builds it")
         }
         let url = directory.appendingPathComponent(name)
-        guard FileManager.default.isExecutableFile(atPath: url.path) else { throw ToolTestError("\(name) is not built in \(directory.path)") }
+        guard FileManager.default.isExecutableFile(atPath: url.path) else {
+            throw ToolTestError("\(name) is not built in \(directory.path)")
+        }
         return url
     }
 
     /// Runs `cachetool arguments…` with `input` on standard input.
     @discardableResult
-    static func cachetool(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:]) throws -> Result {
+    static func cachetool(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:]) throws
+        -> Result
+    {
         try run(executable("cachetool"), arguments, input: input, environment: environment)
     }
 

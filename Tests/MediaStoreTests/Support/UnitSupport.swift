@@ -1,9 +1,8 @@
 import Foundation
+@_exported import TestSupport
 import Testing
 
 @testable import MediaStore
-@_exported import TestSupport
-
 
 /// Runs `body` in the store's write transaction (internal access for tests
 /// that set up states the public API cannot make).

@@ -58,7 +58,8 @@ final class FaultOrigin: Origin, @unchecked Sendable {
         case .wrongContentRange(let shift):
             var shifted = request
             if let range = request.range {
-                shifted.range = (range.lowerBound + shift)..<(range.upperBound == Int.max ? Int.max : range.upperBound + shift)
+                shifted.range =
+                    (range.lowerBound + shift)..<(range.upperBound == Int.max ? Int.max : range.upperBound + shift)
             }
             return try await base.fetch(shifted)
         case .dropAfter(let limit):
@@ -82,7 +83,8 @@ final class FaultOrigin: Origin, @unchecked Sendable {
             let (body, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
             continuation.yield(Data("error".utf8))
             continuation.finish()
-            return OriginResponse(statusCode: code, headers: ["Content-Type": "text/plain", "Content-Length": "5"], body: body)
+            return OriginResponse(
+                statusCode: code, headers: ["Content-Type": "text/plain", "Content-Length": "5"], body: body)
         case .throttle(let milliseconds):
             var response = try await base.fetch(request)
             response.body = relay(response.body) { piece, _ in

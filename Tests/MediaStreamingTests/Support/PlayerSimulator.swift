@@ -71,7 +71,8 @@ struct PlayerSimulator {
                 case .data(let data):
                     if state.outcome.firstByte == nil {
                         let elapsed = ContinuousClock.now - started
-                        state.outcome.firstByte = Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds)
+                        state.outcome.firstByte =
+                            Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds)
                     }
                     state.outcome.data.append(data)
                 case .finished: state.outcome.finished = true
@@ -99,7 +100,9 @@ struct PlayerSimulator {
         let opening = await load(contentInformation: true, offset: 0, length: 2)
         if let error = opening.error { throw error }
         guard let info = opening.information, opening.data.count == min(2, info.contentLength) else {
-            throw FixtureFailure(message: "opening request got \(opening.data.count) bytes, info \(String(describing: opening.information))")
+            throw FixtureFailure(
+                message:
+                    "opening request got \(opening.data.count) bytes, info \(String(describing: opening.information))")
         }
         let body = await load(offset: 0, length: nil)
         if let error = body.error { throw error }

@@ -1,7 +1,7 @@
 import Foundation
-@_exported import TestSupport
 import MediaStore
 import MediaStreaming
+@_exported import TestSupport
 
 /// A store with 16 KiB chunks (so the small fixtures span many chunks)
 /// in a fresh temporary directory, and a streaming cache over it whose
@@ -16,11 +16,13 @@ final class TestCache: @unchecked Sendable {
     private(set) var cache: StreamingCache!
 
     init(
-        sizeLimit: Int = 0, accounting: SizeAccounting = .stored, configuration: StreamingConfiguration = StreamingConfiguration(chunksPerRequest: 2, stallTimeout: 2),
+        sizeLimit: Int = 0, accounting: SizeAccounting = .stored,
+        configuration: StreamingConfiguration = StreamingConfiguration(chunksPerRequest: 2, stallTimeout: 2),
         origin: (any Origin)? = nil
     ) throws {
         directory = temporaryPath("streaming-test")
-        storeConfiguration = StoreConfiguration(sizeLimit: sizeLimit, sizeAccounting: accounting, chunkSize: Self.chunkSize, initialMapSize: 64 << 20)
+        storeConfiguration = StoreConfiguration(
+            sizeLimit: sizeLimit, sizeAccounting: accounting, chunkSize: Self.chunkSize, initialMapSize: 64 << 20)
         self.configuration = configuration
         self.origin = RecordingOrigin(origin ?? HTTPOrigin(timeout: 10))
         store = try MediaStore(directory: directory, configuration: storeConfiguration)
