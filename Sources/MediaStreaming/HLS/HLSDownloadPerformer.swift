@@ -2,7 +2,7 @@ import Foundation
 import MediaStore
 
 /// Performs the HLS downloads of a ``DownloadQueue``: records of its
-/// ``kind`` are fetched by an ``HLSDownloader`` with the variant and
+/// kind (`hls` by default) are fetched by an ``HLSDownloader`` with the variant and
 /// renditions it was made with, so HLS assets are queued, kept across
 /// relaunches and resumed like progressive files. A resumed record
 /// fetches only the resources the store lacks.
@@ -15,13 +15,25 @@ public struct HLSDownloadPerformer: DownloadPerformer {
     /// The default kind of records it performs.
     public static let kind = "hls"
 
+    /// The record kind it performs.
     public let kind: String
+    /// The variant each of its records downloads.
     public let variant: VariantChoice
+    /// The audio renditions each of its records downloads.
     public let audio: RenditionRequest
+    /// The subtitle renditions each of its records downloads.
     public let subtitles: RenditionRequest
+    /// Resources fetched at once by one download.
     public let parallelFetches: Int
 
     /// A performer for records of `kind`, each downloaded with this selection.
+    ///
+    /// - Parameters:
+    ///   - kind: the record kind (one performer per selection: give each its own kind).
+    ///   - variant: the variant to download.
+    ///   - audio: the audio renditions to download.
+    ///   - subtitles: the subtitle renditions to download.
+    ///   - parallelFetches: resources fetched at once by one download.
     public init(
         kind: String = Self.kind, variant: VariantChoice = .first, audio: RenditionRequest = .automatic,
         subtitles: RenditionRequest = .none, parallelFetches: Int = 4

@@ -43,7 +43,8 @@ public final class HLSDownloader: Sendable {
     /// Starts downloading `url` (a master playlist, or a lone media
     /// playlist) with the variant and renditions chosen. Each call starts a
     /// download of its own; resources already in the store are kept, not
-    /// fetched again.
+    /// fetched again. Its origin fetches are transfers of `priority` in the
+    /// cache's ``FetchScheduler``.
     @discardableResult
     public func download(
         _ url: URL, variant: VariantChoice = .first, audio: RenditionRequest = .automatic,
