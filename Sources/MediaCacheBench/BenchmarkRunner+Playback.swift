@@ -205,7 +205,7 @@ extension BenchmarkRunner {
     }
 
     /// Writes `bytes` random bytes to `url` in 1 MiB pieces.
-    private static func writeRandomFile(_ url: URL, bytes: Int, seed: UInt64) throws {
+    static func writeRandomFile(_ url: URL, bytes: Int, seed: UInt64) throws {
         guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
             throw CocoaError(.fileWriteUnknown)
         }

@@ -26,7 +26,7 @@ extension BenchmarkRunner {
         defer { remove(web) }
         let names = ["download-0.bin", "download-1.bin", "download-2.bin", "play-alone.bin", "play-busy.bin"]
         for (index, name) in names.enumerated() {
-            try Self.writeSchedulingFile(web.appendingPathComponent(name), bytes: fileBytes, seed: 1100 + UInt64(index))
+            try Self.writeRandomFile(web.appendingPathComponent(name), bytes: fileBytes, seed: 1100 + UInt64(index))
         }
         let tracks = Self.preloadTracks()
         for track in tracks {
@@ -129,21 +129,6 @@ extension BenchmarkRunner {
         let folder = root.appendingPathComponent("Tests/MediaStreamingTests/Fixtures/Preload")
         return ["cbr.mp3", "vbr.mp3", "track.m4a", "tail-moov.m4a", "track.flac"].map {
             folder.appendingPathComponent($0)
-        }
-    }
-
-    private static func writeSchedulingFile(_ url: URL, bytes: Int, seed: UInt64) throws {
-        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-            throw CocoaError(.fileWriteUnknown)
-        }
-        let handle = try FileHandle(forWritingTo: url)
-        defer { try? handle.close() }
-        var rng = SplitMix64(seed: seed)
-        var written = 0
-        while written < bytes {
-            let piece = Workloads.randomData(min(1 << 20, bytes - written), &rng)
-            try handle.write(contentsOf: piece)
-            written += piece.count
         }
     }
 }
