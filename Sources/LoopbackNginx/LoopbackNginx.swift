@@ -18,6 +18,11 @@ import Foundation
 /// kill), so nginx never outlives its starter by more than 0.3 s.
 /// ``stop()`` kills it with `SIGKILL` straight away.
 ///
+/// nginx and the watchdog are ``ChildProcess``es, not Foundation
+/// `Process`es: they inherit no descriptor of this process, so a pipe or
+/// socket pair another thread opened as they started (another `Process`'s)
+/// never stays open for as long as nginx runs.
+///
 /// The signal disposition of the process is left alone: a client that
 /// writes to connections nginx may close first should ignore `SIGPIPE`
 /// itself.
@@ -36,9 +41,9 @@ public final class LoopbackNginx: Sendable {
     public let directory: URL
 
     /// nginx itself.
-    private let process: Process
+    private let process: ChildProcess
     /// The shell that kills nginx when this process is gone.
-    private let watchdog: Process
+    private let watchdog: ChildProcess
 
     /// Where nginx is looked for, before the directories of `PATH`.
     public static let candidatePaths = [
@@ -112,19 +117,18 @@ public final class LoopbackNginx: Sendable {
                 }
                 """
             try config.write(to: configURL, atomically: true, encoding: .utf8)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: nginx)
-            process.arguments = ["-p", d, "-e", "\(d)/error.log", "-c", configURL.path]
-            process.standardInput = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let watchdog: Process
+            let process: ChildProcess
+            let watchdog: ChildProcess
+            do {
+                process = try ChildProcess(nginx, ["-p", d, "-e", "\(d)/error.log", "-c", configURL.path])
+            } catch {
+                throw Failure(description: error.description)
+            }
             do {
                 watchdog = try Self.startWatchdog(for: process.processIdentifier)
             } catch {
                 Self.kill(process)
-                throw error
+                throw Failure(description: error.description)
             }
             for _ in 0..<100 where process.isRunning {
                 if Self.canConnect(port: port) {
@@ -162,47 +166,31 @@ public final class LoopbackNginx: Sendable {
         watchdog.waitUntilExit()
     }
 
-    private static func kill(_ process: Process) {
-        if process.isRunning {
-            #if canImport(Glibc)
-                _ = Glibc.kill(process.processIdentifier, SIGKILL)
-            #elseif canImport(Darwin)
-                _ = Darwin.kill(process.processIdentifier, SIGKILL)
-            #endif
-        }
+    private static func kill(_ process: ChildProcess) {
+        process.kill(SIGKILL)
         process.waitUntilExit()
     }
 
     /// Starts the shell that kills nginx (`pid`) with `SIGKILL` once this
-    /// process is gone; it ends by itself when nginx does.
+    /// process is gone; it ends by itself when nginx does (nginx is reaped
+    /// by ``stop()`` at once, so `kill -0` stops finding it).
     ///
     /// It runs in its own session (through `setsid` where there is one;
-    /// `Process` gives it its own process group anyway), so nothing sent
-    /// to this process's group or session reaches it. It is a separate
-    /// `Process` rather than a fork of a shell that then execs nginx:
-    /// such a fork would inherit the descriptor by which `Process` learns
-    /// that nginx exited, so after a `SIGKILL` nginx would stay a zombie
-    /// the watchdog keeps seeing, and `waitUntilExit()` would never return.
-    private static func startWatchdog(for pid: Int32) throws -> Process {
+    /// it has its own process group anyway), so nothing sent to this
+    /// process's group or session reaches it. Like nginx, it is a
+    /// ``ChildProcess``: it inherits no descriptor of this process, so it
+    /// never keeps alive a pipe or socket another thread is waiting on.
+    private static func startWatchdog(for pid: Int32) throws(ChildProcess.Failure) -> ChildProcess {
         let loop = """
             while kill -0 \(getpid()) 2>/dev/null && kill -0 \(pid) 2>/dev/null; do sleep 0.3; done
             kill -9 \(pid) 2>/dev/null
             """
-        let watchdog = Process()
         if let setsid = ["/usr/bin/setsid", "/bin/setsid"].first(where: {
             FileManager.default.isExecutableFile(atPath: $0)
         }) {
-            watchdog.executableURL = URL(fileURLWithPath: setsid)
-            watchdog.arguments = ["/bin/sh", "-c", loop]
-        } else {
-            watchdog.executableURL = URL(fileURLWithPath: "/bin/sh")
-            watchdog.arguments = ["-c", loop]
+            return try ChildProcess(setsid, ["/bin/sh", "-c", loop])
         }
-        watchdog.standardInput = FileHandle.nullDevice
-        watchdog.standardOutput = FileHandle.nullDevice
-        watchdog.standardError = FileHandle.nullDevice
-        try watchdog.run()
-        return watchdog
+        return try ChildProcess("/bin/sh", ["-c", loop])
     }
 
     /// A port the kernel had free on 127.0.0.1 a moment ago.

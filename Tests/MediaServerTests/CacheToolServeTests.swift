@@ -5,7 +5,7 @@ import Testing
 
 /// `cachetool serve` as a user runs it: prints the local URL, serves it
 /// through the store, exits when idle.
-@Suite("cachetool serve", .serialized)
+@Suite("cachetool serve", .serialized, .timeLimit(.minutes(3)))
 struct CacheToolServeTests {
     static var cachetool: URL? {
         for bundle in Bundle.allBundles where bundle.bundleURL.pathExtension == "xctest" {

@@ -4,7 +4,7 @@ import Testing
 
 /// The server against the real `curl`: HEAD, ranges, conditionals,
 /// keep-alive, the secret and the allowlist, origin errors.
-@Suite("MediaServer with curl", .serialized)
+@Suite("MediaServer with curl", .serialized, .timeLimit(.minutes(3)))
 struct CurlTests {
     @Test func pingNeedsNoSecret() async throws {
         let fixture = try ServerFixture()

@@ -11,7 +11,7 @@ import Testing
 /// run again, it fetches only what the store lacks (counted in nginx's log,
 /// each request tagged with the run that sent it); then `ls --hls`, `info`
 /// and `rm` of the asset.
-@Suite("cachetool HLS", .serialized)
+@Suite("cachetool HLS", .serialized, .timeLimit(.minutes(3)))
 struct HLSCacheToolTests {
     /// The resources of master.m3u8 with the first variant, the default audio and the subtitles.
     static let resources: Set<String> = [

@@ -8,7 +8,7 @@ import Testing
 /// rewritten to local URLs with the right content types, offline playback
 /// of a download with nginx stopped and no origin request, play while
 /// downloading with each resource fetched once.
-@Suite("MediaServer HLS with ffmpeg", .serialized)
+@Suite("MediaServer HLS with ffmpeg", .serialized, .timeLimit(.minutes(3)))
 struct HLSPlaybackTests {
     /// ffmpeg decodes `input` (with `arguments` after `-i`); the seconds it reached and the video frames.
     static func decode(_ input: String, _ arguments: [String] = []) async throws -> (seconds: Double, frames: Int)? {

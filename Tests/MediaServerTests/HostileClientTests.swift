@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackNginx
 import Testing
 
 @testable import MediaServer
@@ -9,7 +10,7 @@ import Testing
 
 /// Clients no player would be: slow heads, oversize heads, garbage, too
 /// many connections. Each gets its status and the server lives on.
-@Suite("MediaServer with hostile clients", .serialized)
+@Suite("MediaServer with hostile clients", .serialized, .timeLimit(.minutes(3)))
 struct HostileClientTests {
     static let configuration = MediaServerConfiguration(
         limits: HTTPLimits(maxRequestLineBytes: 1024, maxHeadBytes: 4096, maxHeaderCount: 20), maxConnections: 4,
@@ -131,11 +132,7 @@ struct HostileClientTests {
         // A slow origin: the body is still arriving when the server stops.
         let fixture = try ServerFixture(delayPerPiece: .milliseconds(20))
         let url = fixture.local("big.bin").absoluteString
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["curl", "-sS", "-o", "/dev/null", url]
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess("curl", ["-sS", "-o", "/dev/null", url])
         for _ in 0..<200 where fixture.server.statistics.bodyBytesSent == 0 {
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -145,7 +142,7 @@ struct HostileClientTests {
         #expect(ContinuousClock.now - started < .seconds(10))
         #expect(fixture.server.statistics.activeConnections == 0)
         #expect(!fixture.server.isRunning)
-        try await offPool { process.waitUntilExit() }
+        await process.exit()
         #expect(process.terminationStatus != 0, "curl saw the body cut short")
         // Started again: same port, same secret, the minted URL works.
         try fixture.server.start()

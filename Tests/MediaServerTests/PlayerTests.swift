@@ -1,11 +1,12 @@
 import Foundation
+import LoopbackNginx
 import MediaServer
 import Testing
 
 /// Real players through the server: ffprobe/ffmpeg decode and seek,
 /// a replay with the origin gone, several clients sharing one download,
 /// a client killed mid-body.
-@Suite("MediaServer with ffmpeg and concurrent clients", .serialized)
+@Suite("MediaServer with ffmpeg and concurrent clients", .serialized, .timeLimit(.minutes(3)))
 struct PlayerTests {
     @Test(arguments: ["track.mp3", "track.m4a", "track.flac"])
     func decodesWholeTrackWithExactDuration(_ name: String) async throws {
@@ -69,17 +70,13 @@ struct PlayerTests {
         // A slowed origin: the 10 MiB body takes seconds, so the kill lands mid-body.
         let fixture = try ServerFixture(delayPerPiece: .milliseconds(5))
         let url = fixture.local("long.wav").absoluteString
-        let victim = Process()
-        victim.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        victim.arguments = ["curl", "-sS", "--limit-rate", "500k", "-o", "/dev/null", url]
-        victim.standardError = FileHandle.nullDevice
-        try victim.run()
+        let victim = try ChildProcess("curl", ["-sS", "--limit-rate", "500k", "-o", "/dev/null", url])
         let survivor = Task { try await Curl.run([url], timeout: 60) }
         for _ in 0..<500 where fixture.server.statistics.bodyBytesSent < 256 << 10 {
             try await Task.sleep(for: .milliseconds(10))
         }
-        kill(victim.processIdentifier, SIGKILL)
-        try await offPool { victim.waitUntilExit() }
+        victim.kill(SIGKILL)
+        await victim.exit()
         let result = try await survivor.value
         #expect(result.status == 200 && result.body == ServerFixture.longTrack)
         for _ in 0..<1000 where fixture.server.statistics.activeConnections > 0 {

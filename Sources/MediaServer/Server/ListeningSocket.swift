@@ -67,7 +67,13 @@ final class ListeningSocket: @unchecked Sendable {
         #else
             let client = Darwin.accept(descriptor, nil, nil)
         #endif
-        if client >= 0 { return .connection(client) }
+        if client >= 0 {
+            // Close-on-exec at once: a process started on another thread must
+            // not inherit the connection (it would hold it open after the
+            // server closes it, and the client would wait for the end).
+            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+            return .connection(client)
+        }
         switch errno {
         case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED, EPROTO, EPERM:
             return isListening ? .none : .dead(errno)

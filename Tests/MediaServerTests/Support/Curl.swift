@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackNginx
 
 /// Runs the real `curl` (installed by Tools/bootstrap) and collects the
 /// last response's status and headers, the body and the verbose log.
@@ -12,29 +13,22 @@ struct Curl {
         var log: String
     }
 
-    /// Runs curl off the cooperative pool.
+    /// Runs curl as a ``ChildProcess`` (it inherits no descriptor of the
+    /// test process, and its end is awaited without blocking a thread).
     static func run(_ arguments: [String], timeout: Double = 30) async throws -> Result {
-        try await offPool { try runBlocking(arguments, timeout: timeout) }
-    }
-
-    static func runBlocking(_ arguments: [String], timeout: Double) throws -> Result {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("curl-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let headerFile = scratch.appendingPathComponent("headers")
         let bodyFile = scratch.appendingPathComponent("body")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments =
-            ["curl", "-sS", "-v", "--max-time", String(Int(timeout)), "-D", headerFile.path, "-o", bodyFile.path]
-            + arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        let headerText = (try? String(contentsOf: headerFile, encoding: .utf8)) ?? ""
+        let logFile = scratch.appendingPathComponent("log")
+        let process = try ChildProcess(
+            "curl",
+            ["-sS", "-v", "--max-time", String(Int(timeout)), "-D", headerFile.path, "-o", bodyFile.path] + arguments,
+            standardError: logFile.path)
+        await process.exit()
+        let log = String(decoding: (try? Data(contentsOf: logFile)) ?? Data(), as: UTF8.self)
+        let headerText = String(decoding: (try? Data(contentsOf: headerFile)) ?? Data(), as: UTF8.self)
         // The last response's head (curl appends every one).
         let blocks = headerText.components(separatedBy: "\r\n\r\n").filter { !$0.isEmpty }
         var status = 0
@@ -49,6 +43,7 @@ struct Curl {
             }
         }
         let body = (try? Data(contentsOf: bodyFile)) ?? Data()
-        return Result(exitStatus: process.terminationStatus, status: status, headers: headers, body: body, log: log)
+        return Result(
+            exitStatus: process.terminationStatus ?? -1, status: status, headers: headers, body: body, log: log)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackNginx
 
 /// Runs the real `ffprobe`/`ffmpeg` (installed by Tools/bootstrap).
 enum FFmpeg {
@@ -8,28 +9,22 @@ enum FFmpeg {
         var errors: String
     }
 
+    /// Runs `tool` as a ``ChildProcess`` (it inherits no descriptor of the
+    /// test process, and its end is awaited without blocking a thread).
     static func run(_ tool: String, _ arguments: [String]) async throws -> Outcome {
-        try await offPool { try runBlocking(tool, arguments) }
-    }
-
-    static func runBlocking(_ tool: String, _ arguments: [String]) throws -> Outcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [tool, "-nostdin"].filter { tool == "ffmpeg" || $0 != "-nostdin" } + arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let errorData = Locked<Data>(Data())
-        let reader = Thread { errorData.withLock { $0 = errors.fileHandleForReading.readDataToEndOfFile() } }
-        reader.start()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        while !reader.isFinished { usleep(1000) }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("ffmpeg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let outputFile = scratch.appendingPathComponent("output")
+        let errorFile = scratch.appendingPathComponent("errors")
+        let process = try ChildProcess(
+            tool, (tool == "ffmpeg" ? ["-nostdin"] : []) + arguments, standardOutput: outputFile.path,
+            standardError: errorFile.path)
+        await process.exit()
         return Outcome(
-            status: process.terminationStatus, output: text, errors: String(decoding: errorData.current, as: UTF8.self))
+            status: process.terminationStatus ?? -1,
+            output: String(decoding: (try? Data(contentsOf: outputFile)) ?? Data(), as: UTF8.self),
+            errors: String(decoding: (try? Data(contentsOf: errorFile)) ?? Data(), as: UTF8.self))
     }
 
     /// The container duration ffprobe reports for `input` (a file path or URL).

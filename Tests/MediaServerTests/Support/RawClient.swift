@@ -11,7 +11,7 @@ final class RawClient: @unchecked Sendable {
 
     /// - parameter receiveBuffer: a small `SO_RCVBUF`, for a client that should fill up quickly.
     init(port: Int, receiveBuffer: Int32? = nil) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         if var size = receiveBuffer {
             setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }

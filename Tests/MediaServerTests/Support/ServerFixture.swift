@@ -76,15 +76,13 @@ final class ServerFixture: @unchecked Sendable {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent(
             "mediaserver-long-\(UUID().uuidString).wav")
         defer { try? FileManager.default.removeItem(at: file) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=240", "-ac", "1",
-            "-ar",
-            "22050", file.path,
-        ]
-        try? process.run()
-        process.waitUntilExit()
+        let process = try? ChildProcess(
+            "ffmpeg",
+            [
+                "-nostdin", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=240", "-ac", "1", "-ar",
+                "22050", file.path,
+            ])
+        process?.waitUntilExit()
         return (try? Data(contentsOf: file)) ?? Data()
     }()
 
