@@ -65,7 +65,7 @@ struct BlockDigests {
             let start = index << shift
             let end = min(payload.count, start + (1 << shift))
             guard start < end else { return nil }
-            let hash = XXH3_64bits(payload.baseAddress! + start, end - start)
+            let hash = mediacache_XXH3_64bits(payload.baseAddress! + start, end - start)
             guard hash == digest(at: index) else { return nil }
             verified |= 1 << UInt64(index)
         }
@@ -108,7 +108,7 @@ struct BlockDigests {
         for index in 0..<count(rawLength: payload.count, shift: shift) {
             let start = index << shift
             let end = min(payload.count, start + (1 << shift))
-            let hash = XXH3_64bits(payload.baseAddress! + start, end - start)
+            let hash = mediacache_XXH3_64bits(payload.baseAddress! + start, end - start)
             out.storeBytes(of: hash.littleEndian, toByteOffset: index * digestSize, as: UInt64.self)
         }
     }
