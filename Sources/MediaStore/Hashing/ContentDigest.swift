@@ -17,7 +17,7 @@ public struct ContentDigest: Hashable, Sendable, CustomStringConvertible {
     /// The digest of `bytes`, optionally seeded.
     public init(of bytes: some ContiguousBytes, seed: UInt64 = 0) {
         let hash = bytes.withUnsafeBytes { buffer in
-            XXH3_128bits_withSeed(buffer.baseAddress, buffer.count, seed)
+            mediacache_XXH3_128bits_withSeed(buffer.baseAddress, buffer.count, seed)
         }
         self.init(high: hash.high64, low: hash.low64)
     }

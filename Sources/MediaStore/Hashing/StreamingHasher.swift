@@ -16,7 +16,7 @@ final class StreamingHasher {
 
     func update(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count > 0 else { return }
-        XXH3_128bits_update(state, bytes.baseAddress, bytes.count)
+        _ = mediacache_XXH3_128bits_update(state, bytes.baseAddress, bytes.count)
     }
 
     func update(_ bytes: some ContiguousBytes) {

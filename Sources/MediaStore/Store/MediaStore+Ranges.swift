@@ -131,7 +131,7 @@ extension MediaStore {
     private func readSlice(
         forKey key: String, range: Range<Int>, includeExpired: Bool, entryID: UInt64?
     ) throws(StoreError) -> (data: Data, entryID: UInt64) {
-        let result: (slot: Slot, data: Data, entryID: UInt64)
+        let result: (slot: Slot, now: Double, data: Data, entryID: UInt64)
         do {
             result = try run {
                 try read { transaction in
@@ -143,13 +143,13 @@ extension MediaStore {
                     guard range.lowerBound >= 0, known.map({ range.upperBound <= $0 }) ?? true else {
                         throw StoreError.invalidRange(key: key, range: range, length: known)
                     }
-                    return (slot, try transaction.readRange(record, range), record.entryID)
+                    return (slot, transaction.now, try transaction.readRange(record, range), record.entryID)
                 }
             }
         } catch {
             throw dropIfCorrupt(key: key, error)
         }
-        recordAccess(slot: result.slot)
+        recordAccess(slot: result.slot, at: result.now)
         return (result.data, result.entryID)
     }
 

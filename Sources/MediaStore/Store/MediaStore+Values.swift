@@ -74,22 +74,22 @@ extension MediaStore {
     private func readWhole<R>(
         forKey key: String, includeExpired: Bool, _ make: (EntryRecord, Data) -> R
     ) throws(StoreError) -> R? {
-        let found: (slot: Slot, result: R)?
+        let found: (slot: Slot, now: Double, result: R)?
         do {
             found = try run {
-                try read { transaction -> (slot: Slot, result: R)? in
+                try read { transaction -> (slot: Slot, now: Double, result: R)? in
                     guard let (slot, record) = try transaction.index.find(key, currentAccess: false), record.isComplete,
                         includeExpired || !record.isExpired(at: transaction.now)
                     else { return nil }
                     let data = try transaction.readRange(record, 0..<(record.length ?? 0))
-                    return (slot, make(record, data))
+                    return (slot, transaction.now, make(record, data))
                 }
             }
         } catch {
             throw dropIfCorrupt(key: key, error)
         }
         guard let found else { return nil }
-        recordAccess(slot: found.slot)
+        recordAccess(slot: found.slot, at: found.now)
         return found.result
     }
 

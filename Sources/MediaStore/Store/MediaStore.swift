@@ -229,12 +229,13 @@ public final class MediaStore: @unchecked Sendable {
         }
     }
 
-    /// Notes a read of the entry at `slot`. Reads never write: the time
-    /// is applied with the next write, or by a background flush once
-    /// ``accessBatchSize`` reads are pending, off the reader's thread.
-    func recordAccess(slot: Slot) {
+    /// Notes a read of the entry at `slot` at `now` (seconds since 1970:
+    /// the read transaction's clock, so a read asks the clock once). Reads
+    /// never write: the time is applied with the next write, or by a
+    /// background flush once ``accessBatchSize`` reads are pending, off the
+    /// reader's thread.
+    func recordAccess(slot: Slot, at now: Double) {
         guard !isReadOnly else { return }
-        let now = Date().timeIntervalSince1970
         let shouldFlush = pendingAccess.withLock { pending in
             pending[slot] = now
             return pending.count >= Self.accessBatchSize
