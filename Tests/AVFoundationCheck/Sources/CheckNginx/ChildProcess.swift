@@ -1,0 +1,1 @@
+../../../../Sources/LoopbackNginx/ChildProcess.swift
