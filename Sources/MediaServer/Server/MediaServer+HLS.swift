@@ -14,62 +14,8 @@ import MediaStreaming
 extension MediaServer {
     /// The URL a player should open for the HLS playlist `originURL` (a
     /// master playlist or a lone media playlist). Call after ``start()``.
-    ///
-    /// For an asset a download keeps, the server starts rewriting its
-    /// master and media playlists in the background at once, so that the
-    /// player's first requests find them ready (a 200-segment media
-    /// playlist takes about 2 ms to rewrite the first time). Nothing is
-    /// fetched for it: an asset that is not kept is left alone.
     public func hlsURL(for originURL: URL) -> URL {
-        let url = localURL(for: HLSRoute(origin: originURL, kind: .masterPlaylist))
-        prepareKeptPlaylists(of: originURL)
-        return url
-    }
-
-    /// Rewrites the master playlist of a kept asset at `originURL` and the
-    /// kept media playlists it lists (``rewrite(_:route:)`` keeps the
-    /// results), on a background task; does nothing unless the server is
-    /// running and each playlist is kept in the store.
-    func prepareKeptPlaylists(of originURL: URL) {
-        guard isRunning else { return }
-        Task.detached(priority: .userInitiated) { [weak self] in
-            guard let self, self.isRunning,
-                (try? await self.isKept(self.hlsResources.resourceKey(for: originURL))) == true,
-                let master = try? await self.hlsResponse(for: HLSRoute(origin: originURL, kind: .masterPlaylist))
-            else { return }
-            for target in Self.localTargets(in: master.body) {
-                guard self.isRunning, case .hls(let route) = ServerRoute.resolve(target, secret: self.secret),
-                    route.kind == .mediaPlaylist,
-                    (try? await self.isKept(self.hlsResources.resourceKey(for: route.origin))) == true
-                else { continue }
-                _ = try? await self.hlsResponse(for: route)
-            }
-        }
-    }
-
-    /// The request targets (paths) of the local URLs in a rewritten
-    /// playlist: URI lines and `URI="…"` attributes.
-    static func localTargets(in playlist: Data) -> [String] {
-        var targets: [String] = []
-        for line in String(decoding: playlist, as: UTF8.self).split(whereSeparator: \.isNewline) {
-            var candidates: [Substring] = []
-            if line.hasPrefix("#") {
-                var rest = line[...]
-                while let start = rest.range(of: "URI=\"") {
-                    let value = rest[start.upperBound...]
-                    guard let end = value.firstIndex(of: "\"") else { break }
-                    candidates.append(value[..<end])
-                    rest = value[value.index(after: end)...]
-                }
-            } else {
-                candidates.append(line)
-            }
-            for candidate in candidates {
-                guard let url = URL(string: String(candidate)), url.scheme == "http" else { continue }
-                targets.append(url.path)
-            }
-        }
-        return targets
+        localURL(for: HLSRoute(origin: originURL, kind: .masterPlaylist))
     }
 
     /// The local URL of `route`; its origin is allowed from now on.
