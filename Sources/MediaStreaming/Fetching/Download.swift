@@ -41,15 +41,8 @@ final class Download: @unchecked Sendable {
     /// Its place in the cache's ``FetchScheduler``.
     let ticket: FetchTicket
     /// The priority of whoever waits for the content information a probe
-    /// resolves: it runs at least at that one until a reader joins it
-    /// (see ``hasHadReaders``).
+    /// resolves (it runs at least at that one until then).
     var probePriority: FetchPriority
-    /// Whether a reader ever subscribed. A probe resolved without one yet
-    /// keeps ``probePriority``: those who waited for it are on their way to
-    /// read it (a preload plans its read right after), and dropping to a
-    /// download's priority meanwhile would let lower transfers start a
-    /// request in that moment. With no reader, it ends after its request.
-    var hasHadReaders = false
     /// The priority and idleness last told to the scheduler.
     var scheduledPriority: FetchPriority
     var scheduledIdle = false

@@ -156,16 +156,13 @@ extension ResourceFetcher: DownloadCoordinator {
     // MARK: Scheduling
 
     /// Tells the scheduler what `download` runs for now: the highest
-    /// priority among its readers (a probe: at least its waiters', until a
-    /// reader joined it; no reader: a download's, as it only finishes its
-    /// request), and idle
+    /// priority among its readers (a probe: at least its waiters'; no
+    /// reader: a download's, as it only finishes its request), and idle
     /// while it waits for its readers or every reader is more than a
     /// request behind (a paused player: it then holds nothing back).
     func reschedule(_ download: Download) {
         var priority = download.subscribers.values.map(\.priority).max() ?? .download
-        if download.isProbe && (isResolving(download) || !download.hasHadReaders) {
-            priority = max(priority, download.probePriority)
-        }
+        if isResolving(download) { priority = max(priority, download.probePriority) }
         // Only a player is ever paused: a preload's or a download's reader
         // behind is a busy machine, not a reason to let others go first.
         let behind =

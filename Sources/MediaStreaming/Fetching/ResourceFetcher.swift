@@ -193,7 +193,6 @@ actor ResourceFetcher {
         download.subscribers[id] = Download.Subscriber(
             offset: max(offset, download.position), channel: channel, priority: priority, until: until)
         download.windingDown = false
-        download.hasHadReaders = true
         reschedule(download)
         let downloadID = download.id
         return ReaderStream(channel: channel) { [weak self] in

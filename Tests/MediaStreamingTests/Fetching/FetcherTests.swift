@@ -73,43 +73,6 @@ struct FetcherTests {
         #expect(now.version == replacement.version)
         #expect(now.cachedBytes == 0)
     }
-
-    @Test(
-        "A probe resolved for a preload keeps the preload's priority until its reader joins: no lower transfer slips in between"
-    )
-    func resolvedProbeKeepsItsWaitersPriority() async throws {
-        let (store, directory) = try makeStore()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let content = Data((0..<(8 * Self.chunkSize)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
-        // The first response sends its first chunk, then holds the rest: the
-        // probe stays resolved, in its request, with no reader yet.
-        let origin = FaultOrigin(MemoryOrigin(content), fault: .stallAfter(bytes: Self.chunkSize), times: 1)
-        let cache = StreamingCache(
-            store: store, origin: origin, configuration: StreamingConfiguration(chunksPerRequest: 4, stallTimeout: 30))
-        let loader = cache.loader(for: URL(string: "https://origin.example/preload.bin")!)
-        let scheduler = cache.scheduler
-        let information = try await loader.fetcher.contentInformation(
-            url: loader.url, headers: [:], priority: .preload)
-        #expect(information.contentLength == content.count)
-        // The probe handled its first chunk (resolved, stored, rescheduled)
-        // before the store has it; then it waits for the held body.
-        let key = loader.cacheKey
-        for _ in 0..<500 where (try? store.cachedRanges(forKey: key))?.byteCount != Self.chunkSize {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        #expect(try store.cachedRanges(forKey: key).byteCount == Self.chunkSize, "the first chunk was never stored")
-        _ = await loader.fetcher.cachingSkipped  // after what the fetcher had queued
-        // Until the preload's reader joins, the probe runs for it: a
-        // download elsewhere on the host waits at its checkpoint.
-        #expect(scheduler.snapshot.busy == [.preload: 1], "\(scheduler.snapshot)")
-        let download = try await scheduler.admit(.download, host: "origin.example")
-        let waiting = Task { try await scheduler.checkpoint(download) }
-        for _ in 0..<10 where scheduler.snapshot.paused[.download] != 1 { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(scheduler.snapshot.paused[.download] == 1, "a download goes on while the preload's probe runs")
-        scheduler.finish(download)
-        try await waiting.value
-        await loader.fetcher.cancelAll()
-    }
 }
 
 /// Store failures the fetcher meets while resolving a resource.
