@@ -15,6 +15,8 @@ struct ReaderChannelTests {
         private var highest = 0
         /// Opened when the reader starts telling of a taken piece.
         let readerTelling = DispatchSemaphore(value: 0)
+        /// Opened when the download is about to send (it may then wait for the channel's lock).
+        let sending = DispatchSemaphore(value: 0)
         /// Opened once the download's two sends are done.
         let sendsDone = DispatchSemaphore(value: 0)
         private var heldReader = false
@@ -30,8 +32,11 @@ struct ReaderChannelTests {
             if hold {
                 // The reader is slow to tell of the piece it took (a busy machine
                 // preempted it right after the take): the download may send meanwhile.
+                // (It blocks the task's thread, briefly: the download either
+                // sends meanwhile or waits for the channel's lock.)
                 readerTelling.signal()
-                _ = sendsDone.wait(timeout: .now() + .milliseconds(500))
+                _ = sending.wait(timeout: .now() + .seconds(10))
+                _ = sendsDone.wait(timeout: .now() + .milliseconds(100))
             }
             lock.withLock {
                 sum += delta
@@ -53,6 +58,7 @@ struct ReaderChannelTests {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                 DispatchQueue.global().async {
                     counter.readerTelling.wait()
+                    counter.sending.signal()
                     channel.send(piece)
                     channel.send(piece)
                     counter.sendsDone.signal()
