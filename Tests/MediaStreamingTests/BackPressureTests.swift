@@ -23,6 +23,9 @@ struct BackPressureTests {
         var body = Data()
         var fromStore = 0
         var largestPiece = 0
+        /// Retries counted while the reader held the download back (after
+        /// the backlog went past the limit, for the whole stall).
+        var retriesWhileHeld = 0
     }
 
     /// Reads all of `loader`'s resource, pausing `pause` after each piece
@@ -30,8 +33,8 @@ struct BackPressureTests {
     ///
     /// The premise of both tests, that the download got more than
     /// `readerBufferLimit` ahead during the stall, is checked rather than
-    /// assumed: on a loaded machine the stall goes on (up to 10 s) until the
-    /// loader has counted such a backlog.
+    /// assumed: the stall waits (up to 10 s) until the loader has counted
+    /// such a backlog, then lasts `stall` more.
     ///
     /// With `storedPast` (a cached resource), the stall also lasts until
     /// the store holds the byte after the last one the reader was handed:
@@ -62,11 +65,15 @@ struct BackPressureTests {
                     read.largestPiece = max(read.largestPiece, piece.count)
                     if !stalled && read.body.count >= stallOffset {
                         stalled = true
-                        try await Task.sleep(for: stall)
                         let deadline = ContinuousClock.now + .seconds(10)
                         while loader.statistics.peakReaderBacklogBytes <= limit, ContinuousClock.now < deadline {
                             try await Task.sleep(for: .milliseconds(50))
                         }
+                        // The stall is counted from there: the download is held back
+                        // (or the reader let go) for all of it.
+                        let retriesBefore = loader.statistics.retries
+                        try await Task.sleep(for: stall)
+                        read.retriesWhileHeld = loader.statistics.retries - retriesBefore
                         if storedPast {
                             // Over the limit, the reader was let go: nothing more is sent to it.
                             let handedEnd = read.body.count + stream.channel.backlog
@@ -133,18 +140,12 @@ struct BackPressureTests {
     @Test("A slow reader of an uncached resource holds the download back at the limit")
     func slowReaderHoldsAnUncachedDownload() async throws {
         let limit = 128 << 10
-        // The origin is in memory: each response's body is there at once, so
-        // the stall watchdog can only see the download wait for its reader,
-        // which is what this test is about. (Over loopback nginx, a loaded
-        // machine delays a response's bytes by a second now and then: a real
-        // stall, rightly retried, and no sign of the watchdog counting a wait.)
-        let original = Self.randomBytes(3 << 19)
         let test = try TestCache(
             sizeLimit: 1 << 20,
             configuration: StreamingConfiguration(
-                chunksPerRequest: 4, stallTimeout: 1, readerBufferLimit: limit),
-            origin: MemoryOrigin(original))
-        let url = URL(string: "https://origin.example/slow-uncached.bin")!
+                chunksPerRequest: 4, stallTimeout: 1, readerBufferLimit: limit))
+        let url = server.url("slow-uncached.bin")
+        let original = try publish("slow-uncached.bin", size: 3 << 19)
         let loader = test.cache.loader(for: url)
         let retries = Locked<[OriginError]>([])
         let events = loader.events()
@@ -152,7 +153,8 @@ struct BackPressureTests {
             for await case .retrying(let error) in events { retries.withLock { $0.append(error) } }
         }
         defer { watcher.cancel() }
-        // The stall is longer than the stall timeout: waiting for a reader is not a stall.
+        // The download waits for the stalled reader longer than the stall
+        // timeout (1.6 s against 1 s): waiting for a reader is not a stall.
         let read = try await readSlowly(
             loader, stallOffset: 256 << 10, stall: .milliseconds(1_600), pause: .microseconds(200))
         #expect(read.body == original)
@@ -160,7 +162,15 @@ struct BackPressureTests {
         let statistics = loader.statistics
         #expect(statistics.peakReaderBacklogBytes > limit)
         #expect(statistics.peakReaderBacklogBytes <= limit + read.largestPiece)
-        #expect(statistics.retries == 0, "retried after \(retries.withLock { $0 })")
+        // Only while it waited for the reader: elsewhere a retry is the
+        // watchdog doing its job, when a loaded machine (a full test run
+        // with other processes) keeps the transfer's tasks from running for
+        // the second the timeout allows, in front of nginx or an origin in memory alike.
+        #expect(
+            read.retriesWhileHeld == 0,
+            "the download retried while it waited for its reader; in all \(statistics.retries): \(retries.withLock { $0 })"
+        )
+        if statistics.retries > 0 { print("retries while not held back: \(retries.withLock { $0 })") }
         #expect(read.fromStore == 0)
         #expect(test.origin.bodyBytes <= original.count + 4 * TestCache.chunkSize)
     }
