@@ -1,4 +1,5 @@
 import Foundation
+import MediaStore
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -50,15 +51,29 @@ public final class HTTPOrigin: Origin {
         }
         let task = session.dataTask(with: urlRequest)
         let delegate = self.delegate
+        // Whether the task was started, and whether the fetch was cancelled:
+        // URLSession on Linux never calls back for a task cancelled before
+        // it was resumed and resumed after, so a cancellation that comes
+        // first (before the handler is installed, or between registering and
+        // resuming) must end the fetch here instead of cancelling the task.
+        let gate = Locked((started: false, cancelled: false))
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation {
                     (continuation: CheckedContinuation<OriginResponse, any Error>) in
                     delegate.register(task, continuation: continuation)
-                    task.resume()
+                    let start = gate.withLock { gate -> Bool in
+                        gate.started = !gate.cancelled
+                        return gate.started
+                    }
+                    if start { task.resume() } else { delegate.fail(task, with: .cancelled) }
                 }
             } onCancel: {
-                task.cancel()
+                let started = gate.withLock { gate -> Bool in
+                    gate.cancelled = true
+                    return gate.started
+                }
+                if started { task.cancel() }
             }
         } catch let error as OriginError {
             throw error

@@ -19,6 +19,13 @@ final class HTTPSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Se
         tasks.withLock { $0[task.taskIdentifier] = TaskState(head: continuation) }
     }
 
+    /// Ends a registered task that was never resumed: its head continuation
+    /// throws `error` (URLSession will never call back for it).
+    func fail(_ task: URLSessionTask, with error: OriginError) {
+        guard let state = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        state.head?.resume(throwing: error)
+    }
+
     func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
