@@ -23,6 +23,9 @@ struct BackPressureTests {
         var body = Data()
         var fromStore = 0
         var largestPiece = 0
+        /// Retries counted while the reader held the download back (after
+        /// the backlog went past the limit, for the whole stall).
+        var retriesWhileHeld = 0
     }
 
     /// Reads all of `loader`'s resource, pausing `pause` after each piece
@@ -30,10 +33,16 @@ struct BackPressureTests {
     ///
     /// The premise of both tests, that the download got more than
     /// `readerBufferLimit` ahead during the stall, is checked rather than
-    /// assumed: on a loaded machine the stall goes on (up to 10 s) until the
-    /// loader has counted such a backlog.
+    /// assumed: the stall waits (up to 10 s) until the loader has counted
+    /// such a backlog, then lasts `stall` more.
+    ///
+    /// With `storedPast` (a cached resource), the stall also lasts until
+    /// the store holds the byte after the last one the reader was handed:
+    /// let go, it then goes on from the store (the download stores on
+    /// while the reader stalls, but a loaded machine may not have written
+    /// the next chunk within the stall).
     private func readSlowly(
-        _ loader: ResourceLoader, stallOffset: Int, stall: Duration, pause: Duration
+        _ loader: ResourceLoader, stallOffset: Int, stall: Duration, pause: Duration, storedPast: Bool = false
     ) async throws -> SlowRead {
         let limit = loader.cache.configuration.readerBufferLimit
         let length = try await loader.contentInformation().contentLength
@@ -56,10 +65,24 @@ struct BackPressureTests {
                     read.largestPiece = max(read.largestPiece, piece.count)
                     if !stalled && read.body.count >= stallOffset {
                         stalled = true
-                        try await Task.sleep(for: stall)
                         let deadline = ContinuousClock.now + .seconds(10)
                         while loader.statistics.peakReaderBacklogBytes <= limit, ContinuousClock.now < deadline {
                             try await Task.sleep(for: .milliseconds(50))
+                        }
+                        // The stall is counted from there: the download is held back
+                        // (or the reader let go) for all of it.
+                        let retriesBefore = loader.statistics.retries
+                        try await Task.sleep(for: stall)
+                        read.retriesWhileHeld = loader.statistics.retries - retriesBefore
+                        if storedPast {
+                            // Over the limit, the reader was let go: nothing more is sent to it.
+                            let handedEnd = read.body.count + stream.channel.backlog
+                            while try !isStored(loader, at: handedEnd, length: length), ContinuousClock.now < deadline {
+                                try await Task.sleep(for: .milliseconds(50))
+                            }
+                            #expect(
+                                try isStored(loader, at: handedEnd, length: length),
+                                "the download never stored byte \(handedEnd), past what the reader was handed")
                         }
                     } else {
                         try await Task.sleep(for: pause)
@@ -70,9 +93,19 @@ struct BackPressureTests {
         return read
     }
 
-    private func publish(_ name: String, size: Int) throws -> Data {
+    /// Whether `offset` is in the store (or the end of the resource).
+    private func isStored(_ loader: ResourceLoader, at offset: Int, length: Int) throws -> Bool {
+        guard offset < length else { return true }
+        return try loader.cache.store.cachedRanges(forKey: loader.cacheKey).contains { $0.contains(offset) }
+    }
+
+    private static func randomBytes(_ size: Int) -> Data {
         var generator = SystemRandomNumberGenerator()
-        let bytes = Data((0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        return Data((0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+
+    private func publish(_ name: String, size: Int) throws -> Data {
+        let bytes = Self.randomBytes(size)
         try server.publish(bytes, at: name)
         return bytes
     }
@@ -89,7 +122,7 @@ struct BackPressureTests {
         let original = try publish("slow-cached.bin", size: 1 << 20)
         let loader = test.cache.loader(for: url)
         let read = try await readSlowly(
-            loader, stallOffset: 256 << 10, stall: .milliseconds(400), pause: .microseconds(200))
+            loader, stallOffset: 256 << 10, stall: .milliseconds(400), pause: .microseconds(200), storedPast: true)
         #expect(read.body == original)
         let statistics = loader.statistics
         // The reader fell behind by more than the limit (the bound was
@@ -114,8 +147,14 @@ struct BackPressureTests {
         let url = server.url("slow-uncached.bin")
         let original = try publish("slow-uncached.bin", size: 3 << 19)
         let loader = test.cache.loader(for: url)
-        // The stall is longer than the stall timeout: waiting for a reader is not a stall.
-        // (A 1 s timeout, not less: a loaded CI machine can delay a real response by half a second.)
+        let retries = Locked<[OriginError]>([])
+        let events = loader.events()
+        let watcher = Task {
+            for await case .retrying(let error) in events { retries.withLock { $0.append(error) } }
+        }
+        defer { watcher.cancel() }
+        // The download waits for the stalled reader longer than the stall
+        // timeout (1.6 s against 1 s): waiting for a reader is not a stall.
         let read = try await readSlowly(
             loader, stallOffset: 256 << 10, stall: .milliseconds(1_600), pause: .microseconds(200))
         #expect(read.body == original)
@@ -123,7 +162,15 @@ struct BackPressureTests {
         let statistics = loader.statistics
         #expect(statistics.peakReaderBacklogBytes > limit)
         #expect(statistics.peakReaderBacklogBytes <= limit + read.largestPiece)
-        #expect(statistics.retries == 0)
+        // Only while it waited for the reader: elsewhere a retry is the
+        // watchdog doing its job, when a loaded machine (a full test run
+        // with other processes) keeps the transfer's tasks from running for
+        // the second the timeout allows, in front of nginx or an origin in memory alike.
+        #expect(
+            read.retriesWhileHeld == 0,
+            "the download retried while it waited for its reader; in all \(statistics.retries): \(retries.withLock { $0 })"
+        )
+        if statistics.retries > 0 { print("retries while not held back: \(retries.withLock { $0 })") }
         #expect(read.fromStore == 0)
         #expect(test.origin.bodyBytes <= original.count + 4 * TestCache.chunkSize)
     }

@@ -28,6 +28,22 @@ struct SchedulingTests {
         return (try #require(outcome.firstByte), outcome.data)
     }
 
+    /// Waits (up to 10 s) until the scheduler's snapshot satisfies
+    /// `condition`; records an issue naming `what` when it never does.
+    func waitFor(
+        _ what: String, _ scheduler: FetchScheduler, _ condition: (FetchScheduler.Snapshot) -> Bool
+    ) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !condition(scheduler.snapshot) {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("never: \(what); \(scheduler.snapshot)")
+                return false
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
+
     @Test(
         "A player's seek goes first while a download and two preloads run; they pause, then finish with no byte fetched twice",
         arguments: [1, 4])
@@ -46,14 +62,31 @@ struct SchedulingTests {
         test.origin.reset()
 
         let download = Task { try await test.cache.loader(for: urls[0]).downloadAll(priority: .download) }
-        let preloads = urls[1...2].map { url in
-            Task { try await test.cache.loader(for: url).downloadAll(priority: .preload) }
+        // Progress reports per preload: the first tells what was stored
+        // already, each later one a piece its reader took.
+        let preloadReports = Locked([0, 0])
+        let preloads = urls[1...2].enumerated().map { index, url in
+            Task {
+                try await test.cache.loader(for: url).downloadAll(priority: .preload) { _, _ in
+                    preloadReports.withLock { $0[index] += 1 }
+                }
+            }
         }
-        // The preloads run; the download waits behind them.
-        for _ in 0..<500 where scheduler.snapshot.busy[.preload, default: 0] < min(2, connectionsPerHost) {
-            try await Task.sleep(for: .milliseconds(5))
+        // The preloads run; the download waits behind them (at its checkpoint,
+        // or for a connection). Checked, not assumed after a sleep: a
+        // preload's probe, once it resolved the content information, runs
+        // at a download's priority until the preload's reader joins it (the
+        // download may slip a request in then), and a loaded machine may be
+        // long in that moment, or still be receiving the download's first request.
+        let behind = try await waitFor("the preloads read and the download waits", scheduler) {
+            preloadReports.withLock { $0.filter { $0 > 1 }.count } >= min(2, connectionsPerHost)
+                && $0.busy[.download] == nil
         }
-        try await Task.sleep(for: .milliseconds(100))
+        guard behind else {
+            download.cancel()
+            preloads.forEach { $0.cancel() }
+            return
+        }
         let downloadBefore = test.origin.bodyBytes(for: urls[0])
         try await Task.sleep(for: .milliseconds(500))
         let preloading = urls[1...2].allSatisfy {
@@ -69,8 +102,18 @@ struct SchedulingTests {
         let player = test.player(urls[3])
         let handle = player.start(offset: 300_000, length: 200_000)
         await handle.waitFor(bytes: 1)
-        // Once the others reached a chunk boundary, they fetch nothing while the player's transfer runs.
-        try await Task.sleep(for: .milliseconds(100))
+        // Once the others reached a chunk boundary (each ended its response
+        // and waits at its checkpoint: checked, not assumed after a sleep),
+        // they fetch nothing while the player's transfer runs (unless that
+        // is over already: then the window below is empty).
+        let paused = try await waitFor("every lower transfer pauses for the player", scheduler) {
+            ($0.busy[.preload] == nil && $0.busy[.download] == nil) || handle.received >= 200_000
+        }
+        guard paused else {
+            download.cancel()
+            preloads.forEach { $0.cancel() }
+            return
+        }
         let lowerBefore = urls[0...2].map { test.origin.bodyBytes(for: $0) }.reduce(0, +)
         let windowStart = ContinuousClock.now
         await handle.waitFor(bytes: 200_000)

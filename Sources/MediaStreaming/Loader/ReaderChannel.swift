@@ -30,7 +30,11 @@ final class ReaderChannel: @unchecked Sendable {
     private let lock = NSLock()
     private var state = State()
     /// Told of each change of the backlog: + when bytes are queued, − when
-    /// they are taken or dropped.
+    /// they are taken or dropped. Called under the channel's lock, so that
+    /// the changes reach the counters in the order they happened: told
+    /// outside it, a reader's − could arrive after the download's next +,
+    /// and a sum of backlogs (and its peak) would count bytes that were
+    /// never queued at once. It must not call back into the channel.
     private let onBacklogChange: @Sendable (Int) -> Void
 
     init(onBacklogChange: @escaping @Sendable (Int) -> Void = { _ in }) {
@@ -54,13 +58,10 @@ final class ReaderChannel: @unchecked Sendable {
             }
             state.pieces.append(data)
             state.backlog += data.count
+            onBacklogChange(data.count)
             return .queued
         }
-        switch outcome {
-        case .dropped: break
-        case .queued: onBacklogChange(data.count)
-        case .handed(let reader): reader.resume(returning: data)
-        }
+        if case .handed(let reader) = outcome { reader.resume(returning: data) }
     }
 
     /// Ends the channel: the reader gets what is queued, then the end (or `error`).
@@ -123,16 +124,15 @@ final class ReaderChannel: @unchecked Sendable {
 
     /// The reader is gone: drops the backlog and releases a waiting download.
     func close() {
-        let (dropped, drain) = lock.withLock { () -> (Int, CheckedContinuation<Void, Never>?) in
+        let drain = lock.withLock { () -> CheckedContinuation<Void, Never>? in
             state.closed = true
-            let dropped = state.backlog
+            if state.backlog > 0 { onBacklogChange(-state.backlog) }
             state.backlog = 0
             state.pieces = []
             state.head = 0
             defer { state.drain = nil }
-            return (dropped, state.drain?.continuation)
+            return state.drain?.continuation
         }
-        if dropped > 0 { onBacklogChange(-dropped) }
         drain?.resume()
     }
 
@@ -142,7 +142,7 @@ final class ReaderChannel: @unchecked Sendable {
     /// Takes the next piece, or the end, or the failure; with `waiter`,
     /// registers it when there is nothing yet (and returns `nil`).
     private func take(orWait waiter: CheckedContinuation<Data?, any Error>? = nil) throws -> Ready? {
-        let (ready, taken, drain) = try lock.withLock { () throws -> (Ready?, Int, CheckedContinuation<Void, Never>?) in
+        let (ready, drain) = try lock.withLock { () throws -> (Ready?, CheckedContinuation<Void, Never>?) in
             if state.head < state.pieces.count {
                 let piece = state.pieces[state.head]
                 state.head += 1
@@ -151,20 +151,20 @@ final class ReaderChannel: @unchecked Sendable {
                     state.head = 0
                 }
                 state.backlog -= piece.count
+                onBacklogChange(-piece.count)
                 var drain: CheckedContinuation<Void, Never>?
                 if let waiting = state.drain, state.backlog <= waiting.limit {
                     drain = waiting.continuation
                     state.drain = nil
                 }
-                return (Ready(value: piece), piece.count, drain)
+                return (Ready(value: piece), drain)
             }
             if state.readerCancelled { throw CancellationError() }
             if let failure = state.failure { throw failure }
-            if state.ended || state.closed { return (Ready(value: nil), 0, nil) }
+            if state.ended || state.closed { return (Ready(value: nil), nil) }
             if let waiter { state.reader = waiter }
-            return (nil, 0, nil)
+            return (nil, nil)
         }
-        if taken > 0 { onBacklogChange(-taken) }
         drain?.resume()
         return ready
     }
