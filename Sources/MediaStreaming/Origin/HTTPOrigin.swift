@@ -19,26 +19,19 @@ public final class HTTPOrigin: Origin {
     public let timeout: TimeInterval
     /// Headers sent with every request (a request's own headers win).
     public let headers: [String: String]
-    private let session: URLSession
-    private let delegate: HTTPSessionDelegate
+    private let client: HTTPSessionPool.Client
 
     /// - parameter timeout: idle timeout per request, in seconds.
     /// - parameter headers: headers added to every request, such as `User-Agent` or `Authorization`.
+    ///
+    /// Origins share one URLSession per timeout for the life of the process
+    /// (tearing a URLSession down crashes FoundationNetworking on Linux now
+    /// and then): a response body outlives the origin that fetched it, and
+    /// its transfer is cancelled when its reader drops it.
     public init(timeout: TimeInterval = 30, headers: [String: String] = [:]) {
         self.timeout = timeout
         self.headers = headers
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.urlCache = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.timeoutIntervalForRequest = timeout
-        configuration.httpMaximumConnectionsPerHost = 6
-        let delegate = HTTPSessionDelegate()
-        self.delegate = delegate
-        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
-    }
-
-    deinit {
-        session.invalidateAndCancel()
+        self.client = HTTPSessionPool.client(timeout: timeout)
     }
 
     public func fetch(_ request: OriginRequest) async throws(OriginError) -> OriginResponse {
@@ -49,8 +42,8 @@ public final class HTTPOrigin: Origin {
         if urlRequest.value(forHTTPHeaderField: "Accept-Encoding") == nil {
             urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         }
-        let task = session.dataTask(with: urlRequest)
-        let delegate = self.delegate
+        let task = client.session.dataTask(with: urlRequest)
+        let delegate = client.delegate
         // Whether the task was started, and whether the fetch was cancelled:
         // URLSession on Linux never calls back for a task cancelled before
         // it was resumed and resumed after, so a cancellation that comes

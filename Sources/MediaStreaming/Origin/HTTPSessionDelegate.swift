@@ -15,6 +15,9 @@ final class HTTPSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Se
 
     private let tasks = Locked<[Int: TaskState]>([:])
 
+    /// Tasks registered and not yet completed (for tests).
+    var liveTaskCount: Int { tasks.withLock { $0.count } }
+
     func register(_ task: URLSessionTask, continuation: CheckedContinuation<OriginResponse, any Error>) {
         tasks.withLock { $0[task.taskIdentifier] = TaskState(head: continuation) }
     }
@@ -30,10 +33,7 @@ final class HTTPSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Se
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-        let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
-        continuation.onTermination = { termination in
-            if case .cancelled = termination { dataTask.cancel() }
-        }
+        let (pieces, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
         var headers: [String: String] = [:]
         let status = (response as? HTTPURLResponse)?.statusCode ?? 200
         for (name, value) in (response as? HTTPURLResponse)?.allHeaderFields ?? [:] {
@@ -44,7 +44,8 @@ final class HTTPSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Se
             tasks[dataTask.taskIdentifier] = TaskState(head: nil, body: continuation)
             return head
         }
-        head?.resume(returning: OriginResponse(statusCode: status, headers: headers, body: stream))
+        let body = HTTPBodySource(pieces, of: dataTask).stream
+        head?.resume(returning: OriginResponse(statusCode: status, headers: headers, body: body))
         completionHandler(.allow)
     }
 

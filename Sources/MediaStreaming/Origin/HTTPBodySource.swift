@@ -1,0 +1,35 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The consumer's end of one response body: the pieces URLSession delivers,
+/// and the data task that delivers them, cancelled when the consumer lets
+/// go of the body.
+///
+/// URLSession keeps a task running until its last byte arrives, and the
+/// delegate keeps the stream the bytes go into, so a body dropped unread
+/// would go on downloading into memory. ``stream`` is held only by its
+/// consumer: when the consumer drops it (or stops iterating), this source
+/// goes away and cancels the task.
+// Unchecked: `iterator` is used by one `next()` at a time (an
+// AsyncSequence's iterator is never shared between concurrent callers).
+final class HTTPBodySource: @unchecked Sendable {
+    private var iterator: AsyncThrowingStream<Data, any Error>.AsyncIterator
+    private let task: URLSessionTask
+
+    init(_ pieces: AsyncThrowingStream<Data, any Error>, of task: URLSessionTask) {
+        self.iterator = pieces.makeAsyncIterator()
+        self.task = task
+    }
+
+    deinit { task.cancel() }
+
+    /// The body as the consumer sees it; the only reference to this source.
+    var stream: AsyncThrowingStream<Data, any Error> {
+        AsyncThrowingStream(unfolding: { try await self.next() })
+    }
+
+    private func next() async throws -> Data? { try await iterator.next() }
+}
