@@ -13,7 +13,8 @@ import MediaStore
 /// has handed on (the download keeps feeding its readers).
 ///
 /// Only touched on its download's ``ResourceFetcher``'s executor (hence
-/// unchecked); a write in flight keeps the buffer intact until it returns.
+/// unchecked; its async methods inherit the caller's isolation); a write in
+/// flight keeps the buffer intact until it returns.
 final class ChunkSink: @unchecked Sendable {
     /// What one flush did.
     struct Report {
@@ -64,7 +65,13 @@ final class ChunkSink: @unchecked Sendable {
 
     /// Writes every whole chunk buffered, and the rest too when `end` (the
     /// end of what the download fetches) has been reached.
-    func flush(end: Int) async -> Report {
+    ///
+    /// Runs on the caller's executor (the fetcher's), before and after each
+    /// write: as a plain `nonisolated async` method it ran on the global
+    /// pool, so it trimmed the buffer and moved `bufferStart` on another
+    /// thread while the fetcher let a reader join the download, and
+    /// ``buffered(from:)`` read past the buffer's end (a crash).
+    func flush(end: Int, isolation: isolated (any Actor)? = #isolation) async -> Report {
         var report = Report()
         while buffer.count >= chunkSize || (position >= end && !buffer.isEmpty) {
             let size = min(chunkSize, buffer.count)
@@ -84,7 +91,9 @@ final class ChunkSink: @unchecked Sendable {
         return report
     }
 
-    private func write(_ chunk: Data, at offset: Int, version: UInt64) async throws(StoreError) -> EntryInfo {
+    private func write(
+        _ chunk: Data, at offset: Int, version: UInt64, isolation: isolated (any Actor)? = #isolation
+    ) async throws(StoreError) -> EntryInfo {
         let key = self.key
         return try await storeIO.write { store throws(StoreError) in
             try store.write(chunk, at: offset, forKey: key, version: version)

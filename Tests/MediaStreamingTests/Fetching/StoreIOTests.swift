@@ -96,4 +96,66 @@ struct StoreIOTests {
             #expect(try store.info(forKey: "k")?.version == replacement.version)
         }
     }
+
+    /// The actor that owns a sink in ``flushRunsOnTheCallersExecutor()``.
+    private actor Owner {
+        let sink: ChunkSink
+        init(sink: ChunkSink) { self.sink = sink }
+
+        /// A flush called from this actor, as the fetcher calls it.
+        func flush(end: Int) async -> ChunkSink.Report { await sink.flush(end: end) }
+
+        /// Blocks the calling thread (and so the actor running on it).
+        private static func block(seconds: Double) { Thread.sleep(forTimeInterval: seconds) }
+
+        /// Starts a flush whose write waits for the store's writer lock
+        /// (held by the test until `release` runs), then holds this actor
+        /// for 300 ms after releasing the lock: the sink's state seen at
+        /// the start and at the end of that hold.
+        func flushWhileHeld(release: @Sendable () -> Void, end: Int) async throws
+            -> (before: (Int, Int), after: (Int, Int), report: ChunkSink.Report)
+        {
+            let sink = self.sink
+            let flushing = Task { await self.flush(end: end) }
+            // The actor is free meanwhile: the flush starts and its write waits for the lock.
+            try await Task.sleep(for: .milliseconds(200))
+            let before = (sink.bufferStart, sink.buffer.count)
+            release()
+            Self.block(seconds: 0.3)  // the write ends meanwhile; this actor stays busy
+            let after = (sink.bufferStart, sink.buffer.count)
+            return (before, after, await flushing.value)
+        }
+    }
+
+    /// A sink's state changes only on its owner's executor: a flush called
+    /// from the fetcher trims its buffer there after each write. As a plain
+    /// `nonisolated async` method it trimmed on the global pool while the
+    /// fetcher let a reader join, and `buffered(from:)` read past the
+    /// buffer's end (queue-app crashed 2 runs in 20).
+    @Test("A flush changes the sink only on its caller's executor")
+    func flushRunsOnTheCallersExecutor() async throws {
+        try await withStore { store in
+            let content = Self.bytes(2 * Self.chunkSize, seed: 3)
+            let prepared = try store.prepareEntry(forKey: "k", length: content.count)
+            let sink = ChunkSink(
+                key: "k", start: 0, chunkSize: Self.chunkSize, storeIO: StoreIO(store: store),
+                version: prepared.version, isStoring: true)
+            sink.append(content)
+            let entered = DispatchSemaphore(value: 0)
+            let gate = DispatchSemaphore(value: 0)
+            let holder = Thread {
+                try? store.performBatch { _ in
+                    entered.signal()
+                    gate.wait()
+                }
+            }
+            holder.start()
+            #expect(entered.wait(timeout: .now() + 10) == .success, "the writer lock was never taken")
+            let result = try await Owner(sink: sink).flushWhileHeld(release: { gate.signal() }, end: content.count)
+            #expect(result.before == (0, content.count), "the flush ran before the writer lock was released")
+            #expect(result.after == result.before, "the sink changed while its owner was busy")
+            #expect(result.report.written.count == 2 && sink.bufferStart == content.count)
+            #expect(try store.read(forKey: "k", range: 0..<content.count) == content)
+        }
+    }
 }
