@@ -64,6 +64,12 @@ import Testing
         let inputs = try Self.inputs("FuzzChunks")
         #expect(!inputs.isEmpty)
         for input in inputs { StoreFuzzing.decodeChunk(input.bytes) }
+        // Two seeds of format 3: a raw chunk of 20,000 bytes with its two
+        // block digests (made with `xxhsum -H3`), and the same with the
+        // second digest zeroed, refused.
+        let decoded = Dictionary(uniqueKeysWithValues: inputs.map { ($0.name, StoreFuzzing.decodeChunk($0.bytes)) })
+        #expect(decoded["FuzzChunks/dd2d6ed6b2fff4df1f6560f1040baa0328553fa6"] == true)
+        #expect(decoded["FuzzChunks/343ac46c635e39e3fe1056d4df1242b64fd51002"] == false)
     }
 
     /// `Content-Range` and the other response headers, the `Range` header

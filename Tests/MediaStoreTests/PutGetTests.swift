@@ -13,7 +13,7 @@ import Testing
         #expect(try t.store.data(forKey: "missing") == nil)
     }
 
-    @Test(arguments: [0, 1, 4096, 4097, 262_116, 262_117, 1_000_000])
+    @Test(arguments: [0, 1, 4096, 4097, 261_988, 261_989, 1_000_000])
     func valuesOfEverySizeRoundTrip(size: Int) throws {
         let t = try TestStore()
         var generator = SplitMix64(seed: UInt64(size))

@@ -17,7 +17,7 @@ import Testing
         }
     }
 
-    @Test(arguments: [0, 1, 4_096, 4_097, 262_116, 700_001, 9_000_000])
+    @Test(arguments: [0, 1, 4_096, 4_097, 261_988, 261_989, 700_001, 9_000_000])
     func randomSizedAppendsEqualPut(size: Int) throws {
         let t = try TestStore()
         var generator = SplitMix64(seed: UInt64(size) + 7)

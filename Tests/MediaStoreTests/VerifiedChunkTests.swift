@@ -114,14 +114,17 @@ import Testing
         let store = try open()
         try store.put(value, forKey: "k")
         #expect(try store.data(forKey: "k") == Data(value))
-        // Rewrite chunk 1's stored value with one bit changed: LMDB copies
-        // it to other pages, where nothing was verified.
+        // Rewrite chunk 1's stored value with one bit of its first block
+        // changed: LMDB copies it to other pages, where nothing was verified.
         let slot = try chunkSlots(store, key: "k")[1]
         try withWriteTransaction(store) { transaction in
             var stored = try #require(try transaction.txn.value(transaction.db.chunks, key: slot))
-            stored[stored.count - 1] ^= 1
+            stored[stored.count - 65_536 + 3] ^= 1
             try transaction.txn.put(transaction.db.chunks, key: slot, value: stored)
         }
+        // A range read verifies the blocks it returns: the last block is
+        // intact and served; the first is caught, and so is a whole read.
+        #expect(try store.read(forKey: "k", range: 131_000..<131_072) == Data(value[131_000..<131_072]))
         expectCorrupted { _ = try store.read(forKey: "k", range: 65_536..<65_546) }
     }
 

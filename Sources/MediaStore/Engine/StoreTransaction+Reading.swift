@@ -1,7 +1,8 @@
 import Foundation
 
 extension StoreTransaction {
-    /// The bytes of `range` of an entry, verified chunk by chunk.
+    /// The bytes of `range` of an entry, verified chunk by chunk (block by
+    /// block where a chunk has a ``BlockDigests`` table).
     ///
     /// - throws: ``StoreError/rangeNotCached(key:missing:)`` at the first
     ///   hole, ``StoreError/corrupted(key:reason:)`` on a bad chunk.
@@ -27,20 +28,15 @@ extension StoreTransaction {
             guard let extent = try extents.row(entryID: record.entryID, index: index) else {
                 throw StoreError.rangeNotCached(key: record.key, missing: chunkStart..<(chunkStart + chunkSize))
             }
-            let to: Int
+            let from = position - chunkStart
+            let to = min(extent.length, range.upperBound - chunkStart)
+            guard from < to else {
+                throw StoreError.rangeNotCached(key: record.key, missing: position..<range.upperBound)
+            }
             do {
-                to = try chunks.withVerified(extent.chunk) { bytes in
-                    guard bytes.count == extent.length else {
-                        throw StoreError.corrupted(key: record.key, reason: "chunk \(index) has the wrong length")
-                    }
-                    let from = position - chunkStart
-                    let to = min(bytes.count, range.upperBound - chunkStart)
-                    guard from < to else {
-                        throw StoreError.rangeNotCached(key: record.key, missing: position..<range.upperBound)
-                    }
-                    let target = UnsafeMutableRawBufferPointer(rebasing: out[(position - range.lowerBound)...])
-                    target.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[from..<to]))
-                    return to
+                try chunks.withVerified(extent.chunk, length: extent.length, part: from..<to) { bytes in
+                    UnsafeMutableRawBufferPointer(rebasing: out[(position - range.lowerBound)...]).copyMemory(
+                        from: bytes)
                 }
             } catch let fault as ChunkFault {
                 throw StoreError.corrupted(key: record.key, reason: fault.description + " (chunk \(index))")

@@ -1,5 +1,11 @@
 /// The 12-byte header in front of a stored chunk's bytes:
-/// magic `0xC4`, codec, 2 reserved bytes, raw length, stored length (LE).
+/// magic `0xC4`, codec, block shift, 1 reserved byte, raw length, stored
+/// length (LE).
+///
+/// The block shift is 0 for a chunk without a ``BlockDigests`` table (every
+/// chunk of store formats 1 and 2, compressed chunks, chunks of at most one
+/// block); otherwise `log2` of the block size of the table that follows the
+/// header (format 3).
 struct ChunkHeader: Equatable {
     enum Codec: UInt8 {
         case raw = 0
@@ -12,11 +18,18 @@ struct ChunkHeader: Equatable {
     var codec: Codec
     var rawLength: Int
     var storedLength: Int
+    /// `log2` of the block size of the chunk's digest table; 0 for none.
+    var blockShift: Int = 0
+
+    /// The size of the digest table after the header.
+    var tableSize: Int {
+        blockShift == 0 ? 0 : BlockDigests.size(rawLength: rawLength, shift: blockShift)
+    }
 
     func encode(into buffer: UnsafeMutableRawBufferPointer) {
         buffer[0] = Self.magic
         buffer[1] = codec.rawValue
-        buffer[2] = 0
+        buffer[2] = UInt8(blockShift)
         buffer[3] = 0
         buffer.storeBytes(of: UInt32(rawLength).littleEndian, toByteOffset: 4, as: UInt32.self)
         buffer.storeBytes(of: UInt32(storedLength).littleEndian, toByteOffset: 8, as: UInt32.self)
@@ -27,8 +40,17 @@ struct ChunkHeader: Equatable {
         guard value.count >= size, value[0] == magic, let codec = Codec(rawValue: value[1]) else { return nil }
         let raw = Int(UInt32(littleEndian: value.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
         let stored = Int(UInt32(littleEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
-        guard stored == value.count - size else { return nil }
+        let shift = Int(value[2])
+        if shift != 0 {
+            // Only raw chunks of more than one block carry a table.
+            guard codec == .raw, (BlockDigests.minimumShift...BlockDigests.maximumShift).contains(shift),
+                BlockDigests.count(rawLength: raw, shift: shift) > 1,
+                BlockDigests.count(rawLength: raw, shift: shift) <= BlockDigests.maximumCount
+            else { return nil }
+        }
+        let header = ChunkHeader(codec: codec, rawLength: raw, storedLength: stored, blockShift: shift)
+        guard value[3] == 0, stored == value.count - size - header.tableSize else { return nil }
         if codec == .raw && raw != stored { return nil }
-        return ChunkHeader(codec: codec, rawLength: raw, storedLength: stored)
+        return header
     }
 }

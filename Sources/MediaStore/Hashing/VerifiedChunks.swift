@@ -29,8 +29,8 @@ final class VerifiedChunks: Sendable {
     }
 
     private struct State {
-        /// Slot → its verified location.
-        var verified: [SlotKey: Location] = [:]
+        /// Slot → its verified location and blocks.
+        var verified: [SlotKey: Known] = [:]
         /// Insertion order, for dropping the oldest when full.
         var order: [SlotKey] = []
         var next = 0
@@ -42,6 +42,13 @@ final class VerifiedChunks: Sendable {
         var ordinal: UInt16
     }
 
+    /// Where a chunk was verified and which of its blocks (``BlockDigests``);
+    /// `UInt64.max` for the whole chunk.
+    private struct Known {
+        var location: Location
+        var blocks: UInt64
+    }
+
     /// Most chunks remembered; `0` remembers none (every read hashes).
     let capacity: Int
     private let state = Locked(State())
@@ -50,21 +57,41 @@ final class VerifiedChunks: Sendable {
         self.capacity = max(0, capacity)
     }
 
-    /// Whether `payload` of the chunk at `slot` was verified where it is now.
+    /// Whether the whole `payload` of the chunk at `slot` was verified where it is now.
     func contains(slot: Slot, digest: ContentDigest, payload: UnsafeRawBufferPointer) -> Bool {
-        guard capacity > 0 else { return false }
-        let location = Self.location(slot: slot, digest: digest, payload: payload)
-        let key = SlotKey(high: location.high, low: location.low, ordinal: location.ordinal)
-        return state.withLock { $0.verified[key] == location }
+        verifiedBlocks(slot: slot, digest: digest, payload: payload) == .max
     }
 
-    /// Remembers that `payload` of the chunk at `slot` hashed to its digest.
-    func insert(slot: Slot, digest: ContentDigest, payload: UnsafeRawBufferPointer) {
+    /// The blocks of the chunk at `slot` verified where `payload` is now:
+    /// `UInt64.max` for the whole chunk, 0 for none.
+    func verifiedBlocks(slot: Slot, digest: ContentDigest, payload: UnsafeRawBufferPointer) -> UInt64 {
+        guard capacity > 0 else { return 0 }
+        let location = Self.location(slot: slot, digest: digest, payload: payload)
+        let key = SlotKey(high: location.high, low: location.low, ordinal: location.ordinal)
+        return state.withLock { state in
+            guard let known = state.verified[key], known.location == location else { return 0 }
+            return known.blocks
+        }
+    }
+
+    /// Remembers that `payload` of the chunk at `slot` hashed to its digest
+    /// (`blocks` `UInt64.max`), or that the blocks `blocks` of it hashed to
+    /// their block digests; blocks remembered before at the same place are
+    /// kept, and once they make up `all` the whole chunk counts as verified.
+    func insert(
+        slot: Slot, digest: ContentDigest, payload: UnsafeRawBufferPointer, blocks: UInt64 = .max,
+        of all: UInt64 = .max
+    ) {
         guard capacity > 0 else { return }
         let location = Self.location(slot: slot, digest: digest, payload: payload)
         let key = SlotKey(high: location.high, low: location.low, ordinal: location.ordinal)
         state.withLock { state in
-            if state.verified.updateValue(location, forKey: key) != nil { return }
+            var known = Known(location: location, blocks: blocks)
+            let previous = state.verified[key]
+            if let previous, previous.location == location { known.blocks |= previous.blocks }
+            if known.blocks & all == all { known.blocks = .max }
+            state.verified[key] = known
+            if previous != nil { return }
             if state.order.count < capacity {
                 state.order.append(key)
                 return

@@ -37,8 +37,10 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// initializer keeps its earlier signature).
     public var verifiedChunkMemory: Int = 16_384
 
-    /// The page-fitted default chunk size (64 × 4096 − 16 − 12).
-    public static let defaultChunkSize = 64 * 4096 - 16 - ChunkHeader.size
+    /// The page-fitted default chunk size: 261,988 bytes, so that a chunk
+    /// value (12-byte header, 16 block digests of 8 bytes, the bytes) fills
+    /// exactly 64 pages of 4096 bytes minus LMDB's 16-byte page header.
+    public static let defaultChunkSize = 64 * 4096 - 16 - ChunkHeader.size - 16 * BlockDigests.digestSize
 
     public init(
         sizeLimit: Int = 0,

@@ -6,7 +6,12 @@ package enum StoreFormat {
     /// 2: an entry's expiry may be stored as `Date`'s own bit pattern
     /// (``EntryRecord/Flags/exactExpiry``). Format 1 stores open unchanged
     /// and are marked 2 on the first writable open.
-    static let version: UInt16 = 2
+    /// 3: a raw chunk of more than one block carries a table of per-block
+    /// digests (``BlockDigests``) after its header. Chunks without one
+    /// still read as before, so format 1 and 2 stores open unchanged and
+    /// are marked 3 on the first writable open; older versions refuse a
+    /// format 3 store.
+    static let version: UInt16 = 3
 
     static func encoded() -> [UInt8] {
         var writer = ByteWriter()

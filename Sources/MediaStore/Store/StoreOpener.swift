@@ -130,8 +130,8 @@ package struct StoreOpener {
                 throw StoreError.notAStore(path: directory.path, reason: "the store has no key seed")
             }
             seed = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
-            // Format 1 stores are read as they are; records written from now
-            // on may use format 2, so older binaries must refuse the store.
+            // Older formats are read as they are; what is written from now
+            // on may use the current one, so older binaries must refuse the store.
             if !readOnly, let formatBytes, let version = StoreFormat.version(of: formatBytes),
                 version < StoreFormat.version
             {

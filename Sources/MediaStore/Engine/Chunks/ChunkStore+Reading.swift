@@ -17,6 +17,10 @@ extension ChunkStore {
     /// this store instance verified before at the same address and length
     /// is not hashed again unless `trusting` is `false` (see ``VerifiedChunks``).
     ///
+    /// `trusting: false` (``MediaStore/verify()``) also checks a format-3
+    /// chunk's block digest table against its bytes, so a damaged table is
+    /// reported even though the chunk's own digest still matches.
+    ///
     /// - throws: ``ChunkFault`` when the chunk is missing or bad, or what
     ///   `body` threw.
     func withVerified<R>(_ slot: Slot, trusting: Bool = true, _ body: (UnsafeRawBufferPointer) throws -> R) throws
@@ -32,6 +36,11 @@ extension ChunkStore {
             if value.header.codec == .raw {
                 if !trusted {
                     guard ContentDigest(of: value.payload) == digest else { throw ChunkFault.checksum }
+                    if !trusting, let blocks = value.blocks,
+                        blocks.verify(value.payload, blocks: 0..<blocks.count) == nil
+                    {
+                        throw ChunkFault.blockTable
+                    }
                     memory?.insert(slot: slot, digest: digest, payload: buffer)
                 }
                 return try body(value.payload)
@@ -39,6 +48,52 @@ extension ChunkStore {
             let raw = try Self.decode(value, expected: trusted ? nil : digest)
             if !trusted { memory?.insert(slot: slot, digest: digest, payload: buffer) }
             return try raw.withUnsafeBytes(body)
+        }
+    }
+
+    /// Calls `body` with the bytes `part` of a chunk of `length` raw bytes,
+    /// verified: when `part` is not the whole chunk, a raw chunk with a
+    /// ``BlockDigests`` table hashes only the blocks `part` touches that
+    /// this store instance has not verified where they are
+    /// (``VerifiedChunks``); any other read is verified against the whole
+    /// chunk's digest, as ``withVerified(_:trusting:_:)`` does.
+    ///
+    /// - throws: ``ChunkFault`` when the chunk is missing or bad (also when
+    ///   its raw length is not `length`), or what `body` threw.
+    func withVerified<R>(
+        _ slot: Slot, length: Int, part: Range<Int>, _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R {
+        precondition(!part.isEmpty && part.upperBound <= length)
+        return try txn.withValue(db.chunks, key: slot) { buffer in
+            guard let buffer else { throw ChunkFault.missing }
+            guard let digest = slot.digest, let value = ChunkValue(buffer) else { throw ChunkFault.header }
+            guard value.header.rawLength == length else { throw ChunkFault.length }
+            let memory = txn.isReadOnly ? verified : nil
+            let known = memory?.verifiedBlocks(slot: slot, digest: digest, payload: buffer) ?? 0
+            if known != .max {
+                if let blocks = value.blocks, part.count < length {
+                    let needed = blocks.blocks(covering: part)
+                    let wanted = BlockDigests.mask(needed)
+                    if known & wanted != wanted {
+                        guard let checked = blocks.verify(value.payload, blocks: needed, skipping: known) else {
+                            throw ChunkFault.checksum
+                        }
+                        memory?.insert(slot: slot, digest: digest, payload: buffer, blocks: checked, of: blocks.all)
+                    }
+                } else if value.header.codec == .raw {
+                    guard ContentDigest(of: value.payload) == digest else { throw ChunkFault.checksum }
+                    memory?.insert(slot: slot, digest: digest, payload: buffer)
+                } else {
+                    let raw = try Self.decode(value, expected: digest)
+                    memory?.insert(slot: slot, digest: digest, payload: buffer)
+                    return try raw.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[part])) }
+                }
+            }
+            if value.header.codec == .raw {
+                return try body(UnsafeRawBufferPointer(rebasing: value.payload[part]))
+            }
+            let raw = try Self.decode(value, expected: nil)
+            return try raw.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[part])) }
         }
     }
 
@@ -54,10 +109,14 @@ extension ChunkStore {
         return raw.withUnsafeBytes { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }
     }
 
-    /// Decodes a stored chunk value into its raw bytes, checking `expected`.
+    /// Decodes a stored chunk value into its raw bytes, checking `expected`
+    /// and the value's block digest table, when it has one.
     package static func decode(_ stored: UnsafeRawBufferPointer, expected: ContentDigest?) throws(ChunkFault) -> [UInt8]
     {
         guard let value = ChunkValue(stored) else { throw .header }
+        if let blocks = value.blocks, blocks.verify(value.payload, blocks: 0..<blocks.count) == nil {
+            throw .blockTable
+        }
         return try decode(value, expected: expected)
     }
 

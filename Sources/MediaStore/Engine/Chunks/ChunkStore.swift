@@ -51,10 +51,10 @@ package struct ChunkStore {
         let compressed =
             attempt ? codec.withLock { $0.compress(bytes, limit: bytes.count - bytes.count / 33) } : nil
         if attempt && compressed == nil { compress = false }
-        let header = ChunkHeader(
+        let header = ChunkValue.header(
             codec: compressed == nil ? .raw : .zstd, rawLength: bytes.count,
             storedLength: compressed?.count ?? bytes.count)
-        let total = ChunkValue.size(storedLength: header.storedLength)
+        let total = ChunkValue.size(header)
         try txn.putReserved(db.chunks, key: slot, count: total) { out in
             if let compressed {
                 compressed.withUnsafeBytes { ChunkValue.write(header, payload: $0, into: out) }
