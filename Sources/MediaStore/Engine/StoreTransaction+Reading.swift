@@ -34,9 +34,9 @@ extension StoreTransaction {
                 throw StoreError.rangeNotCached(key: record.key, missing: position..<range.upperBound)
             }
             do {
-                try chunks.withVerified(extent.chunk, length: extent.length, part: from..<to) { bytes in
-                    UnsafeMutableRawBufferPointer(rebasing: out[(position - range.lowerBound)...]).copyMemory(
-                        from: bytes)
+                let target = position - range.lowerBound
+                try chunks.withVerified(extent.chunk, length: extent.length, part: from..<to) { piece, offset in
+                    UnsafeMutableRawBufferPointer(rebasing: out[(target + offset)...]).copyMemory(from: piece)
                 }
             } catch let fault as ChunkFault {
                 throw StoreError.corrupted(key: record.key, reason: fault.description + " (chunk \(index))")

@@ -52,48 +52,64 @@ extension ChunkStore {
     }
 
     /// Calls `body` with the bytes `part` of a chunk of `length` raw bytes,
-    /// verified: when `part` is not the whole chunk, a raw chunk with a
+    /// verified, in one or more consecutive pieces, each with its offset
+    /// in `part`. When `part` is not the whole chunk, a raw chunk with a
     /// ``BlockDigests`` table hashes only the blocks `part` touches that
     /// this store instance has not verified where they are
-    /// (``VerifiedChunks``); any other read is verified against the whole
-    /// chunk's digest, as ``withVerified(_:trusting:_:)`` does.
+    /// (``VerifiedChunks``), and hands each block's piece to `body` right
+    /// after hashing it, while its bytes are in the CPU's cache. Any other
+    /// read is verified against the whole chunk's digest, as
+    /// ``withVerified(_:trusting:_:)`` does, and handed over in one piece.
     ///
     /// - throws: ``ChunkFault`` when the chunk is missing or bad (also when
     ///   its raw length is not `length`), or what `body` threw.
-    func withVerified<R>(
-        _ slot: Slot, length: Int, part: Range<Int>, _ body: (UnsafeRawBufferPointer) throws -> R
-    ) throws -> R {
+    func withVerified(
+        _ slot: Slot, length: Int, part: Range<Int>,
+        _ body: (_ piece: UnsafeRawBufferPointer, _ offset: Int) throws -> Void
+    ) throws {
         precondition(!part.isEmpty && part.upperBound <= length)
-        return try txn.withValue(db.chunks, key: slot) { buffer in
+        try txn.withValue(db.chunks, key: slot) { buffer in
             guard let buffer else { throw ChunkFault.missing }
             guard let digest = slot.digest, let value = ChunkValue(buffer) else { throw ChunkFault.header }
             guard value.header.rawLength == length else { throw ChunkFault.length }
             let memory = txn.isReadOnly ? verified : nil
             let known = memory?.verifiedBlocks(slot: slot, digest: digest, payload: buffer) ?? 0
-            if known != .max {
-                if let blocks = value.blocks, part.count < length {
-                    let needed = blocks.blocks(covering: part)
-                    let wanted = BlockDigests.mask(needed)
-                    if known & wanted != wanted {
-                        guard let checked = blocks.verify(value.payload, blocks: needed, skipping: known) else {
-                            throw ChunkFault.checksum
-                        }
+            if known == .max {
+                if value.header.codec == .raw {
+                    return try body(UnsafeRawBufferPointer(rebasing: value.payload[part]), 0)
+                }
+                let raw = try Self.decode(value, expected: nil)
+                return try raw.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[part]), 0) }
+            }
+            if let blocks = value.blocks, part.count < length {
+                var checked: UInt64 = 0
+                defer {
+                    if checked != 0 {
                         memory?.insert(slot: slot, digest: digest, payload: buffer, blocks: checked, of: blocks.all)
                     }
-                } else if value.header.codec == .raw {
-                    guard ContentDigest(of: value.payload) == digest else { throw ChunkFault.checksum }
-                    memory?.insert(slot: slot, digest: digest, payload: buffer)
-                } else {
-                    let raw = try Self.decode(value, expected: digest)
-                    memory?.insert(slot: slot, digest: digest, payload: buffer)
-                    return try raw.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[part])) }
                 }
+                for block in blocks.blocks(covering: part) {
+                    let bit: UInt64 = 1 << UInt64(block)
+                    if known & bit == 0 {
+                        guard blocks.verify(value.payload, blocks: block..<(block + 1)) != nil else {
+                            throw ChunkFault.checksum
+                        }
+                        checked |= bit
+                    }
+                    let from = max(part.lowerBound, block << blocks.shift)
+                    let to = min(part.upperBound, (block + 1) << blocks.shift)
+                    try body(UnsafeRawBufferPointer(rebasing: value.payload[from..<to]), from - part.lowerBound)
+                }
+                return
             }
             if value.header.codec == .raw {
-                return try body(UnsafeRawBufferPointer(rebasing: value.payload[part]))
+                guard ContentDigest(of: value.payload) == digest else { throw ChunkFault.checksum }
+                memory?.insert(slot: slot, digest: digest, payload: buffer)
+                return try body(UnsafeRawBufferPointer(rebasing: value.payload[part]), 0)
             }
-            let raw = try Self.decode(value, expected: nil)
-            return try raw.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[part])) }
+            let raw = try Self.decode(value, expected: digest)
+            memory?.insert(slot: slot, digest: digest, payload: buffer)
+            try raw.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[part]), 0) }
         }
     }
 
