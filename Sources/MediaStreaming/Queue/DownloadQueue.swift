@@ -198,19 +198,14 @@ public actor DownloadQueue {
         let key = cacheKey ?? cache.cacheKey(for: url)
         let kindName = kind ?? ProgressiveDownloadPerformer.kind
         guard performers[kindName] != nil else { throw .unknownKind(kindName) }
-        if let existing = records.values.first(where: {
-            $0.cacheKey == key && ($0.kind ?? ProgressiveDownloadPerformer.kind) == kindName && $0.status != .removing
-        }) {
-            switch existing.status {
-            case .stopped, .failed: try await resume(existing.id)
-            default: break
-            }
-            return records[existing.id] ?? existing
-        }
+        if let existing = held(key, kind: kindName) { return try await reuse(existing) }
+        let info = try? await cache.storeIO.read { store throws(StoreError) in try store.info(forKey: key) }
+        // Another call may have queued the key while the store was read (an
+        // actor lets other calls in at an `await`): that one is the download.
+        if let existing = held(key, kind: kindName) { return try await reuse(existing) }
         var record = DownloadRecord(
             url: url, cacheKey: key, headers: headers, kind: kind, priority: priority, conditions: conditions,
             queueOrder: takeOrder())
-        let info = try? await cache.storeIO.read { store throws(StoreError) in try store.info(forKey: key) }
         if let info {
             record.bytesStored = info.cachedBytes
             record.totalBytes = info.length
@@ -220,6 +215,23 @@ public actor DownloadQueue {
         try await commit([record.id])
         await schedule()
         return records[record.id] ?? record
+    }
+
+    /// The download of `key` and performer kind `kind` the queue holds (not being removed).
+    private func held(_ key: String, kind: String) -> DownloadRecord? {
+        records.values.first {
+            $0.cacheKey == key && ($0.kind ?? ProgressiveDownloadPerformer.kind) == kind && $0.status != .removing
+        }
+    }
+
+    /// What ``enqueue(_:cacheKey:headers:kind:priority:conditions:)`` returns for a download it
+    /// already holds: resumed when stopped or failed.
+    private func reuse(_ existing: DownloadRecord) async throws(DownloadQueueError) -> DownloadRecord {
+        switch existing.status {
+        case .stopped, .failed: try await resume(existing.id)
+        default: break
+        }
+        return records[existing.id] ?? existing
     }
 
     /// Stops download `id`; ``resume(_:)`` queues it again. Its bytes stay
@@ -523,6 +535,11 @@ public actor DownloadQueue {
                 if running[id] != nil {
                     halt(id)
                     await pinPartialEntries(of: [id])
+                    // Stopped, cancelled or removed during that wait: the record
+                    // as it is now decides (the copy read before is stale, and
+                    // writing it back would undo the change).
+                    guard let current = records[id] else { continue }
+                    record = current
                 }
                 guard (try? record.apply(.conditionsUnmet(reasons))) != nil else { continue }
             } else if case .waiting = record.status {
