@@ -123,7 +123,14 @@ public final class OfflineDownload: Sendable {
                 try await self.loader.cache.storeIO.write { store throws(StoreError) in
                     try store.setPinned(true, forKey: key, version: version)
                 }
-                self.update(state: .completed)
+                // Cancelled (or released) once every byte was in: neither the
+                // write above nor this task noticed. It stays cancelled, and
+                // its bytes evictable, as a cancel promises.
+                if !self.update(state: .completed, unless: .cancelled) {
+                    try? await self.loader.cache.storeIO.write { store throws(StoreError) in
+                        try store.setPinned(false, forKey: key, version: version)
+                    }
+                }
             } catch {
                 let failure = StreamingError.wrap(error)
                 guard failure != .cancelled, self.state == .downloading else { return }
@@ -155,14 +162,22 @@ public final class OfflineDownload: Sendable {
         return isFinal(state)
     }
 
-    private func update(state: State? = nil, bytes: Int? = nil, total: Int? = nil) {
-        let current = status.withLock { status -> (state: State, bytes: Int, total: Int) in
+    /// Applies a change and tells observers; with `unless`, only when the
+    /// state is not that one (checked and changed at once). Returns whether
+    /// the change was made.
+    @discardableResult
+    private func update(state: State? = nil, bytes: Int? = nil, total: Int? = nil, unless refused: State? = nil)
+        -> Bool
+    {
+        let current = status.withLock { status -> (state: State, bytes: Int, total: Int)? in
+            if let refused, status.state == refused { return nil }
             if let state { status.state = state }
             if let total { status.total = total }
             if let bytes { status.bytes = bytes }
             if status.state == .completed { status.bytes = status.total }
             return status
         }
+        guard let current else { return false }
         progress.totalUnitCount = Int64(current.total)
         progress.completedUnitCount = Int64(current.bytes)
         let snapshot = DownloadProgress(bytes: current.bytes, total: current.total, state: current.state)
@@ -175,5 +190,6 @@ public final class OfflineDownload: Sendable {
             continuation.yield(snapshot)
             if final { continuation.finish() }
         }
+        return true
     }
 }
