@@ -105,7 +105,10 @@ final class RemovalInbox: @unchecked Sendable {
         pending.append(contentsOf: removals)
         lock.unlock()
         guard wasEmpty else { return }  // a delivery is already queued
-        domain.queue.async { [weak self] in
+        // Reads outside the domain go through it until the delivery ran.
+        domain.enqueue()
+        domain.queue.async { [weak self, domain] in
+            defer { domain.dequeue() }
             guard let self else { return }
             self.domain.sync { self.deliver() }
         }

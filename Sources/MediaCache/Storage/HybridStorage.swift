@@ -83,16 +83,31 @@ public final class HybridStorage<Key: Hashable, Value> {
     /// under the memory tier's lock). A write, removal or sweep that raced
     /// the read therefore cannot be undone by it: the memory tier never
     /// gets a value the disk no longer has.
+    ///
+    /// While a call runs in the domain, or a job waits for it (the store's
+    /// report of an entry it evicted, say), the get goes through the domain
+    /// instead, behind them, as every call did before.
     @inlinable
     public func object(forKey key: Key) throws -> Value {
+        guard let ticket = domain.ticket() else { return try domain.sync { try objectInDomain(forKey: key) } }
         // Hashed once for the lookup and the insert that follows a miss.
         let memoryKey = LRUCache<Key>.HashedKey(key)
         if let object = liveMemoryObject(forKey: memoryKey, touch: true) { return object }
-        let ticket = domain.ticket()
         guard let live = try diskStorage.liveEntry(forKey: key) else { throw StorageError.notFound }
         let object = try diskStorage.decode(live.data)
         let capsule = LRUCache<Key>.Capsule(object: object, expiry: live.expiry, cost: max(0, live.data.count))
         memoryStorage.cache.set(capsule, forKey: memoryKey, if: { [domain] in domain.isUnchanged(since: ticket) })
+        return object
+    }
+
+    /// ``object(forKey:)`` inside the domain: nothing else runs meanwhile.
+    @inlinable
+    func objectInDomain(forKey key: Key) throws -> Value {
+        let memoryKey = LRUCache<Key>.HashedKey(key)
+        if let object = liveMemoryObject(forKey: memoryKey, touch: true) { return object }
+        guard let live = try diskStorage.liveEntry(forKey: key) else { throw StorageError.notFound }
+        let object = try diskStorage.decode(live.data)
+        memoryStorage.setObject(object, forKey: memoryKey, absoluteExpiry: live.expiry, cost: live.data.count)
         return object
     }
 

@@ -91,22 +91,37 @@ final class SerialDomain: Sendable {
         return try body()
     }
 
-    /// Taken by a read outside the domain before it reads the disk tier.
+    /// Taken by a read outside the domain before it reads the disk tier;
+    /// `nil` while a call runs in the domain or a job waits for it (then
+    /// the read goes through the domain, behind them).
     @inlinable
-    func ticket() -> Ticket {
-        Ticket(ended: withActivity { $0.ended })
+    func ticket() -> Ticket? {
+        withActivity { $0.inside == 0 ? Ticket(ended: $0.ended) : nil }
+    }
+
+    /// Counts a job queued for the domain (`enqueue`) as running in it
+    /// until it has run (`dequeue`), so that reads outside the domain wait
+    /// for it as they would behind it: the store's removal reports,
+    /// delivered by such a job, reach the memory tier before any read made
+    /// after they arrived.
+    func enqueue() { withActivity { $0.inside += 1 } }
+
+    /// The end of a job counted by ``enqueue()``.
+    func dequeue() {
+        withActivity { activity in
+            activity.inside -= 1
+            activity.ended &+= 1
+        }
     }
 
     /// Whether no call of the domain ran since `ticket` was taken, and none
-    /// runs now (other than the caller's own, when it is inside): then
-    /// what the reader read from disk is still current, and it may fill
-    /// the memory tier with it. Called under the memory tier's lock, so that
-    /// no domain call can change that tier between this check and the fill.
+    /// runs or waits now: then what the reader read from disk is still
+    /// current, and it may fill the memory tier with it. Called under the
+    /// memory tier's lock, so that no domain call can change that tier
+    /// between this check and the fill.
     @inlinable
     func isUnchanged(since ticket: Ticket) -> Bool {
-        let (inside, ended) = withActivity { ($0.inside, $0.ended) }
-        guard ended == ticket.ended else { return false }
-        return inside == 0 || isCurrent
+        withActivity { $0.inside == 0 && $0.ended == ticket.ended }
     }
 
     /// Runs `work` on `queue` and returns its result; an error it throws
