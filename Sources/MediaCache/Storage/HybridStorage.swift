@@ -75,17 +75,25 @@ public final class HybridStorage<Key: Hashable, Value> {
 
     /// The unexpired object for `key`.
     /// - throws: ``StorageError/notFound`` when missing or expired.
+    ///
+    /// Runs outside the serialization domain (so a get never waits behind a
+    /// write's commit): each tier is safe to read on its own, and a disk
+    /// hit fills the memory tier only when no call of the domain ran
+    /// meanwhile or runs now (``SerialDomain/isUnchanged(since:)``, checked
+    /// under the memory tier's lock). A write, removal or sweep that raced
+    /// the read therefore cannot be undone by it: the memory tier never
+    /// gets a value the disk no longer has.
     @inlinable
     public func object(forKey key: Key) throws -> Value {
-        try domain.sync {
-            // Hashed once for the lookup and the insert that follows a miss.
-            let memoryKey = LRUCache<Key>.HashedKey(key)
-            if let object = liveMemoryObject(forKey: memoryKey, touch: true) { return object }
-            guard let live = try diskStorage.liveEntry(forKey: key) else { throw StorageError.notFound }
-            let object = try diskStorage.decode(live.data)
-            memoryStorage.setObject(object, forKey: memoryKey, absoluteExpiry: live.expiry, cost: live.data.count)
-            return object
-        }
+        // Hashed once for the lookup and the insert that follows a miss.
+        let memoryKey = LRUCache<Key>.HashedKey(key)
+        if let object = liveMemoryObject(forKey: memoryKey, touch: true) { return object }
+        let ticket = domain.ticket()
+        guard let live = try diskStorage.liveEntry(forKey: key) else { throw StorageError.notFound }
+        let object = try diskStorage.decode(live.data)
+        let capsule = LRUCache<Key>.Capsule(object: object, expiry: live.expiry, cost: max(0, live.data.count))
+        memoryStorage.cache.set(capsule, forKey: memoryKey, if: { [domain] in domain.isUnchanged(since: ticket) })
+        return object
     }
 
     /// Whether an unexpired object exists for `key` (without decoding it).

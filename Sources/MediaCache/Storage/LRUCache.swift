@@ -227,10 +227,29 @@ final class LRUCache<Key: Hashable> {
         set(capsule, forKey: HashedKey(key))
     }
 
+    /// Stores `capsule` under a key hashed earlier (say, by the lookup that
+    /// missed) when `admit`, evaluated under this cache's lock, allows it.
+    @inlinable
+    func set(_ capsule: Capsule, forKey key: HashedKey, if admit: () -> Bool) {
+        withState { state in
+            guard admit() else { return }
+            Self.set(capsule, forKey: key, in: &state, countLimit: countLimit, totalCostLimit: totalCostLimit)
+        }
+    }
+
     /// Stores `capsule` under a key hashed earlier (say, by the lookup that missed).
     @inlinable
     func set(_ capsule: Capsule, forKey key: HashedKey) {
         withState { state in
+            Self.set(capsule, forKey: key, in: &state, countLimit: countLimit, totalCostLimit: totalCostLimit)
+        }
+    }
+
+    @inlinable
+    static func set(
+        _ capsule: Capsule, forKey key: HashedKey, in state: inout State, countLimit: Int, totalCostLimit: Int
+    ) {
+        do {
             if totalCostLimit > 0 && capsule.cost > totalCostLimit {
                 _ = state.remove(forKey: key)
                 return
@@ -245,19 +264,19 @@ final class LRUCache<Key: Hashable> {
                 state.cost -= state.links[existing].cost
                 state.store(capsule, key: key, at: existing)
                 state.moveToHead(existing)
-                evictOverLimits(&state, keeping: existing)
+                evictOverLimits(&state, keeping: existing, countLimit: countLimit, totalCostLimit: totalCostLimit)
                 return
             }
             state.store(capsule, key: key, at: slot)
             state.linkAtHead(slot)
             // The evicted slots are reused by the next inserts, so a disk
             // hit through a full memory tier allocates nothing.
-            evictOverLimits(&state, keeping: slot)
+            evictOverLimits(&state, keeping: slot, countLimit: countLimit, totalCostLimit: totalCostLimit)
         }
     }
 
     @inlinable
-    func evictOverLimits(_ state: inout State, keeping slot: Int) {
+    static func evictOverLimits(_ state: inout State, keeping slot: Int, countLimit: Int, totalCostLimit: Int) {
         while state.tail >= 0, state.tail != slot,
             (countLimit > 0 && state.index.count > countLimit) || (totalCostLimit > 0 && state.cost > totalCostLimit)
         {

@@ -19,6 +19,34 @@ final class SerialDomain: Sendable {
     @usableFromInline static let specificKey = DispatchSpecificKey<UInt>()
     private static let counter = Locked<UInt>(0)
 
+    /// Calls running inside the domain now, and how many have ended: what
+    /// a read that runs outside the domain checks before it fills the
+    /// memory tier (see ``Ticket``).
+    @usableFromInline
+    struct Activity: Sendable {
+        @usableFromInline var inside = 0
+        @usableFromInline var ended: UInt64 = 0
+        @inlinable init() {}
+    }
+
+    @usableFromInline let activityLock = NSLock()
+    /// Guarded by `activityLock` (see ``withActivity(_:)``).
+    @usableFromInline nonisolated(unsafe) var activity = Activity()
+
+    @inlinable
+    func withActivity<R>(_ body: (inout Activity) -> R) -> R {
+        activityLock.lock()
+        defer { activityLock.unlock() }
+        return body(&activity)
+    }
+
+    /// What a read outside the domain saw before it read the disk tier.
+    @usableFromInline
+    struct Ticket: Sendable {
+        @usableFromInline let ended: UInt64
+        @inlinable init(ended: UInt64) { self.ended = ended }
+    }
+
     init(label: String) {
         queue = DispatchQueue(label: label)
         completionQueue = DispatchQueue(label: label + ".completion")
@@ -40,10 +68,45 @@ final class SerialDomain: Sendable {
     /// Goes through the non-generic `DispatchQueue.sync(execute:)`: the
     /// generic overload runs unspecialized inside Dispatch, looking up type
     /// metadata for `R` on every call, which cost more than a 1 KiB read.
+    ///
+    /// Every call counts as a possible write for ``ticket()`` and
+    /// ``isUnchanged(since:)``: while it runs, and once it has ended, a read
+    /// that started outside the domain before it does not fill the memory
+    /// tier with what it read.
     @inlinable
     func sync<R>(_ body: () throws -> R) rethrows -> R {
-        if isCurrent { return try body() }
-        return try Self.run(on: queue, body, rescue: { throw $0 })
+        if isCurrent { return try tracked(body) }
+        return try Self.run(on: queue, { try tracked(body) }, rescue: { throw $0 })
+    }
+
+    @inlinable
+    func tracked<R>(_ body: () throws -> R) rethrows -> R {
+        withActivity { $0.inside += 1 }
+        defer {
+            withActivity { activity in
+                activity.inside -= 1
+                activity.ended &+= 1
+            }
+        }
+        return try body()
+    }
+
+    /// Taken by a read outside the domain before it reads the disk tier.
+    @inlinable
+    func ticket() -> Ticket {
+        Ticket(ended: withActivity { $0.ended })
+    }
+
+    /// Whether no call of the domain ran since `ticket` was taken, and none
+    /// runs now (other than the caller's own, when it is inside): then
+    /// what the reader read from disk is still current, and it may fill
+    /// the memory tier with it. Called under the memory tier's lock, so that
+    /// no domain call can change that tier between this check and the fill.
+    @inlinable
+    func isUnchanged(since ticket: Ticket) -> Bool {
+        let (inside, ended) = withActivity { ($0.inside, $0.ended) }
+        guard ended == ticket.ended else { return false }
+        return inside == 0 || isCurrent
     }
 
     /// Runs `work` on `queue` and returns its result; an error it throws
