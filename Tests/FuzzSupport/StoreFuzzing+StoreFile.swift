@@ -46,8 +46,10 @@ extension StoreFuzzing {
             bytes.count >= 24 && bytes[16..<24] == [0xDE, 0xC0, 0xEF, 0xBE, 1, 0, 0, 0],
             "not LMDB's magic passed the check")
         guard StoreFormat.metaPageDamage(path: path) == nil else { return .damaged }
-        // The walk after an unclean session reads any file with plain reads: it must never crash.
+        // The walk after an unclean session and verify's meta-page check read
+        // any file with plain reads: they must never crash.
         _ = StoreFileCheck.damage(path: path)
+        _ = MetaPageCheck.damage(path: path)
         return .passes
     }
 

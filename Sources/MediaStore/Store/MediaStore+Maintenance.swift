@@ -64,11 +64,16 @@ public struct VerificationReport: Sendable, Equatable {
 extension MediaStore {
     /// Re-reads everything: every chunk against its checksum, every
     /// complete entry against its content digest, and every reference
-    /// count and counter against a recount. Changes nothing.
+    /// count and counter against a recount; and checks that LMDB's two
+    /// meta pages are the last two commits (a damaged one makes LMDB open
+    /// an older commit, which is consistent in itself; see
+    /// ``MetaPageCheck``). Changes nothing.
     public func verify() throws(StoreError) -> VerificationReport {
-        try run {
+        let metaPageDamage = MetaPageCheck.damage(path: directory.appendingPathComponent("data.mdb").path)
+        return try run {
             try read { transaction in
                 var report = VerificationReport()
+                if let metaPageDamage { report.problems.append(metaPageDamage) }
                 var references: [Slot: Int] = [:]
                 var recount = StoreCounters()
                 let records = try transaction.index.allRecords()

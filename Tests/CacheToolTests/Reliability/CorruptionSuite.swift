@@ -9,6 +9,10 @@ import MediaStore
 /// `cachetool cat`: bytes that differ from what was stored would be
 /// silent corruption, the one outcome that must never happen. Also never
 /// allowed: cachetool itself dying (verify walks in a child process).
+///
+/// Every case that is neither detected nor harmless is listed (`miss:`)
+/// with its damage and the failing reads; with `CORRUPTION_KEEP=DIR` its
+/// damaged `data.mdb` (and the pristine one) is kept there.
 struct CorruptionSuite {
     enum Damage: String, CaseIterable {
         /// 1–8 bytes XORed at uniformly random offsets.
@@ -41,6 +45,9 @@ struct CorruptionSuite {
     let cases: Int
     var counts: [Damage: [Outcome: Int]] = [:]
     var failures: [String] = []
+    /// One line per case that was neither detected nor harmless: where the
+    /// damage was and what verify and the reads said, so a miss can be replayed.
+    var misses: [String] = []
 
     init(seed: UInt64, cases: Int) {
         self.seed = seed
@@ -69,10 +76,10 @@ struct CorruptionSuite {
             let damage = Damage.allCases[index % Damage.allCases.count]
             var bytes = pristine
             var description = ""
+            var offsets: [Int] = []
             switch damage {
             case .flipAnywhere, .flipStructure:
                 let count = 1 + Int(random.next() % 8)
-                var offsets: [Int] = []
                 let page = structurePages[Int(random.next() % UInt64(structurePages.count))]
                 for _ in 0..<count {
                     let offset =
@@ -90,31 +97,49 @@ struct CorruptionSuite {
             let copy = URL(fileURLWithPath: directory.path("case\(index)"))
             try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
             try bytes.write(to: copy.appendingPathComponent("data.mdb"))
-            let outcome = try classify(copy, values: values)
+            let (outcome, detail) = try classify(copy, values: values)
             counts[damage, default: [:]][outcome, default: 0] += 1
             if outcome == .silentCorruption || outcome == .toolCrash {
                 failures.append("case \(index) (seed \(seed)): \(description): \(outcome.rawValue)")
+            }
+            if outcome != .detected && outcome != .crashContained && outcome != .harmless {
+                let pages = Set(offsets.map { $0 / 4096 }).sorted().map(String.init).joined(separator: ", ")
+                misses.append(
+                    "case \(index): \(description)" + (offsets.isEmpty ? "" : " (page \(pages))")
+                        + ": \(outcome.rawValue): \(detail)")
+                if let keep = ProcessInfo.processInfo.environment["CORRUPTION_KEEP"] {
+                    try FileManager.default.createDirectory(atPath: keep, withIntermediateDirectories: true)
+                    try bytes.write(to: URL(fileURLWithPath: keep).appendingPathComponent("case\(index).mdb"))
+                    try pristine.write(to: URL(fileURLWithPath: keep).appendingPathComponent("pristine.mdb"))
+                }
             }
             try? FileManager.default.removeItem(at: copy)
         }
     }
 
-    private func classify(_ store: URL, values: [String: Data]) throws -> Outcome {
+    /// The outcome, and for anything but a detection what verify or the
+    /// reads said.
+    private func classify(_ store: URL, values: [String: Data]) throws -> (Outcome, String) {
         let verify = try ToolProcess.cachetool(["-s", store.path, "verify", "--json"])
-        if verify.signaled { return .toolCrash }
+        if verify.signaled { return (.toolCrash, "verify killed by signal \(verify.status)") }
         switch verify.status {
-        case 3: return verify.json?["crashed"] as? Bool == true ? .crashContained : .detected
+        case 3: return (verify.json?["crashed"] as? Bool == true ? .crashContained : .detected, "")
         case 0: break
-        default: return .error
+        default: return (.error, "verify exit \(verify.status): \(Self.firstLine(verify.errors))")
         }
-        var caught = false
-        for (key, value) in values {
+        var failedReads: [String] = []
+        for (key, value) in values.sorted(by: { $0.key < $1.key }) {
             let cat = try ToolProcess.cachetool(["-s", store.path, "cat", key])
-            if cat.signaled { return .toolCrash }
-            if cat.status == 0 && cat.output != value { return .silentCorruption }
-            if cat.status != 0 { caught = true }
+            if cat.signaled { return (.toolCrash, "cat \(key) killed by signal \(cat.status)") }
+            if cat.status == 0 && cat.output != value { return (.silentCorruption, "cat \(key) returned wrong bytes") }
+            if cat.status != 0 { failedReads.append("cat \(key): exit \(cat.status): \(Self.firstLine(cat.errors))") }
         }
-        return caught ? .missedCaughtOnRead : .harmless
+        return failedReads.isEmpty
+            ? (.harmless, "") : (.missedCaughtOnRead, "verify clean; " + failedReads.joined(separator: "; "))
+    }
+
+    private static func firstLine(_ text: String) -> String {
+        String(text.split(separator: "\n").first ?? "").trimmingCharacters(in: .whitespaces)
     }
 
     /// Pages whose LMDB header says meta (0x08), branch (0x01) or leaf (0x02).
@@ -139,6 +164,7 @@ struct CorruptionSuite {
         }
         let all = totals.values.reduce(0, +)
         lines.append("  all (\(all) cases): " + Self.shares(totals, total: all))
+        lines.append(contentsOf: misses.map { "  miss: \($0)" })
         return lines.joined(separator: "\n")
     }
 
