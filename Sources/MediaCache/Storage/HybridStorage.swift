@@ -76,17 +76,18 @@ public final class HybridStorage<Key: Hashable, Value> {
     /// The unexpired object for `key`.
     /// - throws: ``StorageError/notFound`` when missing or expired.
     ///
-    /// Runs outside the serialization domain (so a get never waits behind a
-    /// write's commit): each tier is safe to read on its own, and a disk
-    /// hit fills the memory tier only when no call of the domain ran
-    /// meanwhile or runs now (``SerialDomain/isUnchanged(since:)``, checked
-    /// under the memory tier's lock). A write, removal or sweep that raced
-    /// the read therefore cannot be undone by it: the memory tier never
-    /// gets a value the disk no longer has.
+    /// When nothing runs in the serialization domain and no job waits for
+    /// it, runs outside it (a `DispatchQueue.sync` less per get): each tier
+    /// is safe to read on its own, and a disk hit fills the memory tier
+    /// only when no call of the domain ran meanwhile or runs now
+    /// (``SerialDomain/isUnchanged(since:)``, checked under the memory
+    /// tier's lock). A write, removal or sweep that raced the read therefore
+    /// cannot be undone by it: the memory tier never gets a value the disk
+    /// no longer has.
     ///
     /// While a call runs in the domain, or a job waits for it (the store's
-    /// report of an entry it evicted, say), the get goes through the domain
-    /// instead, behind them, as every call did before.
+    /// report of an entry it evicted, say), the get goes through the domain,
+    /// behind them, as every call did before.
     @inlinable
     public func object(forKey key: Key) throws -> Value {
         guard let ticket = domain.ticket() else { return try domain.sync { try objectInDomain(forKey: key) } }
