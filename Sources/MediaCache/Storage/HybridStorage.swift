@@ -79,9 +79,8 @@ public final class HybridStorage<Key: Hashable, Value> {
     /// When nothing runs in the serialization domain and no job waits for
     /// it, runs outside it (a `DispatchQueue.sync` less per get): each tier
     /// is safe to read on its own, and a disk hit fills the memory tier
-    /// only when no call of the domain ran meanwhile or runs now
-    /// (``SerialDomain/isUnchanged(since:)``, checked under the memory
-    /// tier's lock). A write, removal or sweep that raced the read therefore
+    /// only when no call of the domain ran meanwhile or runs now (checked
+    /// under the memory tier's lock). A write, removal or sweep that raced the read therefore
     /// cannot be undone by it: the memory tier never gets a value the disk
     /// no longer has.
     ///

@@ -66,8 +66,8 @@ extension MediaStore {
     /// complete entry against its content digest, and every reference
     /// count and counter against a recount; and checks that LMDB's two
     /// meta pages are the last two commits (a damaged one makes LMDB open
-    /// an older commit, which is consistent in itself; see
-    /// ``MetaPageCheck``). Changes nothing.
+    /// an older commit, which is consistent in itself).
+    /// Changes nothing.
     public func verify() throws(StoreError) -> VerificationReport {
         let metaPageDamage = MetaPageCheck.damage(path: directory.appendingPathComponent("data.mdb").path)
         return try run {
