@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackNginx
 import MediaStore
 import MediaStreaming
 import Testing
@@ -37,7 +38,11 @@ struct DownloadQueueRelaunchTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 
         // The first run: killed once the third download has some bytes.
-        let child = try ChildProcess(app, [directory.path] + urls.map(\.absoluteString))
+        // (Its output goes beside the store: a store's directory holds nothing else.)
+        let output = temporaryPath("queue-relaunch-output")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let child = try QueueAppChild(
+            app, [directory.path] + urls.map(\.absoluteString), output: output)
         let sawProgress = await child.waitForLine(timeout: .seconds(20)) { lines in
             lines.contains("0 completed \(try! Fixtures.data("track.mp3").count)")
                 && lines.contains { line in
@@ -107,34 +112,36 @@ struct CrawlBypass: Origin {
     }
 }
 
-/// A child process whose standard output is collected line by line.
-final class ChildProcess: @unchecked Sendable {  // `collected` guarded by `lock`
-    private let process = Process()
-    private let lock = NSLock()
-    private var collected: [String] = []
-    private var partial = Data()
+/// `queue-app`, its standard output written to a file and read back line
+/// by line.
+///
+/// It used to be a Foundation `Process` whose output pipe was read by
+/// `FileHandle.readabilityHandler`: a libdispatch read source on the pipe,
+/// cancelled and closed when the handle goes away, without waiting for the
+/// cancellation. That is the pattern of the libdispatch crashes on Linux
+/// (swift-corelibs-foundation #4791: a descriptor closed while its source
+/// is still registered), and the test process crashed in
+/// `_dispatch_event_loop_drain` while this test was killing its child. A
+/// `ChildProcess` (posix_spawn, no inherited descriptors, `waitpid`) and a
+/// file use no dispatch source at all.
+final class QueueAppChild: Sendable {
+    private let process: ChildProcess
+    private let output: URL
 
-    init(_ executable: URL, _ arguments: [String]) throws {
-        let pipe = Pipe()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableBytes()
-            guard let self, !data.isEmpty else { return }
-            self.lock.withLock {
-                self.partial.append(data)
-                while let newline = self.partial.firstIndex(of: 0x0A) {
-                    self.collected.append(String(decoding: self.partial[..<newline], as: UTF8.self))
-                    self.partial.removeSubrange(...newline)
-                }
-            }
-        }
-        try process.run()
+    init(_ executable: URL, _ arguments: [String], output: URL) throws {
+        self.output = output
+        process = try ChildProcess(executable.path, arguments, standardOutput: output.path)
     }
 
-    var lines: [String] { lock.withLock { collected } }
+    /// The complete lines written so far.
+    var lines: [String] {
+        guard let data = FileManager.default.contents(atPath: output.path),
+            let end = data.lastIndex(of: 0x0A)
+        else { return [] }
+        return data[..<end].split(separator: 0x0A, omittingEmptySubsequences: false).map {
+            String(decoding: $0, as: UTF8.self)
+        }
+    }
 
     /// Waits until `condition` holds for the lines so far; false on timeout or exit.
     func waitForLine(timeout: Duration, _ condition: ([String]) -> Bool) async -> Bool {
@@ -149,13 +156,7 @@ final class ChildProcess: @unchecked Sendable {  // `collected` guarded by `lock
 
     /// SIGKILL, then waits for it.
     func kill() {
-        if process.isRunning {
-            #if canImport(Glibc)
-                _ = Glibc.kill(process.processIdentifier, SIGKILL)
-            #elseif canImport(Darwin)
-                _ = Darwin.kill(process.processIdentifier, SIGKILL)
-            #endif
-        }
+        process.kill()
         process.waitUntilExit()
     }
 
