@@ -81,13 +81,8 @@ final class SerialDomain: Sendable {
 
     @inlinable
     func tracked<R>(_ body: () throws -> R) rethrows -> R {
-        withActivity { $0.inside += 1 }
-        defer {
-            withActivity { activity in
-                activity.inside -= 1
-                activity.ended &+= 1
-            }
-        }
+        enqueue()
+        defer { dequeue() }
         return try body()
     }
 
@@ -104,9 +99,11 @@ final class SerialDomain: Sendable {
     /// for it as they would behind it: the store's removal reports,
     /// delivered by such a job, reach the memory tier before any read made
     /// after they arrived.
+    @usableFromInline
     func enqueue() { withActivity { $0.inside += 1 } }
 
     /// The end of a job counted by ``enqueue()``.
+    @usableFromInline
     func dequeue() {
         withActivity { activity in
             activity.inside -= 1
