@@ -238,7 +238,7 @@ import Testing
         }
         let store = try open()
         let formatBytes = try withReadTransaction(store) { try $0.txn.value($0.db.meta, key: Array("format".utf8)) }
-        #expect(formatBytes.flatMap(StoreFormat.version(of:)) == 3)
+        #expect(formatBytes.flatMap(StoreFormat.version(of:)) == StoreFormat.version)
         #expect(try store.read(forKey: "k", range: 300_000..<300_100) == Data(value[300_000..<300_100]))
         #expect(try verifiedBlocks(store, 1) == .max)  // no table: verified whole
         #expect(try store.data(forKey: "k") == Data(value))

@@ -17,7 +17,9 @@ extension StoreTransaction {
     /// until the read transaction ends, after they are done.
     func readRangeInParallel(_ record: EntryRecord, _ range: Range<Int>) throws -> Data? {
         let workers = Self.parallelWorkers
-        guard txn.isReadOnly, workers > 1, range.count >= Self.parallelReadBytes, !record.isInline else { return nil }
+        guard txn.isReadOnly, workers > 1, range.count >= Self.parallelReadBytes, !record.isUnchunked else {
+            return nil
+        }
         let chunkSize = record.chunkSize
         let first = range.lowerBound / chunkSize
         let last = (range.upperBound - 1) / chunkSize

@@ -12,7 +12,7 @@ extension StoreTransaction {
         // Only the access and LRU rows move; the records stay as written.
         for (slot, time) in pending.sorted(by: { $0.value < $1.value }) {
             guard var record = try index.record(at: slot) else { continue }
-            try index.touch(&record, slot: slot, at: time)
+            try index.touch(&record, slot: slot, at: time, savingRecord: false)
         }
     }
 

@@ -8,6 +8,7 @@ extension StoreTransaction {
     ///   hole, ``StoreError/corrupted(key:reason:)`` on a bad chunk.
     func readRange(_ record: EntryRecord, _ range: Range<Int>) throws -> Data {
         if range.isEmpty { return Data() }
+        if record.isPacked { return try readPacked(record, range) }
         if record.isInline {
             // Inline values carry no chunk checksum; their content digest is one.
             if let digest = record.digest, ContentDigest(of: record.inlineBytes) != digest {
@@ -47,5 +48,20 @@ extension StoreTransaction {
         return Data(
             bytesNoCopy: out.baseAddress!, count: range.count,
             deallocator: .custom { pointer, _ in pointer.deallocate() })
+    }
+
+    /// A range of a packed value, after checking the whole value against
+    /// the record's content digest (a packed value is at most
+    /// ``PackStore/packedMaximum`` bytes).
+    private func readPacked(_ record: EntryRecord, _ range: Range<Int>) throws -> Data {
+        try packs.withValue(id: record.packID, offset: record.packOffset, length: record.unchunkedLength) { value in
+            guard let value else {
+                throw StoreError.corrupted(key: record.key, reason: "the pack holding the value is missing or damaged")
+            }
+            if let digest = record.digest, ContentDigest(of: value) != digest {
+                throw StoreError.corrupted(key: record.key, reason: "the packed value fails its checksum")
+            }
+            return Data(UnsafeRawBufferPointer(rebasing: value[range]))
+        }
     }
 }

@@ -10,6 +10,11 @@ extension StoreTransaction {
             record.digest = ContentDigest(of: buffer)
             record.isComplete = true
             record.cachedBytes = buffer.count
+            let expiry = options.expiry.resolve(
+                now: Date(timeIntervalSince1970: now), defaultLifetime: configuration.defaultLifetime)
+            if buffer.count <= configuration.inlineLimit && PackStore.packs(length: buffer.count) {
+                return try insert(record, expiry: expiry, packing: buffer).info()
+            }
             if buffer.count <= configuration.inlineLimit {
                 record.flags.insert(.inline)
                 record.inlineBytes = [UInt8](buffer)
@@ -26,8 +31,6 @@ extension StoreTransaction {
                 }
                 record.presentChunks = index
             }
-            let expiry = options.expiry.resolve(
-                now: Date(timeIntervalSince1970: now), defaultLifetime: configuration.defaultLifetime)
             return try insert(record, expiry: expiry).info()
         }
     }
@@ -107,7 +110,7 @@ extension StoreTransaction {
     /// Whether `prepareEntry` may keep `record` for content of `length`
     /// and `metadata`'s validators: the same content, as far as known.
     func canReuse(_ record: EntryRecord, length: Int?, metadata: EntryMetadata) throws -> Bool {
-        guard !record.isInline, !record.isExpired(at: now) else { return false }
+        guard !record.isUnchunked, !record.isExpired(at: now) else { return false }
         if let etag = metadata.etag, record.metadata.etag != etag { return false }
         if let lastModified = metadata.lastModified, record.metadata.lastModified != lastModified { return false }
         guard let length, record.length != length else { return true }

@@ -18,6 +18,8 @@ package final class StoreTransaction {
     let index: EntryIndex
     let chunks: ChunkStore
     let extents: ExtentMap
+    /// Small whole values, several to a row (store format 4).
+    let packs: PackStore
     /// Entries this transaction removed by policy (eviction, expiry),
     /// reported to the store's removal handler after commit.
     var removals: [StoreRemoval] = []
@@ -35,6 +37,7 @@ package final class StoreTransaction {
             txn: txn, db: databases, counters: ledger, codec: context.codec,
             compressionLevel: context.configuration.compressionLevel, verified: context.verifiedChunks)
         self.extents = ExtentMap(txn: txn, db: databases)
+        self.packs = PackStore(txn: txn, db: databases, state: write ? PackStore.PackState() : nil)
         self.now = Date().timeIntervalSince1970
     }
 
@@ -48,6 +51,7 @@ package final class StoreTransaction {
     }
 
     func commit() throws {
+        try finishPacks()
         try ledger.save()
         try txn.commit()
     }
@@ -66,16 +70,30 @@ package final class StoreTransaction {
 
     /// Saves a new entry at `key`'s slot, replacing any entry there, and
     /// indexes it (LRU, expiry, counters). Returns the record as saved.
+    ///
+    /// - parameter packing: the whole value, to store in a pack (the
+    ///   record must be complete with its length and digest set).
     @discardableResult
-    func insert(_ record: EntryRecord, expiry: Date?) throws -> EntryRecord {
+    func insert(_ record: EntryRecord, expiry: Date?, packing value: UnsafeRawBufferPointer? = nil) throws
+        -> EntryRecord
+    {
         let (existing, slot) = try index.locate(record.key)
         if let existing { try removeEntry(existing.record, slot: existing.slot) }
+        var record = record
+        if let value {
+            (record.packID, record.packOffset) = try packs.append(value, owner: slot)
+            record.flags.insert(.packed)
+        }
         return try index.add(record, at: slot, expiry: expiry, now: now)
     }
 
-    /// Deletes an entry, its index rows and its references to chunks.
+    /// Deletes an entry, its index rows and its references to chunks or its pack.
     func removeEntry(_ record: EntryRecord, slot: Slot) throws {
-        try releaseExtents(entryID: record.entryID)
+        if record.isPacked {
+            try packs.release(id: record.packID, length: record.unchunkedLength)
+        } else {
+            try releaseExtents(entryID: record.entryID)
+        }
         try index.remove(record, at: slot)
     }
 

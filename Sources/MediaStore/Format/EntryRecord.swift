@@ -18,6 +18,9 @@ package struct EntryRecord: Equatable {
         /// (store format 2), not seconds since 1970, so it reads back bit
         /// for bit; records without it are read as before.
         static let exactExpiry = Flags(rawValue: 32)
+        /// The whole value is in a `packs` row (store format 4): at
+        /// ``EntryRecord/packOffset`` of pack ``EntryRecord/packID``.
+        static let packed = Flags(rawValue: 64)
     }
 
     var key: String
@@ -43,6 +46,10 @@ package struct EntryRecord: Equatable {
     /// The owner process of a staging record.
     var ownerPID: Int32
     var inlineBytes: [UInt8]
+    /// The pack holding the value of a packed record (``Flags/packed``).
+    var packID: UInt64 = 0
+    /// Where the value starts in its pack's row.
+    var packOffset: Int = 0
 
     var isComplete: Bool {
         get { flags.contains(.complete) }
@@ -54,7 +61,18 @@ package struct EntryRecord: Equatable {
         set { if newValue { flags.insert(.pinned) } else { flags.remove(.pinned) } }
     }
 
+    /// Whether the value is in the record itself.
     var isInline: Bool { flags.contains(.inline) }
+
+    /// Whether the value is in a pack (store format 4).
+    var isPacked: Bool { flags.contains(.packed) }
+
+    /// Whether the value is kept whole, inline or packed, not in chunks:
+    /// such an entry has no extents and is never filled range by range.
+    var isUnchunked: Bool { !flags.isDisjoint(with: [.inline, .packed]) }
+
+    /// The length of an unchunked value.
+    var unchunkedLength: Int { isPacked ? (length ?? 0) : inlineBytes.count }
 
     /// Chunks the entry has when complete; `nil` while the length is unknown.
     var totalChunks: Int? {
@@ -96,6 +114,10 @@ package struct EntryRecord: Equatable {
         }
         writer.write(littleEndian: ownerPID)
         writer.write(bytes: inlineBytes)
+        if flags.contains(.packed) {
+            writer.writeVarint(packID)
+            writer.writeVarint(UInt64(packOffset))
+        }
         return writer.bytes
     }
 
@@ -146,6 +168,13 @@ package struct EntryRecord: Equatable {
             }
             let owner = try reader.read(littleEndian: Int32.self)
             let inline = [UInt8](try reader.readBytes())
+            var packID: UInt64 = 0
+            var packOffset: UInt64 = 0
+            if flags.contains(.packed) {
+                packID = try reader.readVarint()
+                packOffset = try reader.readVarint()
+                guard packOffset <= UInt64(UInt32.max), flags.contains(.lengthKnown) else { return nil }
+            }
             let limit = UInt64(Int.max / 2)
             guard chunkSize > 0, chunkSize <= UInt64(UInt32.max), length <= limit, present <= limit,
                 cached <= limit, cost <= limit
@@ -155,7 +184,8 @@ package struct EntryRecord: Equatable {
                 length: flags.contains(.lengthKnown) ? Int(length) : nil,
                 chunkSize: Int(chunkSize), presentChunks: Int(present), cachedBytes: Int(cached),
                 digest: digest, created: created, lastAccess: lastAccess, accessTick: tick,
-                expiry: nil, cost: Int(cost), metadata: metadata, ownerPID: owner, inlineBytes: inline)
+                expiry: nil, cost: Int(cost), metadata: metadata, ownerPID: owner, inlineBytes: inline,
+                packID: packID, packOffset: Int(packOffset))
             if expiry.isFinite {
                 if flags.contains(.exactExpiry) {
                     record.setExpiry(Date(timeIntervalSinceReferenceDate: expiry))
@@ -187,6 +217,6 @@ package struct EntryRecord: Equatable {
             contentDigest: isComplete ? digest : nil, metadata: metadata,
             created: Date(timeIntervalSince1970: created), lastAccess: Date(timeIntervalSince1970: lastAccess),
             expiry: expiryDate, cost: cost, isPinned: isPinned,
-            chunkSize: chunkSize, chunkCount: isInline ? 0 : presentChunks, version: entryID)
+            chunkSize: chunkSize, chunkCount: isUnchunked ? 0 : presentChunks, version: entryID)
     }
 }

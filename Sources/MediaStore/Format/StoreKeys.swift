@@ -26,6 +26,11 @@ enum StoreKeys {
         return writer.bytes
     }
 
+    /// `packs` and `packUse`: pack id (8 B BE).
+    static func pack(_ id: UInt64) -> [UInt8] {
+        entryID(id)
+    }
+
     /// `lru`: access tick (8 B BE) + slot.
     static func lru(tick: UInt64, slot: Slot) -> [UInt8] {
         orderedSlot(tick, slot)

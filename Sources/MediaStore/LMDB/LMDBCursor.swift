@@ -87,6 +87,12 @@ final class LMDBCursor {
     /// Like ``next()`` but copies only the key.
     func nextKey() throws(LMDBError) -> [UInt8]? { try getKey(MDB_NEXT) }
 
+    /// The first key, copied; values are not read.
+    func firstKey() throws(LMDBError) -> [UInt8]? { try getKey(MDB_FIRST) }
+
+    /// The last key, copied; values are not read.
+    func lastKey() throws(LMDBError) -> [UInt8]? { try getKey(MDB_LAST) }
+
     /// Deletes the record at the cursor.
     func deleteCurrent() throws(LMDBError) {
         try LMDBError.check(mdb_cursor_del(handle, 0))

@@ -151,14 +151,21 @@ final class LMDBTransaction {
     }
 
     /// Stores `value` under `key`.
-    func put(_ database: LMDBDatabase, key: some ContiguousBytes, value: some ContiguousBytes) throws(LMDBError) {
+    ///
+    /// - parameter append: `key` is greater than every key in `database`
+    ///   (`MDB_APPEND`): LMDB then fills pages completely instead of
+    ///   splitting them in the middle. When it is not,
+    ///   ``LMDBError/keyExists`` is thrown and nothing is written.
+    func put(
+        _ database: LMDBDatabase, key: some ContiguousBytes, value: some ContiguousBytes, append: Bool = false
+    ) throws(LMDBError) {
         let rc = key.withUnsafeBytes { keyBytes in
             value.withUnsafeBytes { valueBytes in
                 var k = MDB_val(
                     mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
                 var v = MDB_val(
                     mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
-                return mdb_put(handle, database.handle, &k, &v, 0)
+                return mdb_put(handle, database.handle, &k, &v, append ? UInt32(MDB_APPEND) : 0)
             }
         }
         try LMDBError.check(rc)
@@ -166,14 +173,16 @@ final class LMDBTransaction {
 
     /// Reserves `count` bytes under `key` and lets `fill` write them in
     /// place (`MDB_RESERVE`), saving one copy of large values.
+    /// `append` as in ``put(_:key:value:append:)``.
     func putReserved(
-        _ database: LMDBDatabase, key: some ContiguousBytes, count: Int,
+        _ database: LMDBDatabase, key: some ContiguousBytes, count: Int, append: Bool = false,
         fill: (UnsafeMutableRawBufferPointer) -> Void
     ) throws(LMDBError) {
         let rc = key.withUnsafeBytes { keyBytes in
             var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
             var v = MDB_val(mv_size: count, mv_data: nil)
-            let rc = mdb_put(handle, database.handle, &k, &v, UInt32(MDB_RESERVE))
+            let flags = UInt32(MDB_RESERVE) | (append ? UInt32(MDB_APPEND) : 0)
+            let rc = mdb_put(handle, database.handle, &k, &v, flags)
             if rc == MDB_SUCCESS {
                 fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: count))
             }
@@ -197,6 +206,12 @@ final class LMDBTransaction {
     /// Removes every record of `database`.
     func clear(_ database: LMDBDatabase) throws(LMDBError) {
         try LMDBError.check(mdb_drop(handle, database.handle, 0))
+    }
+
+    /// Deletes `database` itself from the environment (its name too); its
+    /// handle is invalid afterwards.
+    func dropDatabase(_ database: LMDBDatabase) throws(LMDBError) {
+        try LMDBError.check(mdb_drop(handle, database.handle, 1))
     }
 
     /// Number of records in `database`.

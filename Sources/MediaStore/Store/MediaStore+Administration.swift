@@ -32,14 +32,16 @@ extension MediaStore {
         try run {
             try read { transaction -> ChunkSharing? in
                 guard let (_, record) = try transaction.index.find(key) else { return nil }
-                guard !record.isInline else { return ChunkSharing(chunkCount: 0, sharedChunkCount: 0, sharingKeys: []) }
+                guard !record.isUnchunked else {
+                    return ChunkSharing(chunkCount: 0, sharedChunkCount: 0, sharingKeys: [])
+                }
                 let own = Set(try transaction.extents.rows(entryID: record.entryID).map(\.row.chunk))
                 var shared = Set<Slot>()
                 for chunk in own where try transaction.chunks.referenceCount(chunk) > 1 { shared.insert(chunk) }
                 var keys: [String] = []
                 if !shared.isEmpty {
                     for (_, other) in try transaction.index.allRecords()
-                    where other.entryID != record.entryID && !other.isInline {
+                    where other.entryID != record.entryID && !other.isUnchunked {
                         if try transaction.extents.rows(entryID: other.entryID).contains(where: {
                             shared.contains($0.row.chunk)
                         }) {

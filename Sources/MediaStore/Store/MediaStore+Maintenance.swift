@@ -75,6 +75,7 @@ extension MediaStore {
                 var report = VerificationReport()
                 if let metaPageDamage { report.problems.append(metaPageDamage) }
                 var references: [Slot: Int] = [:]
+                var packReferences: [UInt64: PackUse] = [:]
                 var recount = StoreCounters()
                 let records = try transaction.index.allRecords()
                 for (slot, record) in records {
@@ -84,6 +85,24 @@ extension MediaStore {
                     if record.isComplete { recount.completeCount += 1 }
                     if transaction.context.keyDigest(record.key) != slot.digest {
                         report.problems.append("\(record.key): stored under the wrong slot")
+                    }
+                    if record.isPacked {
+                        recount.storedBytes += record.unchunkedLength
+                        packReferences[record.packID, default: PackUse(liveCount: 0, liveBytes: 0, payloadBytes: 0)]
+                            .liveCount += 1
+                        packReferences[record.packID]!.liveBytes += record.unchunkedLength
+                        let problem = try transaction.packs.withValue(
+                            id: record.packID, offset: record.packOffset, length: record.unchunkedLength
+                        ) { value -> String? in
+                            guard let value else { return "its pack is missing or damaged" }
+                            return record.isComplete && ContentDigest(of: value) != record.digest
+                                ? "packed bytes do not match the content digest" : nil
+                        }
+                        if let problem {
+                            report.problems.append("\(record.key): \(problem)")
+                            report.corruptKeys.append(record.key)
+                        }
+                        continue
                     }
                     if record.isInline {
                         recount.storedBytes += record.inlineBytes.count
@@ -102,6 +121,7 @@ extension MediaStore {
                     }
                 }
                 try verifyChunkTable(transaction, references: references, recount: &recount, report: &report)
+                try verifyPackTable(transaction, references: packReferences, report: &report)
                 let counters = transaction.counters
                 for (name, stored, actual) in [
                     ("entries", counters.entryCount, recount.entryCount),
@@ -148,6 +168,32 @@ extension MediaStore {
             }
         }
         if corrupt { report.corruptKeys.append(record.key) }
+    }
+
+    /// Checks every pack's directory and use row against the records that
+    /// name it (`references`: live values and bytes per pack).
+    private func verifyPackTable(
+        _ transaction: StoreTransaction, references: [UInt64: PackUse], report: inout VerificationReport
+    ) throws {
+        var packCount = 0
+        try transaction.packs.forEach { id, entries, use in
+            packCount += 1
+            guard let id else { return report.problems.append("a packs row with a key that is no pack id") }
+            guard let entries else { return report.problems.append("pack \(id): unreadable directory") }
+            guard let use else { return report.problems.append("pack \(id): no use row") }
+            let expected = references[id] ?? PackUse(liveCount: 0, liveBytes: 0, payloadBytes: 0)
+            if use.liveCount != expected.liveCount || use.liveBytes != expected.liveBytes {
+                report.problems.append(
+                    "pack \(id): use says \(use.liveCount) values, \(use.liveBytes) bytes live; records name \(expected.liveCount), \(expected.liveBytes) bytes"
+                )
+            }
+            if entries.count < expected.liveCount {
+                report.problems.append(
+                    "pack \(id): \(entries.count) values in its directory, \(expected.liveCount) records")
+            }
+        }
+        let useRows = try transaction.packs.useRowCount()
+        if useRows != packCount { report.problems.append("\(useRows) pack use rows for \(packCount) packs") }
     }
 
     private func verifyChunkTable(

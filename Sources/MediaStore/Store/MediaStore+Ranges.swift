@@ -82,7 +82,7 @@ extension MediaStore {
             try write { transaction in
                 let (slot, found) = try transaction.findEntry(key, version: version)
                 // An inline value (from put) is no entry to fill range by range.
-                guard !found.isInline else { throw StoreError.notFound(key: key) }
+                guard !found.isUnchunked else { throw StoreError.notFound(key: key) }
                 var record = found
                 return try bytes.withUnsafeBytes { buffer in
                     try transaction.fill(&record, slot: slot, bytes: buffer, at: offset)
@@ -98,7 +98,7 @@ extension MediaStore {
         try run {
             try read { transaction in
                 guard let (_, record) = try transaction.index.find(key) else { return [] }
-                if record.isInline { return record.inlineBytes.isEmpty ? [] : [0..<record.inlineBytes.count] }
+                if record.isUnchunked { return record.unchunkedLength == 0 ? [] : [0..<record.unchunkedLength] }
                 var ranges: [Range<Int>] = []
                 for (index, length) in try transaction.extents.lengths(entryID: record.entryID) {
                     let start = index * record.chunkSize
@@ -139,7 +139,7 @@ extension MediaStore {
                         includeExpired || !record.isExpired(at: transaction.now)
                     else { throw StoreError.notFound(key: key) }
                     if let entryID, record.entryID != entryID { throw StoreError.changedDuringRead(key: key) }
-                    let known = record.length ?? (record.isInline ? record.inlineBytes.count : nil)
+                    let known = record.length ?? (record.isUnchunked ? record.unchunkedLength : nil)
                     guard range.lowerBound >= 0, known.map({ range.upperBound <= $0 }) ?? true else {
                         throw StoreError.invalidRange(key: key, range: range, length: known)
                     }

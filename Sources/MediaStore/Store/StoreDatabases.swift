@@ -15,16 +15,35 @@ struct StoreDatabases: Sendable {
     let lru: LMDBDatabase
     /// Entry slot → its current access tick and time (16 bytes). Kept
     /// apart from the record so that applying a batch of reads moves
-    /// 24-byte rows instead of rewriting whole records.
+    /// 24-byte rows instead of rewriting whole records. Only entries read
+    /// since their record was last saved have one; the others' record
+    /// holds their access.
     let access: LMDBDatabase
     /// Expiry time + entry slot → nothing: soonest first.
     let expiry: LMDBDatabase
     /// Entry id → ``EntryRecord`` of a streamed write not yet finished.
     let staging: LMDBDatabase
+    /// Pack id (8 B BE) → several small whole values (``PackLayout``);
+    /// `nil` only in a store of format 3 or older opened read-only,
+    /// which has no packs.
+    let packs: LMDBDatabase?
+    /// Pack id → how much of the pack is still referenced (``PackUse``).
+    let packUse: LMDBDatabase?
 
-    static let names = ["meta", "keys", "extents", "chunks", "refs", "lru", "access", "expiry", "staging"]
+    static let names = [
+        "meta", "keys", "extents", "chunks", "refs", "lru", "access", "expiry", "staging", "packs", "packUse",
+    ]
+    /// The databases that format 4 added: absent from older stores until
+    /// their first writable open.
+    static let addedInFormat4: Set = ["packs", "packUse"]
 
-    init(open: (String) throws -> LMDBDatabase) throws {
+    /// Opens every database with `open`, which returns `nil` for one that
+    /// does not exist (allowed only for those of ``addedInFormat4``).
+    init(open openIfPresent: (String) throws -> LMDBDatabase?) throws {
+        func open(_ name: String) throws -> LMDBDatabase {
+            guard let database = try openIfPresent(name) else { throw LMDBError.notFound }
+            return database
+        }
         meta = try open("meta")
         keys = try open("keys")
         extents = try open("extents")
@@ -34,5 +53,7 @@ struct StoreDatabases: Sendable {
         access = try open("access")
         expiry = try open("expiry")
         staging = try open("staging")
+        packs = try openIfPresent("packs")
+        packUse = try openIfPresent("packUse")
     }
 }

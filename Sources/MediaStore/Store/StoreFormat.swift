@@ -11,7 +11,15 @@ package enum StoreFormat {
     /// still read as before, so format 1 and 2 stores open unchanged and
     /// are marked 3 on the first writable open; older versions refuse a
     /// format 3 store.
-    static let version: UInt16 = 3
+    /// 4: whole values of more than 128 bytes up to the inline limit (at
+    /// most 16 KiB) are stored several to a row in
+    /// `packs` (``PackLayout``), with each pack's use in `packUse`;
+    /// records name their value by pack and offset (``EntryRecord/Flags/packed``).
+    /// Inline values and chunks of older formats read as before, so
+    /// format 1–3 stores open unchanged and are marked 4 on the first
+    /// writable open (which creates the two databases); older versions
+    /// refuse a format 4 store.
+    static let version: UInt16 = 4
 
     static func encoded() -> [UInt8] {
         var writer = ByteWriter()

@@ -117,7 +117,15 @@ package struct StoreOpener {
             throw StoreError.notAStore(path: directory.path, reason: "the store is empty and was never initialised")
         }
         let transaction = try LMDBTransaction(environment: environment, readOnly: readOnly)
-        let databases = try StoreDatabases { name in try transaction.openDatabase(name, create: !readOnly) }
+        let databases = try StoreDatabases { name -> LMDBDatabase? in
+            do {
+                return try transaction.openDatabase(name, create: !readOnly)
+            } catch let error as LMDBError
+                where error == .notFound && readOnly && StoreDatabases.addedInFormat4.contains(name)
+            {
+                return nil
+            }
+        }
         var seed: UInt64
         if isNew {
             seed = UInt64.random(in: 1...UInt64.max)

@@ -97,7 +97,13 @@ struct EntryIndex {
     }
 
     /// Gives the entry a new access tick and moves it in the LRU index.
-    func touch(_ record: inout EntryRecord, slot: Slot, at time: Double) throws {
+    ///
+    /// - parameter savingRecord: whether the caller saves `record` in this
+    ///   transaction. Its record then carries the access, and any `access`
+    ///   row is deleted (a million fresh entries would otherwise cost a
+    ///   million rows, and every batch of puts would rewrite most of their
+    ///   pages); otherwise (a batch of reads) the `access` row holds it.
+    func touch(_ record: inout EntryRecord, slot: Slot, at time: Double, savingRecord: Bool = true) throws {
         if record.accessTick != 0 {
             try txn.delete(db.lru, key: StoreKeys.lru(tick: record.accessTick, slot: slot))
         }
@@ -105,9 +111,20 @@ struct EntryIndex {
         record.accessTick = counters.current.accessTick
         record.lastAccess = time
         if !record.isPinned {
-            try txn.put(db.lru, key: StoreKeys.lru(tick: record.accessTick, slot: slot), value: [UInt8]())
+            // The new tick is the highest, so the row goes at the end: as
+            // an append LMDB fills the page instead of splitting it in half.
+            let key = StoreKeys.lru(tick: record.accessTick, slot: slot)
+            do {
+                try txn.put(db.lru, key: key, value: [UInt8](), append: true)
+            } catch .keyExists {
+                try txn.put(db.lru, key: key, value: [UInt8]())
+            }
         }
-        try txn.put(db.access, key: slot, value: AccessRow(tick: record.accessTick, time: time).encode())
+        if savingRecord {
+            try txn.delete(db.access, key: slot)
+        } else {
+            try txn.put(db.access, key: slot, value: AccessRow(tick: record.accessTick, time: time).encode())
+        }
     }
 
     func setExpiry(_ record: inout EntryRecord, slot: Slot, to date: Date?) throws {
@@ -138,7 +155,7 @@ struct EntryIndex {
             $0.entryCount += 1
             $0.logicalBytes += record.cachedBytes
             if record.isComplete { $0.completeCount += 1 }
-            if record.isInline { $0.storedBytes += record.inlineBytes.count }
+            if record.isUnchunked { $0.storedBytes += record.unchunkedLength }
         }
         return record
     }
@@ -157,7 +174,7 @@ struct EntryIndex {
             $0.entryCount -= 1
             $0.logicalBytes -= record.cachedBytes
             if record.isComplete { $0.completeCount -= 1 }
-            if record.isInline { $0.storedBytes -= record.inlineBytes.count }
+            if record.isUnchunked { $0.storedBytes -= record.unchunkedLength }
         }
     }
 }

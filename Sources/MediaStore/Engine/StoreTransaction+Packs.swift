@@ -1,0 +1,34 @@
+extension StoreTransaction {
+    /// Before commit: compacts the packs that fell under half live, then
+    /// writes the open pack.
+    func finishPacks() throws {
+        guard packs.state != nil else { return }
+        for id in packs.takeCompactionCandidates() { try compactPack(id) }
+        try packs.flush()
+    }
+
+    /// Moves the live values of pack `id` into the open pack, repoints
+    /// their records and deletes the pack. A value is live when the record
+    /// at its owner slot still names this pack, offset and length; a
+    /// record that names the pack but is not in its directory (a damaged
+    /// directory) keeps pointing at it and fails its next read, which
+    /// drops the entry: nothing is returned that was not verified.
+    func compactPack(_ id: UInt64) throws {
+        guard let use = try packs.use(id), use.wantsCompaction, let contents = try packs.contents(id) else { return }
+        var moved = 0
+        for (entry, bytes) in contents {
+            guard var record = try index.record(at: entry.owner), record.isPacked, record.packID == id,
+                record.packOffset == entry.offset, record.unchunkedLength == entry.length
+            else { continue }
+            (record.packID, record.packOffset) = try bytes.withUnsafeBytes {
+                try packs.append($0, owner: entry.owner)
+            }
+            try index.save(record, at: entry.owner)
+            moved += 1
+        }
+        // Records that name the pack but were not found in its directory
+        // would be left dangling: keep the pack then.
+        guard moved == use.liveCount else { return }
+        try packs.delete(id)
+    }
+}
