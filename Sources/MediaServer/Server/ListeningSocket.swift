@@ -1,4 +1,5 @@
 import Foundation
+import MediaStore
 
 #if canImport(Glibc)
     import Glibc
@@ -8,9 +9,18 @@ import Foundation
 
 /// The server's listening socket: bound to `127.0.0.1` (or every
 /// interface, when asked), non-blocking, close-on-exec.
+///
+/// ``close()`` takes the descriptor under a lock, so it is closed once
+/// however often it is called: a second close(2) of the number would close
+/// whatever the process opened since under it (an LMDB file, say). Only the
+/// server's accepting thread waits on it and closes it, so no thread polls
+/// a number another thread closed.
 final class ListeningSocket: @unchecked Sendable {
-    let descriptor: Int32
+    /// The descriptor until ``close()`` takes it.
+    private let open: Locked<Int32?>
     let port: Int
+    /// Called with the descriptor after each close(2) of it (tests).
+    private let closedForTesting: (@Sendable (ListeningSocket, Int32) -> Void)?
 
     /// What waiting for a connection found.
     enum Accepted {
@@ -22,7 +32,9 @@ final class ListeningSocket: @unchecked Sendable {
     }
 
     /// Binds and listens. `port` 0 lets the OS choose.
-    init(port: Int, allInterfaces: Bool) throws(MediaServerError) {
+    init(
+        port: Int, allInterfaces: Bool, closedForTesting: (@Sendable (ListeningSocket, Int32) -> Void)? = nil
+    ) throws(MediaServerError) {
         #if canImport(Glibc)
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         #else
@@ -51,12 +63,15 @@ final class ListeningSocket: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &size) }
         }
         Socket.setNonBlocking(fd)
-        self.descriptor = fd
+        self.open = Locked(fd)
         self.port = Int(UInt16(bigEndian: actual.sin_port))
+        self.closedForTesting = closedForTesting
     }
 
-    /// Waits up to `milliseconds` for a connection.
+    /// Waits up to `milliseconds` for a connection. Only the thread that
+    /// closes it calls this.
     func accept(waiting milliseconds: Int32) -> Accepted {
+        guard let descriptor = open.current else { return .dead(EBADF) }
         var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         let ready = poll(&entry, 1, milliseconds)
         if ready < 0 { return errno == EINTR ? .none : .dead(errno) }
@@ -87,18 +102,33 @@ final class ListeningSocket: @unchecked Sendable {
 
     /// Whether the socket still listens (`SO_ACCEPTCONN`).
     var isListening: Bool {
-        var value: Int32 = 0
-        var size = socklen_t(MemoryLayout<Int32>.size)
-        guard getsockopt(descriptor, SOL_SOCKET, SO_ACCEPTCONN, &value, &size) == 0 else { return false }
-        return value != 0
+        open.withLock { descriptor in
+            guard let descriptor else { return false }
+            var value: Int32 = 0
+            var size = socklen_t(MemoryLayout<Int32>.size)
+            guard getsockopt(descriptor, SOL_SOCKET, SO_ACCEPTCONN, &value, &size) == 0 else { return false }
+            return value != 0
+        }
     }
 
     /// Stops listening as the OS does when it reclaims the socket (for tests of the restart).
     func breakListening() {
-        _ = socketShutdown(descriptor)
+        open.withLock { descriptor in
+            if let descriptor { _ = socketShutdown(descriptor) }
+        }
     }
 
-    func close() { _ = closeDescriptor(descriptor) }
+    /// Closes the descriptor the first time; later calls do nothing.
+    func close() {
+        let taken = open.withLock { open -> Int32? in
+            let descriptor = open
+            open = nil
+            return descriptor
+        }
+        guard let descriptor = taken else { return }
+        _ = closeDescriptor(descriptor)
+        closedForTesting?(self, descriptor)
+    }
 }
 
 func closeDescriptor(_ descriptor: Int32) -> Int32 {

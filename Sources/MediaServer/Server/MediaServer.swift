@@ -54,12 +54,20 @@ public final class MediaServer: Sendable {
     private let observers = Locked<(next: Int, all: [Int: AsyncStream<MediaServerEvent>.Continuation])>((0, [:]))
     /// Signalled when the accept thread ends.
     private let acceptEnded = NSCondition()
+    /// Signalled when the accept thread installs a new listening socket.
+    private let listenerChanged = NSCondition()
     /// Loaders of recently played origins, shared by the requests of a player.
     let loaders: LoaderPool
     /// Where HLS resources are read and kept (shared with the cache's ``HLSDownloader``s).
     let hlsResources: HLSResourceStore
     /// Playlists served lately, by local path: the bytes read and their rewriting.
     let hlsRewrites = Locked<[String: (input: Data, output: Data)]>([:])
+    /// Called after each close(2) of a listening socket (set before ``start()``).
+    let listenerClosedForTesting = Locked<(@Sendable (ListeningSocket, Int32) -> Void)?>(nil)
+    /// How many of the next restarts' listening sockets fail to open (as when the port is taken).
+    let failingListenerOpensForTesting = Locked(0)
+    /// Called on the accepting thread just before a restarted listening socket is installed.
+    let willInstallListenerForTesting = Locked<(@Sendable () -> Void)?>(nil)
 
     public init(cache: StreamingCache, configuration: MediaServerConfiguration = MediaServerConfiguration()) {
         self.cache = cache
@@ -92,7 +100,9 @@ public final class MediaServer: Sendable {
         signal(SIGPIPE, SIG_IGN)
         let port = state.withLock { $0.running ? nil : ($0.port ?? configuration.port) }
         guard let port else { return }
-        let listener = try ListeningSocket(port: port, allInterfaces: configuration.binding == .allInterfaces)
+        let listener = try ListeningSocket(
+            port: port, allInterfaces: configuration.binding == .allInterfaces,
+            closedForTesting: listenerClosedForTesting.current)
         let thread = Thread { [self] in acceptLoop() }
         thread.name = "MediaServer accept"
         state.withLock {
@@ -158,13 +168,21 @@ public final class MediaServer: Sendable {
 
     /// Checks the listening socket and opens it again on the same port if
     /// the OS closed it (iOS does in the background); call it when the app
-    /// returns to the foreground. The accepting thread also notices on its
-    /// own within a fraction of a second. Returns whether it listens.
+    /// returns to the foreground. The accepting thread notices on its own
+    /// within a fraction of a second and opens it again (it alone does, so
+    /// a socket is never closed twice): this waits for that, up to about
+    /// 2 s. Returns whether it listens.
     @discardableResult
     public func ensureListening() -> Bool {
-        guard let listener = state.current.listener, state.current.running else { return false }
-        if listener.isListening { return true }
-        return restartListener(replacing: listener) != nil
+        let deadline = Date() + 2
+        listenerChanged.lock()
+        defer { listenerChanged.unlock() }
+        while true {
+            guard let listener = state.withLock({ $0.running ? $0.listener : nil }) else { return false }
+            if listener.isListening { return true }
+            guard Date() < deadline else { return false }
+            _ = listenerChanged.wait(until: min(deadline, Date() + 0.05))
+        }
     }
 
     // MARK: Observation
@@ -217,13 +235,18 @@ public final class MediaServer: Sendable {
         state.current.listener?.breakListening()
     }
 
+    /// The accepting thread: the only one that waits on listening sockets
+    /// and closes them (restarts included).
     private func acceptLoop() {
         defer {
-            state.withLock {
-                $0.listener?.close()
-                $0.listener = nil
-                $0.acceptThread = nil
+            let listener = state.withLock { state -> ListeningSocket? in
+                defer {
+                    state.listener = nil
+                    state.acceptThread = nil
+                }
+                return state.listener
             }
+            listener?.close()
             acceptEnded.lock()
             acceptEnded.broadcast()
             acceptEnded.unlock()
@@ -236,26 +259,25 @@ public final class MediaServer: Sendable {
                 admit(descriptor)
             case .dead:
                 guard state.current.running else { return }
-                if restartListener(replacing: listener) == nil { usleep(200_000) }
+                if !restartListener(replacing: listener) { usleep(200_000) }
             }
         }
     }
 
-    /// Opens a new listening socket on the same port in place of `old`.
-    private func restartListener(replacing old: ListeningSocket) -> ListeningSocket? {
+    /// Opens a new listening socket on the same port in place of `old`
+    /// (on the accepting thread only). `old` is closed once the new one is
+    /// installed, or first when it may still hold the port; when the server
+    /// stopped meanwhile, the accept loop closes it on its way out.
+    private func restartListener(replacing old: ListeningSocket) -> Bool {
         let port = old.port
-        guard let fresh = try? ListeningSocket(port: port, allInterfaces: configuration.binding == .allInterfaces)
-        else {
+        var opened = openListener(port: port)
+        if opened == nil {
             // The old one may still hold the port: close it and try once more.
             old.close()
-            guard let retry = try? ListeningSocket(port: port, allInterfaces: configuration.binding == .allInterfaces)
-            else { return nil }
-            return install(retry, replacing: old, closeOld: false)
+            opened = openListener(port: port)
         }
-        return install(fresh, replacing: old, closeOld: true)
-    }
-
-    private func install(_ fresh: ListeningSocket, replacing old: ListeningSocket, closeOld: Bool) -> ListeningSocket? {
+        guard let fresh = opened else { return false }
+        willInstallListenerForTesting.current?()
         let installed = state.withLock { state -> Bool in
             guard state.running, state.listener === old else { return false }
             state.listener = fresh
@@ -263,12 +285,28 @@ public final class MediaServer: Sendable {
         }
         guard installed else {
             fresh.close()
-            return nil
+            return false
         }
-        if closeOld { old.close() }
+        old.close()
         count { $0.listenerRestarts += 1 }
+        listenerChanged.lock()
+        listenerChanged.broadcast()
+        listenerChanged.unlock()
         emit(.listenerRestarted(port: fresh.port))
-        return fresh
+        return true
+    }
+
+    /// A new listening socket on `port`, or `nil` when it cannot be bound.
+    private func openListener(port: Int) -> ListeningSocket? {
+        let failing = failingListenerOpensForTesting.withLock { failing -> Bool in
+            guard failing > 0 else { return false }
+            failing -= 1
+            return true
+        }
+        if failing { return nil }
+        return try? ListeningSocket(
+            port: port, allInterfaces: configuration.binding == .allInterfaces,
+            closedForTesting: listenerClosedForTesting.current)
     }
 
     private func admit(_ descriptor: Int32) {

@@ -26,6 +26,10 @@ public final class ResourceLoader: Sendable {
     let fetcher: ResourceFetcher
     private let tasks = Locked<[ObjectIdentifier: Task<Void, Never>]>([:])
     private let served = Locked(StreamingStatistics())
+    /// Called by ``shouldWaitForLoading(of:)`` once the request's task exists and is registered (tests).
+    let taskCreatedForTesting = Locked<(@Sendable (LoadingRequest) -> Void)?>(nil)
+    /// Called by a request's task when it has ended and unregistered itself (tests).
+    let taskEndedForTesting = Locked<(@Sendable (LoadingRequest) -> Void)?>(nil)
 
     init(url: URL, cacheKey: String, headers: [String: String], cache: StreamingCache, fetcher: ResourceFetcher) {
         self.url = url
@@ -55,13 +59,22 @@ public final class ResourceLoader: Sendable {
     @discardableResult
     public func shouldWaitForLoading(of request: LoadingRequest) -> Bool {
         let id = ObjectIdentifier(request)
-        let task = Task { [self] in
-            await self.serve(request)
-            _ = self.tasks.withLock { $0.removeValue(forKey: id) }
+        // Made and registered under the table's lock: the task cannot
+        // unregister itself before it is registered (it would stay there),
+        // and a `didCancel(_:)` that comes after this call finds it.
+        tasks.withLock { tasks in
+            tasks[id] = Task { [self] in
+                await self.serve(request)
+                _ = self.tasks.withLock { $0.removeValue(forKey: id) }
+                self.taskEndedForTesting.current?(request)
+            }
         }
-        tasks.withLock { $0[id] = task }
+        taskCreatedForTesting.current?(request)
         return true
     }
+
+    /// Requests whose tasks are registered (tests).
+    var registeredRequestsForTesting: Int { tasks.current.count }
 
     /// Stops answering `request`. Mirrors `resourceLoader(_:didCancel:)`.
     public func didCancel(_ request: LoadingRequest) {

@@ -44,6 +44,8 @@ public final class FetchScheduler: Sendable {
     /// preempted transfer winds down).
     public let connectionsPerHost: Int
     private let state = Locked(State())
+    /// Called by ``admit(_:)`` and ``checkpoint(_:)`` on the waiting task just before it may wait (tests).
+    let willWaitForTesting = Locked<(@Sendable () -> Void)?>(nil)
 
     public init(connectionsPerHost: Int = 4) {
         precondition(connectionsPerHost > 0, "connectionsPerHost must be positive")
@@ -107,11 +109,16 @@ public final class FetchScheduler: Sendable {
             _ = try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation {
                     (continuation: CheckedContinuation<FetchTicket, any Error>) in
-                    let resume = state.withLock { state -> [() -> Void] in
+                    willWaitForTesting.current?()
+                    // Cancelled before this (the handler found no waiter): do not
+                    // enqueue. Cancelled after: the handler finds the waiter.
+                    let resume = state.withLock { state -> [() -> Void]? in
+                        if Task.isCancelled { return nil }
                         state.admissions.append(
                             Waiter(id: id, priority: priority, host: host, continuation: continuation))
                         return Self.settle(&state, limit: connectionsPerHost)
                     }
+                    guard let resume else { return continuation.resume(throwing: FetchSchedulerError.cancelled) }
                     resume.forEach { $0() }
                 }
             } onCancel: {
@@ -137,10 +144,14 @@ public final class FetchScheduler: Sendable {
         do {
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    willWaitForTesting.current?()
                     let outcome = state.withLock { state -> Result<Void, FetchSchedulerError>? in
                         guard let entry = state.active[ticket.id] else { return .success(()) }
                         if entry.preempted { return .failure(.preempted) }
                         if !Self.outranked(entry.ticket, in: state) { return .success(()) }
+                        // Cancelled before this (the handler found nothing to resume):
+                        // do not wait. Cancelled after: the handler finds the continuation.
+                        if Task.isCancelled { return .failure(.cancelled) }
                         state.checkpoints[ticket.id] = continuation
                         return nil
                     }
