@@ -40,10 +40,17 @@ public final class HLSDownload: Sendable {
     let parallelFetches: Int
     /// The priority of its fetches in the cache's scheduler.
     let priority: FetchPriority
-    private let status: Locked<HLSDownloadProgress>
+    /// The progress, with the number of the latest run started: a run's
+    /// changes are applied only while its number is still the latest
+    /// (checked and applied under this lock), so a stopped run that ends
+    /// after ``resume()`` started the next one changes nothing.
+    private let status: Locked<(progress: HLSDownloadProgress, run: Int)>
     private let planBox = Locked<HLSDownloadPlan?>(nil)
     private let observers = Locked<[UUID: AsyncStream<HLSDownloadProgress>.Continuation]>([:])
-    private let task = Locked<Task<Void, Never>?>(nil)
+    /// The task of the latest run started, with its number.
+    private let task = Locked<(run: Int, task: Task<Void, Never>?)>((0, nil))
+    /// Awaited by a run once it ended (done or failed), before it applies the result.
+    let resultGateForTesting = Locked<(@Sendable () async -> Void)?>(nil)
 
     init(
         url: URL, resources: HLSResourceStore, variant: VariantChoice, audio: RenditionRequest,
@@ -60,14 +67,14 @@ public final class HLSDownload: Sendable {
         self.headers = headers
         self.parallelFetches = max(1, parallelFetches)
         self.progress = Progress(totalUnitCount: 0)
-        self.status = Locked(HLSDownloadProgress(state: .downloading))
+        self.status = Locked((HLSDownloadProgress(state: .downloading), 0))
     }
 
     /// The current state.
-    public var state: State { status.current.state }
+    public var state: State { status.current.progress.state }
 
     /// The current snapshot.
-    public var snapshot: HLSDownloadProgress { status.current }
+    public var snapshot: HLSDownloadProgress { status.current.progress }
 
     /// The plan (every resource of the selection), once the playlists are read.
     public var plan: HLSDownloadPlan? { planBox.current }
@@ -81,7 +88,7 @@ public final class HLSDownload: Sendable {
         // Read and registered under the observers' lock: an update that ends
         // the stream either is seen here or sees this observer.
         let current = observers.withLock { observers -> HLSDownloadProgress in
-            let current = status.current
+            let current = status.current.progress
             if !Self.endsUpdates(current.state) { observers[id] = continuation }
             return current
         }
@@ -120,10 +127,7 @@ public final class HLSDownload: Sendable {
 
     /// Continues a paused or failed download.
     public func resume() {
-        switch state {
-        case .paused, .failed: start()
-        default: return
-        }
+        start(onlyFromPausedOrFailed: true)
     }
 
     /// Stops for good; fetched resources stay in the store (pinned until
@@ -135,24 +139,59 @@ public final class HLSDownload: Sendable {
     }
 
     func start() {
-        update { $0.state = .downloading }
+        start(onlyFromPausedOrFailed: false)
+    }
+
+    /// Starts a run, numbered one more than the last; with
+    /// `onlyFromPausedOrFailed`, only when paused or failed (checked and
+    /// changed at once: two resumes start one run).
+    private func start(onlyFromPausedOrFailed: Bool) {
+        let begun = status.withLock { status -> (progress: HLSDownloadProgress, run: Int)? in
+            if onlyFromPausedOrFailed {
+                switch status.progress.state {
+                case .paused, .failed: break
+                default: return nil
+                }
+            }
+            status.run += 1
+            status.progress.state = .downloading
+            return status
+        }
+        guard let begun else { return }
+        let run = begun.run
+        publish(begun.progress)
         let running = Task { [weak self] in
             guard let self else { return }
             do {
-                try await self.run()
-                self.update { $0.state = .completed }
+                try await self.run(run)
+                let gate = self.resultGateForTesting.current
+                await gate?()
+                self.update(run: run) { $0.state = .completed }
             } catch {
                 let failure = HLSDownloadError.wrap(error)
-                guard !failure.isCancellation, self.state == .downloading else { return }
-                self.update { $0.state = .failed(failure) }
+                let gate = self.resultGateForTesting.current
+                await gate?()
+                guard !failure.isCancellation else { return }
+                self.update(run: run) { if $0.state == .downloading { $0.state = .failed(failure) } }
             }
         }
-        task.withLock { $0 = running }
+        task.withLock { slot in
+            // A later run may have been stored first: this one is over.
+            guard slot.run < run else { return running.cancel() }
+            slot = (run, running)
+        }
+        // Paused (or cancelled) before its task was stored: stopped then.
+        let current = status.current
+        if current.run != run || current.progress.state != .downloading { running.cancel() }
     }
+
+    /// The task of the latest run, if not stopped.
+    var taskForTesting: Task<Void, Never>? { task.current.task }
 
     // MARK: The download
 
-    private func run() async throws(HLSDownloadError) {
+    /// Run number `run`: its progress counts only while it is the latest.
+    private func run(_ run: Int) async throws(HLSDownloadError) {
         let masterResource = HLSResource(
             kind: .masterPlaylist, url: url, cacheKey: resources.resourceKey(for: url), playlistURL: nil)
         let (masterData, masterFetched) = try await playlistBytes(masterResource)
@@ -214,7 +253,7 @@ public final class HLSDownload: Sendable {
         }
         planBox.withLock { $0 = plan }
         let variantTrack = plan.tracks.first?.playlistURL
-        update {
+        update(run: run) {
             $0.totalResources = plan.resources.count
             $0.totalSegments = plan.resources.filter { $0.kind == .segment }.count
             $0.totalSeconds = plan.tracks.first?.duration ?? 0
@@ -228,11 +267,11 @@ public final class HLSDownload: Sendable {
             let data = playlists[resource.cacheKey]!
             try await keepPlaylist(resource, data: data)
             record(
-                resource, bytes: data.count, fetched: fetchedPlaylists.contains(resource.cacheKey),
+                resource, run: run, bytes: data.count, fetched: fetchedPlaylists.contains(resource.cacheKey),
                 variantTrack: variantTrack)
         }
         let rest = plan.resources.filter { playlists[$0.cacheKey] == nil }
-        try await fetchAll(rest, policy: policy, variantTrack: variantTrack)
+        try await fetchAll(rest, run: run, policy: policy, variantTrack: variantTrack)
     }
 
     /// The bytes of a playlist: stored ones (a resumed or augmented
@@ -275,7 +314,7 @@ public final class HLSDownload: Sendable {
 
     /// Fetches (or finds in the store and pins) each of `list`, up to
     /// ``parallelFetches`` at once, in plan order.
-    private func fetchAll(_ list: [HLSResource], policy: CacheKeyPolicy, variantTrack: URL?)
+    private func fetchAll(_ list: [HLSResource], run: Int, policy: CacheKeyPolicy, variantTrack: URL?)
         async throws(HLSDownloadError)
     {
         do {
@@ -286,7 +325,7 @@ public final class HLSDownload: Sendable {
                     let resource = list[next]
                     next += 1
                     group.addTask { [self] in
-                        try await self.obtain(resource, policy: policy, variantTrack: variantTrack)
+                        try await self.obtain(resource, run: run, policy: policy, variantTrack: variantTrack)
                     }
                 }
                 for _ in 0..<parallelFetches { add() }
@@ -297,7 +336,7 @@ public final class HLSDownload: Sendable {
         }
     }
 
-    private func obtain(_ resource: HLSResource, policy: CacheKeyPolicy, variantTrack: URL?)
+    private func obtain(_ resource: HLSResource, run: Int, policy: CacheKeyPolicy, variantTrack: URL?)
         async throws(HLSDownloadError)
     {
         try Self.checkCancellation()
@@ -314,15 +353,15 @@ public final class HLSDownload: Sendable {
                 throw .streaming(.store(error))
             }
         }
-        record(resource, bytes: data.count, fetched: fetched, variantTrack: variantTrack)
+        record(resource, run: run, bytes: data.count, fetched: fetched, variantTrack: variantTrack)
     }
 
     private static func checkCancellation() throws(HLSDownloadError) {
         if Task.isCancelled { throw .streaming(.cancelled) }
     }
 
-    private func record(_ resource: HLSResource, bytes: Int, fetched: Bool, variantTrack: URL?) {
-        update {
+    private func record(_ resource: HLSResource, run: Int, bytes: Int, fetched: Bool, variantTrack: URL?) {
+        update(run: run) {
             $0.bytes += bytes
             $0.resources += 1
             if fetched { $0.fetchedResources += 1 }
@@ -336,9 +375,9 @@ public final class HLSDownload: Sendable {
     // MARK: State
 
     private func stopTask() {
-        task.withLock { task in
-            task?.cancel()
-            task = nil
+        task.withLock { slot in
+            slot.task?.cancel()
+            slot.task = nil
         }
     }
 
@@ -358,14 +397,23 @@ public final class HLSDownload: Sendable {
         }
     }
 
-    private func update(_ change: (inout HLSDownloadProgress) -> Void) {
-        let current = status.withLock { status -> HLSDownloadProgress in
-            let before = status.state
-            change(&status)
+    /// Applies a change and tells observers; with `run`, only while that
+    /// run is the latest (checked and changed at once).
+    private func update(run: Int? = nil, _ change: (inout HLSDownloadProgress) -> Void) {
+        let current = status.withLock { status -> HLSDownloadProgress? in
+            if let run, status.run != run { return nil }
+            let before = status.progress.state
+            change(&status.progress)
             // A paused or cancelled download's late counts do not revive it.
-            if before != .downloading, status.state == .completed { status.state = before }
-            return status
+            if before != .downloading, status.progress.state == .completed { status.progress.state = before }
+            return status.progress
         }
+        guard let current else { return }
+        publish(current)
+    }
+
+    /// Tells `Progress` and the observers of `current`.
+    private func publish(_ current: HLSDownloadProgress) {
         progress.totalUnitCount = Int64(current.totalResources)
         progress.completedUnitCount = Int64(current.resources)
         let final = Self.endsUpdates(current.state)

@@ -24,7 +24,12 @@ public final class StreamingItem: Sendable {
     public let events: AsyncStream<StreamingItemEvent>
     private let continuation: AsyncStream<StreamingItemEvent>.Continuation
     private let weakDelegate = Locked<WeakDelegate>(WeakDelegate())
-    private let downloadTask = Locked<Task<Void, Never>?>(nil)
+    /// The running ``download()`` and its run number: a run that ends
+    /// clears the task only if it is still its own (a later run's stays).
+    private let downloadTask = Locked<(run: Int, task: Task<Void, Never>?)>((0, nil))
+    /// Awaited by a download run once its result is known, before it
+    /// publishes it and lets go of its task.
+    let downloadEndGateForTesting = Locked<(@Sendable () async -> Void)?>(nil)
     private let observer = Locked<Task<Void, Never>?>(nil)
 
     private struct WeakDelegate {
@@ -71,7 +76,7 @@ public final class StreamingItem: Sendable {
 
     deinit {
         observer.current?.cancel()
-        downloadTask.current?.cancel()
+        downloadTask.current.task?.cancel()
         continuation.finish()
     }
 
@@ -97,39 +102,67 @@ public final class StreamingItem: Sendable {
     /// (`didDownloadBytesSoFar`) and completion; a second call while one
     /// runs does nothing. Bytes already cached are not fetched again.
     public func download() {
-        downloadTask.withLock { task in
-            guard task == nil else { return }
-            task = Task { [weak self] in
+        downloadTask.withLock { slot in
+            guard slot.task == nil else { return }
+            slot.run += 1
+            let run = slot.run
+            slot.task = Task { [weak self] in
                 guard let loader = self?.loader else { return }
-                do {
-                    try await loader.downloadAll { [weak self] bytes, total in
-                        guard let self else { return }
-                        self.send(.downloadProgress(bytes: bytes, total: total))
-                        self.delegate?.streamingItem(self, didDownloadBytesSoFar: bytes, outOf: total)
-                    }
-                    let key = loader.cacheKey
-                    let info = try await loader.cache.storeIO.read { store throws(StoreError) in
-                        try store.info(forKey: key)
-                    }
+                let result = await Self.downloadAll(loader) { [weak self] bytes, total in
                     guard let self else { return }
-                    self.send(.finishedDownloading(info))
-                    self.delegate?.streamingItem(self, didFinishDownloading: info)
-                } catch {
-                    let failure = StreamingError.wrap(error)
-                    guard let self, failure != .cancelled else { return }
-                    self.send(.downloadFailed(failure))
-                    self.delegate?.streamingItem(self, downloadingFailedWith: failure)
+                    self.send(.downloadProgress(bytes: bytes, total: total))
+                    self.delegate?.streamingItem(self, didDownloadBytesSoFar: bytes, outOf: total)
                 }
-                self?.downloadTask.withLock { $0 = nil }
+                let gate = self?.downloadEndGateForTesting.current
+                await gate?()
+                self?.finishDownload(run, with: result)
             }
+        }
+    }
+
+    /// The task of the running ``download()``, if any.
+    var downloadTaskForTesting: Task<Void, Never>? { downloadTask.current.task }
+
+    /// Fetches every missing byte of `loader`'s resource; its entry then.
+    private static func downloadAll(
+        _ loader: ResourceLoader, progress: @escaping @Sendable (Int, Int) -> Void
+    ) async -> Result<EntryInfo?, StreamingError> {
+        do {
+            try await loader.downloadAll(progress: progress)
+            let key = loader.cacheKey
+            return .success(
+                try await loader.cache.storeIO.read { store throws(StoreError) in
+                    try store.info(forKey: key)
+                })
+        } catch {
+            return .failure(StreamingError.wrap(error))
+        }
+    }
+
+    /// Ends download run `run`: lets go of its task unless a later run
+    /// replaced it (a run cancelled by ``cancelDownload()`` may end after
+    /// the next ``download()`` started, whose task must stay cancellable),
+    /// then reports the result.
+    private func finishDownload(_ run: Int, with result: Result<EntryInfo?, StreamingError>) {
+        downloadTask.withLock { slot in
+            if slot.run == run { slot.task = nil }
+        }
+        switch result {
+        case .success(let info):
+            send(.finishedDownloading(info))
+            delegate?.streamingItem(self, didFinishDownloading: info)
+        case .failure(let failure):
+            guard failure != .cancelled else { return }
+            send(.downloadFailed(failure))
+            delegate?.streamingItem(self, downloadingFailedWith: failure)
         }
     }
 
     /// Stops ``download()``; what was fetched stays cached.
     public func cancelDownload() {
-        downloadTask.withLock { task in
-            task?.cancel()
-            task = nil
+        downloadTask.withLock { slot in
+            slot.task?.cancel()
+            slot.task = nil
         }
     }
 }

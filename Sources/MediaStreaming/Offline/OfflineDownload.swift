@@ -28,9 +28,17 @@ public final class OfflineDownload: Sendable {
     /// Byte progress: `totalUnitCount` is the length once known.
     public let progress: Progress
     let loader: ResourceLoader
-    private let status = Locked<(state: State, bytes: Int, total: Int)>((.queued, 0, 0))
+    /// The state and counts, with the number of the latest run started:
+    /// a run's results are applied only while its number is still the
+    /// latest (checked and applied under this lock), so a stopped run that
+    /// ends after ``resume()`` started the next one changes nothing.
+    private let status = Locked<(state: State, bytes: Int, total: Int, run: Int)>((.queued, 0, 0, 0))
     private let observers = Locked<[UUID: AsyncStream<DownloadProgress>.Continuation]>([:])
-    private let task = Locked<Task<Void, Never>?>(nil)
+    /// The task of the latest run started, with its number.
+    private let task = Locked<(run: Int, task: Task<Void, Never>?)>((0, nil))
+    /// Awaited by a run once its download ended (done or failed), before
+    /// it applies the result.
+    let resultGateForTesting = Locked<(@Sendable () async -> Void)?>(nil)
     private let onChange: @Sendable () -> Void
 
     init(loader: ResourceLoader, onChange: @escaping @Sendable () -> Void) {
@@ -110,41 +118,84 @@ public final class OfflineDownload: Sendable {
     }
 
     func start() {
-        guard state == .queued else { return }
-        update(state: .downloading)
+        guard let run = beginRun() else { return }
         let running = Task { [weak self] in
             guard let self else { return }
+            let applied: Bool
             do {
                 let version = try await self.loader.downloadAll { [weak self] bytes, total in
-                    self?.update(bytes: bytes, total: total)
+                    self?.update(run: run, bytes: bytes, total: total)
                 }
-                // Pins the version downloaded, never a replacement of it.
-                let key = self.cacheKey
-                try await self.loader.cache.storeIO.write { store throws(StoreError) in
-                    try store.setPinned(true, forKey: key, version: version)
-                }
-                // Cancelled (or released) once every byte was in: neither the
-                // write above nor this task noticed. It stays cancelled, and
-                // its bytes evictable, as a cancel promises.
-                if !self.update(state: .completed, unless: .cancelled) {
-                    try? await self.loader.cache.storeIO.write { store throws(StoreError) in
-                        try store.setPinned(false, forKey: key, version: version)
-                    }
-                }
+                let gate = self.resultGateForTesting.current
+                await gate?()
+                applied = try await self.complete(run, version: version)
             } catch {
                 let failure = StreamingError.wrap(error)
-                guard failure != .cancelled, self.state == .downloading else { return }
-                self.update(state: .failed(failure))
+                let gate = self.resultGateForTesting.current
+                await gate?()
+                guard failure != .cancelled else { return }
+                applied = self.update(run: run, state: .failed(failure), onlyFrom: .downloading)
             }
-            self.onChange()
+            if applied { self.onChange() }
         }
-        task.withLock { $0 = running }
+        task.withLock { slot in
+            // A later run may have been stored first: this one is over.
+            guard slot.run < run else { return running.cancel() }
+            slot = (run, running)
+        }
+        // Paused (or cancelled) before its task was stored: stopped then.
+        let current = status.current
+        if current.run != run || current.state != .downloading { running.cancel() }
+    }
+
+    /// The task of the latest run, if not stopped.
+    var taskForTesting: Task<Void, Never>? { task.current.task }
+
+    /// Marks a queued download downloading, as run number one more than
+    /// the last; `nil` when it is not queued (another call started it).
+    private func beginRun() -> Int? {
+        let begun = status.withLock { status -> (state: State, bytes: Int, total: Int, run: Int)? in
+            guard status.state == .queued else { return nil }
+            status.state = .downloading
+            status.run += 1
+            return status
+        }
+        guard let begun else { return nil }
+        publish(begun)
+        return begun.run
+    }
+
+    /// Pins the version `run` downloaded (never a replacement of it) and
+    /// marks the download completed, unless it was cancelled meanwhile or
+    /// a later run started. Both in one store write: writes run one at a
+    /// time, so no other run's pin or unpin comes in between. Returns
+    /// whether it completed.
+    private func complete(_ run: Int, version: UInt64) async throws(StoreError) -> Bool {
+        let key = cacheKey
+        let snapshot = try await loader.cache.storeIO.write {
+            [self] store throws(StoreError) -> (state: State, bytes: Int, total: Int, run: Int)? in
+            let current = status.current
+            // A later run pins what it downloads; a cancelled one stays unpinned.
+            guard current.run == run, current.state != .cancelled else { return nil }
+            try store.setPinned(true, forKey: key, version: version)
+            // Cancelled once every byte was in: neither the write above nor
+            // this task noticed. It stays cancelled, and its bytes
+            // evictable, as a cancel promises.
+            guard let completed = apply(run: run, state: .completed, unless: .cancelled) else {
+                try store.setPinned(false, forKey: key, version: version)
+                return nil
+            }
+            return completed
+        }
+        guard let snapshot else { return false }
+        publish(snapshot)
+        return true
     }
 
     private func stopTask() {
-        task.withLock { task in
-            task?.cancel()
-            task = nil
+        task.withLock { slot in
+            slot.task?.cancel()
+            slot.task = nil
         }
     }
 
@@ -162,22 +213,43 @@ public final class OfflineDownload: Sendable {
         return isFinal(state)
     }
 
-    /// Applies a change and tells observers; with `unless`, only when the
-    /// state is not that one (checked and changed at once). Returns whether
-    /// the change was made.
+    /// Applies a change and tells observers; with `run`, only while that
+    /// run is the latest; with `unless`, only when the state is not that
+    /// one; with `onlyFrom`, only when it is that one (checked and changed
+    /// at once). Returns whether the change was made.
     @discardableResult
-    private func update(state: State? = nil, bytes: Int? = nil, total: Int? = nil, unless refused: State? = nil)
-        -> Bool
-    {
-        let current = status.withLock { status -> (state: State, bytes: Int, total: Int)? in
+    private func update(
+        run: Int? = nil, state: State? = nil, bytes: Int? = nil, total: Int? = nil, unless refused: State? = nil,
+        onlyFrom required: State? = nil
+    ) -> Bool {
+        guard
+            let current = apply(
+                run: run, state: state, bytes: bytes, total: total, unless: refused, onlyFrom: required)
+        else { return false }
+        publish(current)
+        return true
+    }
+
+    /// The change of ``update(run:state:bytes:total:unless:onlyFrom:)``
+    /// without telling anyone: the new status, or `nil` when refused.
+    private func apply(
+        run: Int? = nil, state: State? = nil, bytes: Int? = nil, total: Int? = nil, unless refused: State? = nil,
+        onlyFrom required: State? = nil
+    ) -> (state: State, bytes: Int, total: Int, run: Int)? {
+        status.withLock { status -> (state: State, bytes: Int, total: Int, run: Int)? in
+            if let run, status.run != run { return nil }
             if let refused, status.state == refused { return nil }
+            if let required, status.state != required { return nil }
             if let state { status.state = state }
             if let total { status.total = total }
             if let bytes { status.bytes = bytes }
             if status.state == .completed { status.bytes = status.total }
             return status
         }
-        guard let current else { return false }
+    }
+
+    /// Tells `Progress` and the observers of the status `current`.
+    private func publish(_ current: (state: State, bytes: Int, total: Int, run: Int)) {
         progress.totalUnitCount = Int64(current.total)
         progress.completedUnitCount = Int64(current.bytes)
         let snapshot = DownloadProgress(bytes: current.bytes, total: current.total, state: current.state)
@@ -190,6 +262,5 @@ public final class OfflineDownload: Sendable {
             continuation.yield(snapshot)
             if final { continuation.finish() }
         }
-        return true
     }
 }
