@@ -42,6 +42,23 @@ import Testing
         var failures: [String] = []
 
         var readsChecked: Int { wholeReads + rangeReads + chunkedReads + afterCompletionReads }
+
+        /// Whether the run met the premises the test asserts: both lengths
+        /// prepared and completed, fills replaced midway and by the other
+        /// length, every kind of read.
+        var premisesMet: Bool {
+            VersionStressTests.lengths.allSatisfy { prepared[$0, default: 0] > 0 && completed[$0, default: 0] > 0 }
+                && replacedMidFill > 0 && replacedByOtherLength > 0 && wholeReads > 0 && rangeReads > 0
+                && chunkedReads > 0 && afterCompletionReads > 0
+        }
+    }
+
+    /// Whether the threads go on: until `deadline`, and then up to 30 s
+    /// more while a premise is still unmet (a replacement by the other
+    /// length is a race that a few seconds on a busy machine can miss).
+    static func goesOn(_ deadline: Date, _ tally: Locked<Tally>) -> Bool {
+        let now = Date()
+        return now < deadline || (now < deadline.addingTimeInterval(30) && !tally.withLock { $0.premisesMet })
     }
 
     /// Errors a racing call may meet: the entry changed between calls.
@@ -89,7 +106,7 @@ import Testing
     static func fill(store: MediaStore, thread: Int, seed: UInt64, deadline: Date, tally: Locked<Tally>) {
         var random = SplitMix64(seed: seed &+ UInt64(thread) &* 0x9E37_79B9)
         func fail(_ message: String) { tally.withLock { $0.failures.append("filler \(thread): \(message)") } }
-        while Date() < deadline {
+        while goesOn(deadline, tally) {
             let key = keys[Int.random(in: 0..<keys.count, using: &random)]
             let length = lengths[Int.random(in: 0..<lengths.count, using: &random)]
             let id = SelfDescribingBytes.contentID(variant: UInt8.random(in: 0...1, using: &random), length: length)
@@ -166,7 +183,7 @@ import Testing
     /// One reader: whole reads, cached ranges, chunk by chunk, until `deadline`.
     static func read(store: MediaStore, thread: Int, seed: UInt64, deadline: Date, tally: Locked<Tally>) {
         var random = SplitMix64(seed: seed &+ 0xABCD &+ UInt64(thread))
-        while Date() < deadline {
+        while goesOn(deadline, tally) {
             let key = keys[Int.random(in: 0..<keys.count, using: &random)]
             do {
                 switch Int.random(in: 0..<3, using: &random) {
@@ -230,7 +247,7 @@ import Testing
                 group.leave()
             }.start()
         }
-        #expect(group.wait(timeout: .now() + seconds + 60) == .success, "seed \(seed): threads did not finish")
+        #expect(group.wait(timeout: .now() + seconds + 90) == .success, "seed \(seed): threads did not finish")
         // Whatever is left: every entry one content, complete ones whole.
         for key in keys {
             guard let info = try store.info(forKey: name(key)) else { continue }
