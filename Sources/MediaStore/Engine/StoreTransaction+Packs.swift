@@ -1,9 +1,28 @@
 extension StoreTransaction {
     /// Before commit: compacts the packs that fell under half live, then
-    /// writes the open pack.
+    /// writes the open pack — unless it holds a single live value, which
+    /// goes back inline into its record: a transaction of one small put
+    /// then writes what it wrote before packs existed (one record), not
+    /// three rows in three databases, and its reads need one lookup.
     func finishPacks() throws {
-        guard packs.state != nil else { return }
+        guard let state = packs.state else { return }
         for id in packs.takeCompactionCandidates() { try compactPack(id) }
+        if let open = state.open, open.liveCount == 1 {
+            for entry in open.entries {
+                guard var record = try index.record(at: entry.owner), record.isPacked, record.packID == open.id,
+                    record.packOffset == entry.offset
+                else { continue }
+                try open.withValue(offset: entry.offset, length: entry.length) { value in
+                    guard let value else { return }
+                    record.inlineBytes = [UInt8](value)
+                    record.flags.remove(.packed)
+                    record.flags.insert(.inline)
+                    (record.packID, record.packOffset) = (0, 0)
+                    try index.save(record, at: entry.owner)
+                    open.release(length: entry.length)
+                }
+            }
+        }
         try packs.flush()
     }
 
