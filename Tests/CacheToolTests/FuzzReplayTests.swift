@@ -63,7 +63,13 @@ import Testing
     @Test func chunkCorpus() throws {
         let inputs = try Self.inputs("FuzzChunks")
         #expect(!inputs.isEmpty)
-        for input in inputs { StoreFuzzing.decodeChunk(input.bytes) }
+        for input in inputs {
+            StoreFuzzing.decodeChunk(input.bytes)
+            try StoreFuzzing.decodePack(input.bytes)
+        }
+        // A pack row of format 4 (two values, directory after the payload) decodes as one.
+        let pack = try #require(inputs.first { $0.name == "FuzzChunks/28de6087078f9cc7d2c8318d9faa72484eee8dd3" })
+        #expect(try StoreFuzzing.decodePack(pack.bytes))
         // Two seeds of format 3: a raw chunk of 20,000 bytes with its two
         // block digests (made with `xxhsum -H3`), and the same with the
         // second digest zeroed, refused.

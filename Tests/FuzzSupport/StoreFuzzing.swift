@@ -35,6 +35,21 @@ public enum StoreFuzzing {
         return decoded != nil
     }
 
+    /// Decodes a pack row (store format 4) and, as bytes of the same
+    /// length, a pack use row: every directory entry of a row that decodes
+    /// must name bytes inside the row, readable as a value. Returns whether
+    /// the pack decoded.
+    @discardableResult
+    public static func decodePack(_ bytes: [UInt8]) throws(FuzzFailure) -> Bool {
+        _ = bytes.withUnsafeBytes(PackUse.init).map { $0.encode() }
+        guard let entries = bytes.withUnsafeBytes(PackLayout.entries(of:)) else { return false }
+        for entry in entries {
+            let value = bytes.withUnsafeBytes { PackLayout.value(in: $0, offset: entry.offset, length: entry.length) }
+            try fuzzCheck(value?.count == entry.length, "a pack directory entry names bytes outside its row")
+        }
+        return true
+    }
+
     /// Decodes the counters record. Returns whether it decoded.
     @discardableResult
     public static func decodeCounters(_ bytes: [UInt8]) -> Bool {

@@ -1,8 +1,11 @@
 import FuzzEntryPoints
 
-/// Stored chunks (header, zstd frame, size caps) as read from disk.
+/// Stored values as read from disk: chunks (header, zstd frame, size caps)
+/// and, from the same bytes, pack rows and pack use rows (store format 4).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzChunks(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
-    StoreFuzzing.decodeChunk(Array(UnsafeRawBufferPointer(start: start, count: count)))
+    let bytes = Array(UnsafeRawBufferPointer(start: start, count: count))
+    StoreFuzzing.decodeChunk(bytes)
+    fuzzCrash { () throws(FuzzFailure) in try StoreFuzzing.decodePack(bytes) }
     return 0
 }

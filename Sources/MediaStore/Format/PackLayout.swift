@@ -10,17 +10,17 @@
 /// read touches only the page(s) of its value, not the header; the
 /// directory is for compaction and ``MediaStore/verify()``. A value's
 /// integrity is its record's content digest, checked on every read.
-struct PackLayout {
+package struct PackLayout {
     static let magic: UInt8 = 0xC5
     static let version: UInt8 = 1
     static let headerSize = 8
     static let directoryEntrySize = Slot.size + 8
 
     /// One value of a pack: whose it is and where its bytes are.
-    struct Entry: Equatable {
+    package struct Entry: Equatable {
         var owner: Slot
-        var offset: Int
-        var length: Int
+        package var offset: Int
+        package var length: Int
     }
 
     /// The size of a pack row holding `count` values of `payload` bytes.
@@ -56,14 +56,14 @@ struct PackLayout {
     /// The `length` bytes at `offset` of a pack row; `nil` when the range
     /// is outside the row's payload area. The header is not read (it is
     /// usually on another page): the record's digest checks the bytes.
-    static func value(in row: UnsafeRawBufferPointer, offset: Int, length: Int) -> UnsafeRawBufferPointer? {
+    package static func value(in row: UnsafeRawBufferPointer, offset: Int, length: Int) -> UnsafeRawBufferPointer? {
         guard offset >= headerSize, length >= 0, offset <= row.count - length else { return nil }
         return UnsafeRawBufferPointer(rebasing: row[offset..<(offset + length)])
     }
 
     /// The directory of a pack row; `nil` when the row is not a pack or an
     /// entry points outside the payload.
-    static func entries(of row: UnsafeRawBufferPointer) -> [Entry]? {
+    package static func entries(of row: UnsafeRawBufferPointer) -> [Entry]? {
         guard let count = count(of: row) else { return nil }
         let payloadEnd = row.count - count * directoryEntrySize
         var entries: [Entry] = []

@@ -2,7 +2,7 @@
 /// Kept apart from the pack so that removing one value rewrites 12 bytes,
 /// not the whole pack. Layout: live values, live bytes, payload bytes
 /// (UInt32 LE each).
-struct PackUse: Equatable {
+package struct PackUse: Equatable {
     static let size = 12
 
     var liveCount: Int
@@ -16,7 +16,7 @@ struct PackUse: Equatable {
     }
 
     /// Decodes a row; `nil` when it has the wrong size or is inconsistent.
-    init?(_ value: UnsafeRawBufferPointer) {
+    package init?(_ value: UnsafeRawBufferPointer) {
         guard value.count == Self.size else { return nil }
         liveCount = Int(UInt32(littleEndian: value.loadUnaligned(as: UInt32.self)))
         liveBytes = Int(UInt32(littleEndian: value.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
@@ -28,7 +28,7 @@ struct PackUse: Equatable {
     /// pack's live values are then moved to a new pack and it is deleted.
     var wantsCompaction: Bool { liveCount > 0 && liveBytes * 2 < payloadBytes }
 
-    func encode() -> [UInt8] {
+    package func encode() -> [UInt8] {
         var writer = ByteWriter(capacity: Self.size)
         writer.write(littleEndian: UInt32(liveCount))
         writer.write(littleEndian: UInt32(liveBytes))
