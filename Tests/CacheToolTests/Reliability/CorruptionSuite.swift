@@ -58,7 +58,8 @@ struct CorruptionSuite {
         let directory = try TemporaryDirectory("corruption")
         defer { directory.remove() }
         var random = SplitMix64(seed: seed)
-        // The original: raw chunks, zstd chunks, shared chunks, inline values.
+        // The original: raw chunks, zstd chunks, shared chunks, inline values,
+        // and packed values (one batch: several small values to a pack row).
         let original = URL(fileURLWithPath: directory.path("original"))
         var values: [String: Data] = [:]
         values["raw"] = random.data(400_000)
@@ -69,6 +70,16 @@ struct CorruptionSuite {
             let put = try ToolProcess.cachetool(["-s", original.path, "put", key, "-"], input: value)
             guard put.status == 0 else { throw ToolTestError("put \(key) failed: \(put.errors)") }
         }
+        var packed: [String: Data] = [:]
+        for index in 0..<24 { packed["packed\(index)"] = random.data(150 + index * 150) }
+        do {
+            let store = try MediaStore(directory: original)
+            try store.performBatch { batch in
+                for (key, value) in packed.sorted(by: { $0.key < $1.key }) { try batch.put(value, forKey: key) }
+            }
+            store.close()
+        }
+        values.merge(packed) { first, _ in first }
         let pristine = try Data(contentsOf: original.appendingPathComponent("data.mdb"))
         let structurePages = Self.structurePages(pristine)
 
