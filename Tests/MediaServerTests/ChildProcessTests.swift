@@ -23,7 +23,14 @@ struct ChildProcessTests {
         #expect(pipe(&ends) == 0)
         defer { for end in ends { close(end) } }
         let child = try ChildProcess("sleep", ["30"])
-        let inherited = try Self.descriptors(of: child.processIdentifier)
+        // The child opens files of its own while it starts (`sleep` reads
+        // /etc/locale.alias); an inherited descriptor stays open for good.
+        var inherited = try Self.descriptors(of: child.processIdentifier)
+        let deadline = Date().addingTimeInterval(5)
+        while inherited != [0, 1, 2] && Date() < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+            inherited = try Self.descriptors(of: child.processIdentifier)
+        }
         #expect(
             inherited == [0, 1, 2],
             "\(inherited): \((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(child.processIdentifier)/fd").map { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(child.processIdentifier)/fd/\($0)")) ?? "?" }) ?? [])"
