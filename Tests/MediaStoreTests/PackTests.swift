@@ -356,4 +356,34 @@ import Testing
         #expect(try store.data(forKey: Self.key(3)) == Data(Self.value(3, length: 1_000)))
         #expect(try store.verify().isClean)
     }
+
+    @Test func compactingAPackWithADamagedDirectoryEntryKeepsItForTheValueItCannotFind() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try open()
+        let count = 20
+        try store.performBatch { batch in
+            for index in 0..<count { try batch.put(Self.value(index, length: 1_000), forKey: Self.key(index)) }
+        }
+        let id = try withReadTransaction(store) { try #require(try $0.index.find(Self.key(0))?.record.packID) }
+        // Damage the owner slot of key 19's directory entry (the last one).
+        try withWriteTransaction(store) { transaction in
+            let packs = try #require(transaction.db.packs)
+            var row = try #require(try transaction.txn.value(packs, key: StoreKeys.pack(id)))
+            row[row.count - PackLayout.directoryEntrySize] ^= 0xFF
+            try transaction.txn.put(packs, key: StoreKeys.pack(id), value: row)
+        }
+        // Remove 11 of 20: the pack falls under half live and is compacted.
+        for index in 0..<11 { #expect(try store.remove(forKey: Self.key(index))) }
+        // The 8 values its directory names moved; the pack stays for key 19, counted alone.
+        let use = try withReadTransaction(store) { try $0.packs.use(id) }
+        #expect(use?.liveCount == 1)
+        #expect(use?.liveBytes == 1_000)
+        for index in 11..<count {
+            #expect(try store.data(forKey: Self.key(index)) == Data(Self.value(index, length: 1_000)))
+        }
+        #expect(try store.verify().isClean)
+        #expect(try store.remove(forKey: Self.key(19)))
+        #expect(try census(store).packs == 1)  // the 8 moved values' pack
+        #expect(try store.verify().isClean)
+    }
 }

@@ -33,8 +33,9 @@ extension StoreTransaction {
     /// directory) keeps pointing at it and fails its next read, which
     /// drops the entry: nothing is returned that was not verified.
     func compactPack(_ id: UInt64) throws {
-        guard let use = try packs.use(id), use.wantsCompaction, let contents = try packs.contents(id) else { return }
+        guard var use = try packs.use(id), use.wantsCompaction, let contents = try packs.contents(id) else { return }
         var moved = 0
+        var movedBytes = 0
         for (entry, bytes) in contents {
             guard var record = try index.record(at: entry.owner), record.isPacked, record.packID == id,
                 record.packOffset == entry.offset, record.unchunkedLength == entry.length
@@ -44,10 +45,14 @@ extension StoreTransaction {
             }
             try index.save(record, at: entry.owner)
             moved += 1
+            movedBytes += entry.length
         }
+        guard moved < use.liveCount else { return try packs.delete(id) }
         // Records that name the pack but were not found in its directory
-        // would be left dangling: keep the pack then.
-        guard moved == use.liveCount else { return }
-        try packs.delete(id)
+        // (a damaged directory) would be left dangling: keep the pack for
+        // them, counting only what is still live in it.
+        use.liveCount -= moved
+        use.liveBytes = max(0, use.liveBytes - movedBytes)
+        try packs.setUse(use, of: id)
     }
 }

@@ -152,6 +152,11 @@ struct PackStore {
         }
     }
 
+    /// Replaces the use row of pack `id`.
+    func setUse(_ use: PackUse, of id: UInt64) throws {
+        try txn.put(try databases().use, key: StoreKeys.pack(id), value: use.encode())
+    }
+
     /// Deletes pack `id` and its use row.
     func delete(_ id: UInt64) throws {
         let (packs, use) = try databases()
