@@ -46,7 +46,13 @@ actor ResourceFetcher {
     var lease: EntryLease?
     var downloads: [Int: Download] = [:]
     private var nextID = 0
-    private var observers: [Int: @Sendable (ResourceEvent) -> Void] = [:]
+    /// The observers of the resource's events, under a lock of their own:
+    /// registering and removing one is synchronous, so
+    /// ``ResourceLoader/events()`` registers its stream and arranges its
+    /// removal before it returns it.
+    private let observation: Locked<Observation>
+    /// Called when an observer has been registered (tests).
+    nonisolated let observerRegisteredForTesting = Locked<(@Sendable () -> Void)?>(nil)
 
     /// - parameter unavailable: why the cache's store is unusable, when it
     ///   is; the resource then plays without caching from the start.
@@ -61,6 +67,7 @@ actor ResourceFetcher {
         self.chunkSize = storeIO.store.configuration.chunkSize
         self.cacheStatistics = cacheStatistics
         self.cachingSkipped = unavailable
+        self.observation = Locked(Observation(cachingSkipped: unavailable))
         self.runner = DownloadRunner(
             origin: origin, requestBytes: chunkSize * configuration.chunksPerRequest,
             maxRetries: configuration.maxRetries, stallTimeout: configuration.stallTimeout)
@@ -71,17 +78,40 @@ actor ResourceFetcher {
 
     // MARK: Observation
 
-    func observe(_ handler: @escaping @Sendable (ResourceEvent) -> Void) -> Int {
-        nextID += 1
-        observers[nextID] = handler
-        if let cachingSkipped { handler(.cachingSkipped(reason: cachingSkipped)) }
-        return nextID
+    /// The registered observers, and why caching is skipped (told to a new
+    /// observer) so that each observer hears of it exactly once.
+    struct Observation {
+        var nextID = 0
+        var handlers: [Int: @Sendable (ResourceEvent) -> Void] = [:]
+        var cachingSkipped: String?
     }
 
-    func removeObserver(_ id: Int) { observers[id] = nil }
+    /// Registers `handler` (told at once if caching is skipped); returns its id.
+    /// `handler` is called under the observers' lock: it must not call back.
+    nonisolated func observe(_ handler: @escaping @Sendable (ResourceEvent) -> Void) -> Int {
+        let id = observation.withLock { state in
+            state.nextID += 1
+            state.handlers[state.nextID] = handler
+            if let reason = state.cachingSkipped { handler(.cachingSkipped(reason: reason)) }
+            return state.nextID
+        }
+        observerRegisteredForTesting.current?()
+        return id
+    }
+
+    nonisolated func removeObserver(_ id: Int) {
+        // Released after the lock: the handler may hold the last reference to a stream.
+        let removed = observation.withLock { $0.handlers.removeValue(forKey: id) }
+        _ = removed
+    }
+
+    /// Observers registered (tests).
+    nonisolated var observerCountForTesting: Int { observation.withLock { $0.handlers.count } }
 
     func emit(_ event: ResourceEvent) {
-        for handler in observers.values { handler(event) }
+        observation.withLock { state in
+            for handler in state.handlers.values { handler(event) }
+        }
     }
 
     func count(_ body: (inout StreamingStatistics) -> Void) {
@@ -104,7 +134,10 @@ actor ResourceFetcher {
         for download in downloads.values { download.sink.stopStoring() }
         guard cachingSkipped == nil else { return }
         cachingSkipped = reason
-        emit(.cachingSkipped(reason: reason))
+        observation.withLock { state in
+            state.cachingSkipped = reason
+            for handler in state.handlers.values { handler(.cachingSkipped(reason: reason)) }
+        }
     }
 
     // MARK: Planning reads

@@ -101,11 +101,12 @@ public final class ResourceLoader: Sendable {
     public func events() -> AsyncStream<ResourceEvent> {
         let (stream, continuation) = AsyncStream<ResourceEvent>.makeStream()
         let fetcher = self.fetcher
-        let registration = Task {
-            let id = await fetcher.observe { continuation.yield($0) }
-            continuation.onTermination = { _ in Task { await fetcher.removeObserver(id) } }
-        }
-        _ = registration
+        // Registered and its removal arranged before the stream is returned:
+        // a stream dropped or cancelled at once unregisters at once (set
+        // later, `onTermination` of an ended stream is never called, and
+        // the observer stayed registered for the fetcher's lifetime).
+        let id = fetcher.observe { continuation.yield($0) }
+        continuation.onTermination = { _ in fetcher.removeObserver(id) }
         return stream
     }
 
