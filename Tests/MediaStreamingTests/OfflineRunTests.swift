@@ -19,16 +19,7 @@ struct OfflineRunTests {
         let box = WeakDownload()
         let download = OfflineDownload(loader: test.cache.loader(for: url)) { box.download?.start() }
         box.download = download
-        let results = Locked(0)
-        download.resultGateForTesting.withLock {
-            $0 = {
-                let result = results.withLock { count in
-                    count += 1
-                    return count
-                }
-                await (result == 1 ? first : second).pass()
-            }
-        }
+        download.resultGateForTesting.withLock { $0 = AsyncGate.firstThenSecond(first, second) }
         download.start()
         return download
     }

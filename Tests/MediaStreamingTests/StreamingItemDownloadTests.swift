@@ -19,16 +19,7 @@ struct StreamingItemDownloadTests {
         let item = StreamingItem(url: URL(string: "https://example.invalid/item")!, cache: test.cache)
         let first = AsyncGate()
         let second = AsyncGate()
-        let ends = Locked(0)
-        item.downloadEndGateForTesting.withLock {
-            $0 = {
-                let end = ends.withLock { count in
-                    count += 1
-                    return count
-                }
-                await (end == 1 ? first : second).pass()
-            }
-        }
+        item.downloadEndGateForTesting.withLock { $0 = AsyncGate.firstThenSecond(first, second) }
 
         item.download()
         let runA = try #require(item.downloadTaskForTesting)

@@ -18,16 +18,7 @@ struct HLSDownloadRunTests {
         let download = HLSDownload(
             url: origin.url("master/master.m3u8"), resources: .shared(for: test.cache), variant: .lowestBandwidth,
             audio: .languages(["en"]), subtitles: .none, headers: [:], parallelFetches: 2)
-        let results = Locked(0)
-        download.resultGateForTesting.withLock {
-            $0 = {
-                let result = results.withLock { count in
-                    count += 1
-                    return count
-                }
-                await (result == 1 ? first : second).pass()
-            }
-        }
+        download.resultGateForTesting.withLock { $0 = AsyncGate.firstThenSecond(first, second) }
         download.start()
         return download
     }

@@ -55,4 +55,23 @@ final class AsyncGate: @unchecked Sendable {
 
     /// For each task that left the gate, in order: whether it was cancelled then.
     var cancellations: [Bool] { lock.withLock { leftCancelled } }
+
+    /// A hook that holds the first run that calls it at `first` and every
+    /// later run at `second` (a stopped run and the run that replaced it).
+    static func firstThenSecond(_ first: AsyncGate, _ second: AsyncGate) -> @Sendable () async -> Void {
+        let calls = CallCount()
+        return { await (calls.next() == 1 ? first : second).pass() }
+    }
+
+    private final class CallCount: @unchecked Sendable {
+        private let lock = NSLock()
+        private var count = 0
+
+        func next() -> Int {
+            lock.withLock {
+                count += 1
+                return count
+            }
+        }
+    }
 }
