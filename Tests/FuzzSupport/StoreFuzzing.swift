@@ -20,6 +20,14 @@ public enum StoreFuzzing {
             throw FuzzFailure("a decoded index record re-encodes to bytes that do not decode")
         }
         try fuzzCheck(again.encode() == encoded, "re-encoding a decoded index record is not stable")
+        // A lookup that matched the stored key decodes with it as given
+        // (compared encoded: a NaN time is not equal to itself).
+        let key = record.info().key
+        if bytes.withUnsafeBytes({ EntryRecord.storedKeyMatches($0, key) }) {
+            try fuzzCheck(
+                bytes.withUnsafeBytes { EntryRecord.decode($0, storedKey: key)?.encode() } == encoded,
+                "an index record decodes differently when its matched key is given")
+        }
         _ = record.info()
         return true
     }

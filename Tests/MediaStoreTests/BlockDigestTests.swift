@@ -140,7 +140,7 @@ import Testing
         let slot = try chunkSlots(store, key: "k")[index]
         return try withReadTransaction(store) { transaction in
             try transaction.txn.withValue(transaction.db.chunks, key: slot) { buffer in
-                store.verifiedChunks.verifiedBlocks(slot: slot, digest: slot.digest!, payload: buffer!)
+                store.verifiedChunks.verifiedBlocks(slot: slot, digest: slot.digest, payload: buffer!)
             }
         }
     }

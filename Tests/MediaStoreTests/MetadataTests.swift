@@ -116,6 +116,21 @@ import Testing
         #expect(try t.store.info(forKey: "k")?.created == written)
     }
 
+    @Test func aFailedWriteKeepsTheReadsAccessTimesForTheNextOne() throws {
+        let t = try TestStore()
+        try t.store.put([1, 2, 3], forKey: "k")
+        let written = try #require(try t.store.info(forKey: "k")).lastAccess
+        Thread.sleep(forTimeInterval: 0.01)
+        _ = try t.store.data(forKey: "k")
+        // A write takes the pending times out, then fails in its body.
+        #expect(throws: StoreError.notFound(key: "nope")) { try t.store.setPinned(true, forKey: "nope") }
+        #expect(try t.store.info(forKey: "k")?.lastAccess == written)
+        #expect(t.store.pendingAccess.withLock { $0.count } == 1)
+        try t.store.flushAccessTimes()
+        #expect(try #require(try t.store.info(forKey: "k")).lastAccess > written)
+        #expect(t.store.pendingAccess.withLock { $0.isEmpty })
+    }
+
     @Test func manyReadsFlushTheirAccessTimesThemselves() throws {
         let t = try TestStore.inMemoryFileSystem(configuration: StoreConfiguration(initialMapSize: 64 << 20))
         let count = MediaStore.accessBatchSize

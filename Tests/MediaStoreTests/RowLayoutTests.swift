@@ -15,6 +15,8 @@ import Testing
         #expect(slot.digest == digest)
         #expect(Slot(slot.bytes) == slot)
         #expect(Slot(slot.bytes.dropLast()) == nil)
+        #expect(slot.withUnsafeBytes { Array($0) } == slot.bytes)
+        #expect(Set([slot, Slot(digest, ordinal: 0x0A0C), Slot(slot.bytes)!]).count == 2)
         #expect(slot.sharesDigest(with: Slot(digest, ordinal: 7).bytes))
         #expect(!slot.sharesDigest(with: Slot(ContentDigest(high: 1, low: 2), ordinal: 0x0A0B).bytes))
     }

@@ -34,7 +34,8 @@ extension StoreTransaction {
                 guard let buffer else {
                     throw StoreError.corrupted(key: record.key, reason: "a chunk is missing (chunk \(index))")
                 }
-                guard let digest = extent.chunk.digest, let value = ChunkValue(buffer) else {
+                let digest = extent.chunk.digest
+                guard let value = ChunkValue(buffer) else {
                     throw StoreError.corrupted(key: record.key, reason: "a chunk header is invalid (chunk \(index))")
                 }
                 guard value.header.codec == .raw else { return nil }

@@ -8,9 +8,9 @@ import Foundation
 
 extension StoreTransaction {
     /// Writes batched access times, oldest first, so LRU order follows reads.
-    func applyAccessTimes(_ pending: [Slot: Double]) throws {
+    func applyAccessTimes(_ pending: AccessLog) throws {
         // Only the access and LRU rows move; the records stay as written.
-        for (slot, time) in pending.sorted(by: { $0.value < $1.value }) {
+        for (slot, time) in pending.latest() {
             guard var record = try index.record(at: slot) else { continue }
             try index.touch(&record, slot: slot, at: time, savingRecord: false)
         }

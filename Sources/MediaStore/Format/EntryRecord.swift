@@ -123,7 +123,7 @@ package struct EntryRecord: Equatable {
 
     /// Whether the record in `buffer` is stored for `key`, comparing the
     /// UTF-8 bytes without decoding the rest (the hot path of a lookup).
-    static func storedKeyMatches(_ buffer: UnsafeRawBufferPointer, _ key: String) -> Bool {
+    package static func storedKeyMatches(_ buffer: UnsafeRawBufferPointer, _ key: String) -> Bool {
         var reader = ByteReader(buffer)
         guard (try? reader.readByte()) == version, (try? reader.readByte()) != nil,
             let stored = try? reader.readBytes()
@@ -137,11 +137,26 @@ package struct EntryRecord: Equatable {
 
     /// Decodes a record; `nil` when the bytes are not a valid record.
     package static func decode(_ buffer: UnsafeRawBufferPointer) -> EntryRecord? {
+        decode(buffer, storedKey: nil)
+    }
+
+    /// Decodes a record whose stored key the caller has already matched.
+    ///
+    /// - parameter storedKey: the key found stored in `buffer`
+    ///   (``storedKeyMatches(_:_:)``), used as it is instead of decoding a
+    ///   new string (a lookup's hot path); `nil` decodes the stored one.
+    package static func decode(_ buffer: UnsafeRawBufferPointer, storedKey: String?) -> EntryRecord? {
         var reader = ByteReader(buffer)
         do {
             guard try reader.readByte() == version else { return nil }
             let flags = Flags(rawValue: try reader.readByte())
-            let key = try reader.readString()
+            let key: String
+            if let storedKey {
+                _ = try reader.readBytes()
+                key = storedKey
+            } else {
+                key = try reader.readString()
+            }
             let entryID = try reader.readVarint()
             let length = try reader.readVarint()
             let chunkSize = try reader.readVarint()

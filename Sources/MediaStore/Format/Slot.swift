@@ -12,70 +12,62 @@ package struct Slot: Hashable, Sendable, ContiguousBytes, CustomStringConvertibl
     /// The bytes before the ordinal: every slot of one digest starts with them.
     static let digestSize = 16
 
-    /// The 18 stored bytes.
-    let bytes: [UInt8]
+    /// The 18 stored bytes, held inline (no allocation per slot: a read
+    /// makes one and keeps it in the dictionary of pending access times):
+    /// the digest's two words and the ordinal, each big-endian in memory.
+    /// A tuple of these types is laid out in order without padding
+    /// before its end, so its first 18 bytes are the stored form.
+    private var storage: (UInt64, UInt64, UInt16)
 
     /// The slot of `digest` at `ordinal`.
     init(_ digest: ContentDigest, ordinal: UInt16) {
-        // One allocation of exactly 18 bytes: the digest big-endian, then the ordinal.
-        bytes = [UInt8](unsafeUninitializedCapacity: Self.size) { buffer, count in
-            let raw = UnsafeMutableRawBufferPointer(buffer)
-            raw.storeBytes(of: digest.high.bigEndian, toByteOffset: 0, as: UInt64.self)
-            raw.storeBytes(of: digest.low.bigEndian, toByteOffset: 8, as: UInt64.self)
-            raw.storeBytes(of: ordinal.bigEndian, toByteOffset: 16, as: UInt16.self)
-            count = Self.size
-        }
+        storage = (digest.high.bigEndian, digest.low.bigEndian, ordinal.bigEndian)
     }
 
     /// Reads a slot from its stored bytes; `nil` unless there are exactly 18.
     init?(_ stored: some Collection<UInt8>) {
         guard stored.count == Self.size else { return nil }
-        self.bytes = Array(stored)
+        storage = (0, 0, 0)
+        withUnsafeMutableBytes(of: &storage) { raw in
+            raw.copyBytes(from: stored)
+        }
+    }
+
+    /// The 18 stored bytes, as an array (for the few callers that keep them).
+    var bytes: [UInt8] {
+        withUnsafeBytes { Array($0) }
     }
 
     /// The 2-byte ordinal that tells colliding digests apart.
     var ordinal: UInt16 {
-        UInt16(bytes[16]) << 8 | UInt16(bytes[17])
+        UInt16(bigEndian: storage.2)
     }
 
     /// The digest part (the cache key's, or the chunk content's).
-    var digest: ContentDigest? {
-        ContentDigest(canonical: bytes.prefix(Self.digestSize))
+    var digest: ContentDigest {
+        ContentDigest(high: UInt64(bigEndian: storage.0), low: UInt64(bigEndian: storage.1))
     }
 
     /// Whether `key` (a stored slot of any table) has this slot's digest.
     func sharesDigest(with key: [UInt8]) -> Bool {
-        key.count >= Self.digestSize && key.prefix(Self.digestSize).elementsEqual(bytes.prefix(Self.digestSize))
+        key.count >= Self.digestSize
+            && withUnsafeBytes { mine in key.prefix(Self.digestSize).elementsEqual(mine.prefix(Self.digestSize)) }
     }
 
     package func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try bytes.withUnsafeBytes(body)
+        try Swift.withUnsafeBytes(of: storage) { raw in
+            try body(UnsafeRawBufferPointer(rebasing: raw.prefix(Self.size)))
+        }
     }
 
-    /// Hashes the 18 bytes as two words and a half-word (the synthesized
-    /// conformance feeds them to the hasher one byte at a time, and even
-    /// `combine(bytes:)` took a visible share of a 1 KiB read: every read
-    /// records its slot in a dictionary of pending access times).
     package func hash(into hasher: inout Hasher) {
-        bytes.withUnsafeBytes { raw in
-            if raw.count == Self.size {
-                hasher.combine(raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
-                hasher.combine(raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-                hasher.combine(raw.loadUnaligned(fromByteOffset: 16, as: UInt16.self))
-            } else {
-                hasher.combine(bytes: raw)
-            }
-        }
+        hasher.combine(storage.0)
+        hasher.combine(storage.1)
+        hasher.combine(storage.2)
     }
 
-    /// Compares the bytes with one `memcmp`.
     package static func == (lhs: Slot, rhs: Slot) -> Bool {
-        lhs.bytes.withUnsafeBytes { left in
-            rhs.bytes.withUnsafeBytes { right in
-                left.count == right.count
-                    && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
-            }
-        }
+        lhs.storage == rhs.storage
     }
 
     /// The digest in hex and the ordinal, for reports.

@@ -44,7 +44,7 @@ enum StoreKeys {
     private static func orderedSlot(_ order: UInt64, _ slot: Slot) -> [UInt8] {
         var writer = ByteWriter(capacity: orderedSlotKeySize)
         writer.write(bigEndian: order)
-        writer.write(raw: slot.bytes)
+        slot.withUnsafeBytes { writer.write(raw: $0) }
         return writer.bytes
     }
 

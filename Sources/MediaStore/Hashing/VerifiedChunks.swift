@@ -105,7 +105,8 @@ final class VerifiedChunks: Sendable {
 
     /// Forgets the chunk at `slot` (it is being deleted).
     func forget(slot: Slot) {
-        guard capacity > 0, let digest = slot.digest else { return }
+        guard capacity > 0 else { return }
+        let digest = slot.digest
         let key = SlotKey(high: digest.high, low: digest.low, ordinal: slot.ordinal)
         _ = state.withLock { $0.verified.removeValue(forKey: key) }
     }

@@ -47,8 +47,8 @@ public final class MediaStore: @unchecked Sendable {
     private let writerLock = NSLock()
     /// What each transaction's engine gets instead of the store.
     private let engine: EngineContext
-    /// Entries read since the last write: slot → time, applied in batches.
-    let pendingAccess = Locked<[Slot: Double]>([:])
+    /// Entries read since the last write, applied in batches.
+    let pendingAccess = Locked(AccessLog(capacity: MediaStore.accessBatchSize))
     /// Keys being read or written in this process; never evicted.
     let keysInUse = Locked<[String: Int]>([:])
     /// Chunks this instance verified, so that reading them again skips the hash.
@@ -186,9 +186,17 @@ public final class MediaStore: @unchecked Sendable {
         writerLock.lock()
         defer { writerLock.unlock() }
         guard closeStateValue != .closed else { throw StoreError.closed }
+        // The pending access times are taken out (readers go on filling a
+        // fresh dictionary, instead of copying this one on their next
+        // insert) and put back, unless newer, when the write fails.
+        let pending = pendingAccess.withLock { current in
+            defer { current = AccessLog(capacity: Self.accessBatchSize) }
+            return current
+        }
+        var applied = false
+        defer { if !applied && !pending.isEmpty { restoreAccessTimes(pending) } }
         var attempt = 0
         while true {
-            let pending = pendingAccess.withLock { $0 }
             do {
                 let transaction = try StoreTransaction(
                     environment: environment, databases: databases, context: engine, write: true)
@@ -197,14 +205,10 @@ public final class MediaStore: @unchecked Sendable {
                 try transaction.applyAccessTimes(pending)
                 try transaction.enforceLimits()
                 try transaction.commit()
+                applied = true
                 if !transaction.removals.isEmpty {
                     for observer in removalObservers.withLock({ Array($0.observers.values) }) {
                         observer(transaction.removals)
-                    }
-                }
-                if !pending.isEmpty {
-                    pendingAccess.withLock { current in
-                        for (slot, time) in pending where current[slot] == time { current[slot] = nil }
                     }
                 }
                 return result
@@ -214,6 +218,12 @@ public final class MediaStore: @unchecked Sendable {
                 try environment.growMap(minimum: current + max(current, 64 << 20))
             }
         }
+    }
+
+    /// Puts back the access times a failed write took out (the latest
+    /// time of a slot wins, whatever order they are noted in).
+    private func restoreAccessTimes(_ log: AccessLog) {
+        pendingAccess.withLock { $0.merge(log) }
     }
 
     // MARK: In-use keys
@@ -237,7 +247,7 @@ public final class MediaStore: @unchecked Sendable {
     func recordAccess(slot: Slot, at now: Double) {
         guard !isReadOnly else { return }
         let shouldFlush = pendingAccess.withLock { pending in
-            pending[slot] = now
+            pending.note(slot, at: now)
             return pending.count >= Self.accessBatchSize
         }
         if shouldFlush

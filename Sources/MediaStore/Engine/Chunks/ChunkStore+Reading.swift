@@ -28,7 +28,8 @@ extension ChunkStore {
     {
         try txn.withValue(db.chunks, key: slot) { buffer in
             guard let buffer else { throw ChunkFault.missing }
-            guard let digest = slot.digest, let value = ChunkValue(buffer) else { throw ChunkFault.header }
+            let digest = slot.digest
+            guard let value = ChunkValue(buffer) else { throw ChunkFault.header }
             // Only a read transaction's buffers are the map (a write
             // transaction's own pages are copies until it commits).
             let memory = txn.isReadOnly ? verified : nil
@@ -70,7 +71,8 @@ extension ChunkStore {
         precondition(!part.isEmpty && part.upperBound <= length)
         try txn.withValue(db.chunks, key: slot) { buffer in
             guard let buffer else { throw ChunkFault.missing }
-            guard let digest = slot.digest, let value = ChunkValue(buffer) else { throw ChunkFault.header }
+            let digest = slot.digest
+            guard let value = ChunkValue(buffer) else { throw ChunkFault.header }
             guard value.header.rawLength == length else { throw ChunkFault.length }
             let memory = txn.isReadOnly ? verified : nil
             let known = memory?.verifiedBlocks(slot: slot, digest: digest, payload: buffer) ?? 0

@@ -33,7 +33,7 @@ struct EntryIndex {
         // the record is decoded only when its key matches.
         let direct = try txn.withValue(db.keys, key: first) { buffer -> EntryRecord? in
             guard let buffer, EntryRecord.storedKeyMatches(buffer, key) else { return nil }
-            guard let record = EntryRecord.decode(buffer) else {
+            guard let record = EntryRecord.decode(buffer, storedKey: key) else {
                 throw StoreError.corrupted(key: key, reason: "unreadable index record")
             }
             return record
