@@ -4,6 +4,12 @@ import MediaStore
 /// One resource downloaded for offline use by an ``OfflineDownloader``
 /// (the role of `AVAssetDownloadTask`): progress as a `Foundation.Progress`
 /// and as an async sequence; pause, resume, cancel.
+///
+/// ``pause()``, ``resume()`` and ``cancel()`` may be called from any
+/// thread, at once: each checks the state and changes it in one step, so
+/// two calls never interleave (one acts on the other's outcome). What each
+/// does in each state is in its documentation; in short, a cancelled
+/// download stays cancelled, and a stopped run's late result is ignored.
 public final class OfflineDownload: Sendable {
     /// Where a download stands.
     public enum State: Sendable, Equatable {
@@ -28,17 +34,24 @@ public final class OfflineDownload: Sendable {
     /// Byte progress: `totalUnitCount` is the length once known.
     public let progress: Progress
     let loader: ResourceLoader
-    /// The state and counts, with the number of the latest run started:
-    /// a run's results are applied only while its number is still the
-    /// latest (checked and applied under this lock), so a stopped run that
-    /// ends after ``resume()`` started the next one changes nothing.
-    private let status = Locked<(state: State, bytes: Int, total: Int, run: Int)>((.queued, 0, 0, 0))
+    /// The state and counts, with the number of the latest run started.
+    /// A run's result is applied only while its number is still the latest
+    /// and the download is downloading (checked and applied under this
+    /// lock), so a stopped run (paused, cancelled, or followed by the next
+    /// run) changes nothing. ``pause()``, ``resume()``, ``cancel()`` and
+    /// the start of a run check and change the state under it too.
+    private let status = Locked<Status>((.queued, 0, 0, 0))
+    private typealias Status = (state: State, bytes: Int, total: Int, run: Int)
     private let observers = Locked<[UUID: AsyncStream<DownloadProgress>.Continuation]>([:])
     /// The task of the latest run started, with its number.
     private let task = Locked<(run: Int, task: Task<Void, Never>?)>((0, nil))
     /// Awaited by a run once its download ended (done or failed), before
     /// it applies the result.
     let resultGateForTesting = Locked<(@Sendable () async -> Void)?>(nil)
+    /// Called by ``pause()``, ``resume()`` and ``cancel()`` once they
+    /// changed the state, before they stop the run and tell observers (a
+    /// test holds one call there while another runs).
+    let transitionGateForTesting = Locked<(@Sendable () -> Void)?>(nil)
     private let onChange: @Sendable () -> Void
 
     init(loader: ResourceLoader, onChange: @escaping @Sendable () -> Void) {
@@ -93,27 +106,47 @@ public final class OfflineDownload: Sendable {
     }
 
     /// Stops fetching; ``resume()`` continues with the missing chunks only.
+    ///
+    /// Queued or downloading: becomes ``State/paused``, and its run (if
+    /// one started) is stopped; a result that run still brings, even every
+    /// byte, is ignored. Paused, completed, failed or cancelled: does nothing.
     public func pause() {
-        guard state == .downloading || state == .queued else { return }
-        stopTask()
-        update(state: .paused)
+        guard let paused = transition(to: .paused, from: { $0 == .queued || $0 == .downloading }) else { return }
+        transitionGateForTesting.current?()
+        stopTask(upTo: paused.run)
+        publish(paused)
         onChange()
     }
 
-    /// Queues a paused or failed download again.
+    /// Queues a paused or failed download again; its next run fetches the
+    /// missing chunks only.
+    ///
+    /// Paused or failed: becomes ``State/queued`` (downloading once the
+    /// downloader has a free slot). Queued, downloading, completed or
+    /// cancelled: does nothing (so two resumes start one run, and a
+    /// cancelled download is never started again).
     public func resume() {
-        switch state {
-        case .paused, .failed: update(state: .queued)
-        default: return
+        let queued = transition(to: .queued) {
+            if case .failed = $0 { return true }
+            return $0 == .paused
         }
+        guard let queued else { return }
+        transitionGateForTesting.current?()
+        publish(queued)
         onChange()
     }
 
     /// Stops for good; fetched bytes stay cached (unpinned, so evictable).
+    ///
+    /// Queued, downloading, paused or failed: becomes ``State/cancelled``,
+    /// and its run (if one started) is stopped; it stays cancelled
+    /// (``resume()`` and ``pause()`` do nothing then). Completed or
+    /// cancelled: does nothing.
     public func cancel() {
-        guard !isFinal(state) else { return }
-        stopTask()
-        update(state: .cancelled)
+        guard let cancelled = transition(to: .cancelled, from: { !isFinal($0) }) else { return }
+        transitionGateForTesting.current?()
+        stopTask(upTo: cancelled.run)
+        publish(cancelled)
         onChange()
     }
 
@@ -141,6 +174,8 @@ public final class OfflineDownload: Sendable {
         task.withLock { slot in
             // A later run may have been stored first: this one is over.
             guard slot.run < run else { return running.cancel() }
+            // An earlier run is over (it was stopped before this one began).
+            slot.task?.cancel()
             slot = (run, running)
         }
         // Paused (or cancelled) before its task was stored: stopped then.
@@ -148,13 +183,16 @@ public final class OfflineDownload: Sendable {
         if current.run != run || current.state != .downloading { running.cancel() }
     }
 
+    /// The number of the latest run started (the first is 1).
+    var runForTesting: Int { status.current.run }
+
     /// The task of the latest run, if not stopped.
     var taskForTesting: Task<Void, Never>? { task.current.task }
 
     /// Marks a queued download downloading, as run number one more than
     /// the last; `nil` when it is not queued (another call started it).
     private func beginRun() -> Int? {
-        let begun = status.withLock { status -> (state: State, bytes: Int, total: Int, run: Int)? in
+        let begun = status.withLock { status -> Status? in
             guard status.state == .queued else { return nil }
             status.state = .downloading
             status.run += 1
@@ -166,22 +204,21 @@ public final class OfflineDownload: Sendable {
     }
 
     /// Pins the version `run` downloaded (never a replacement of it) and
-    /// marks the download completed, unless it was cancelled meanwhile or
-    /// a later run started. Both in one store write: writes run one at a
-    /// time, so no other run's pin or unpin comes in between. Returns
-    /// whether it completed.
+    /// marks the download completed, unless it was paused or cancelled
+    /// meanwhile or a later run started. Both in one store write: writes
+    /// run one at a time, so no other run's pin or unpin comes in between.
+    /// Returns whether it completed.
     private func complete(_ run: Int, version: UInt64) async throws(StoreError) -> Bool {
         let key = cacheKey
-        let snapshot = try await loader.cache.storeIO.write {
-            [self] store throws(StoreError) -> (state: State, bytes: Int, total: Int, run: Int)? in
+        let snapshot = try await loader.cache.storeIO.write { [self] store throws(StoreError) -> Status? in
             let current = status.current
-            // A later run pins what it downloads; a cancelled one stays unpinned.
-            guard current.run == run, current.state != .cancelled else { return nil }
+            // A later run pins what it downloads; a stopped one pins nothing.
+            guard current.run == run, current.state == .downloading else { return nil }
             try store.setPinned(true, forKey: key, version: version)
-            // Cancelled once every byte was in: neither the write above nor
-            // this task noticed. It stays cancelled, and its bytes
-            // evictable, as a cancel promises.
-            guard let completed = apply(run: run, state: .completed, unless: .cancelled) else {
+            // Paused or cancelled once every byte was in: neither the write
+            // above nor this task noticed. It stays so, and its bytes
+            // evictable, as a cancel promises (a paused one's resume pins them).
+            guard let completed = apply(run: run, state: .completed, onlyFrom: .downloading) else {
                 try store.setPinned(false, forKey: key, version: version)
                 return nil
             }
@@ -192,8 +229,21 @@ public final class OfflineDownload: Sendable {
         return true
     }
 
-    private func stopTask() {
+    /// Changes the state to `next` if `allowed` accepts the current one
+    /// (checked and changed at once): the new status, or `nil` when refused.
+    private func transition(to next: State, from allowed: (State) -> Bool) -> Status? {
+        status.withLock { status -> Status? in
+            guard allowed(status.state) else { return nil }
+            status.state = next
+            return status
+        }
+    }
+
+    /// Cancels the task of run `run` or of an earlier one: never a later
+    /// run's (a resume may have started one since `run` was stopped).
+    private func stopTask(upTo run: Int) {
         task.withLock { slot in
+            guard slot.run <= run else { return }
             slot.task?.cancel()
             slot.task = nil
         }
@@ -213,32 +263,27 @@ public final class OfflineDownload: Sendable {
         return isFinal(state)
     }
 
-    /// Applies a change and tells observers; with `run`, only while that
-    /// run is the latest; with `unless`, only when the state is not that
-    /// one; with `onlyFrom`, only when it is that one (checked and changed
-    /// at once). Returns whether the change was made.
+    /// Applies a change of run `run` and tells observers: only while that
+    /// run is the latest, and with `onlyFrom`, only when the state is that
+    /// one (checked and changed at once). Returns whether the change was made.
     @discardableResult
     private func update(
-        run: Int? = nil, state: State? = nil, bytes: Int? = nil, total: Int? = nil, unless refused: State? = nil,
-        onlyFrom required: State? = nil
+        run: Int, state: State? = nil, bytes: Int? = nil, total: Int? = nil, onlyFrom required: State? = nil
     ) -> Bool {
-        guard
-            let current = apply(
-                run: run, state: state, bytes: bytes, total: total, unless: refused, onlyFrom: required)
-        else { return false }
+        guard let current = apply(run: run, state: state, bytes: bytes, total: total, onlyFrom: required) else {
+            return false
+        }
         publish(current)
         return true
     }
 
-    /// The change of ``update(run:state:bytes:total:unless:onlyFrom:)``
-    /// without telling anyone: the new status, or `nil` when refused.
+    /// The change of ``update(run:state:bytes:total:onlyFrom:)`` without
+    /// telling anyone: the new status, or `nil` when refused.
     private func apply(
-        run: Int? = nil, state: State? = nil, bytes: Int? = nil, total: Int? = nil, unless refused: State? = nil,
-        onlyFrom required: State? = nil
-    ) -> (state: State, bytes: Int, total: Int, run: Int)? {
-        status.withLock { status -> (state: State, bytes: Int, total: Int, run: Int)? in
-            if let run, status.run != run { return nil }
-            if let refused, status.state == refused { return nil }
+        run: Int, state: State? = nil, bytes: Int? = nil, total: Int? = nil, onlyFrom required: State? = nil
+    ) -> Status? {
+        status.withLock { status -> Status? in
+            guard status.run == run else { return nil }
             if let required, status.state != required { return nil }
             if let state { status.state = state }
             if let total { status.total = total }
@@ -249,7 +294,7 @@ public final class OfflineDownload: Sendable {
     }
 
     /// Tells `Progress` and the observers of the status `current`.
-    private func publish(_ current: (state: State, bytes: Int, total: Int, run: Int)) {
+    private func publish(_ current: Status) {
         progress.totalUnitCount = Int64(current.total)
         progress.completedUnitCount = Int64(current.bytes)
         let snapshot = DownloadProgress(bytes: current.bytes, total: current.total, state: current.state)
