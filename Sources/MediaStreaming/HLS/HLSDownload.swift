@@ -10,6 +10,12 @@ import MediaStore
 /// Every resource it keeps is pinned (never evicted) until
 /// ``HLSDownloader/release(_:)``. Resuming, or downloading again after a
 /// relaunch, fetches only the resources missing from the store.
+///
+/// ``pause()``, ``resume()`` and ``cancel()`` may be called from any
+/// thread, at once: each checks the state and changes it in one step, so
+/// two calls never interleave (one acts on the other's outcome). What each
+/// does in each state is in its documentation; in short, a cancelled
+/// download stays cancelled, and a stopped run's late result is ignored.
 public final class HLSDownload: Sendable {
     /// Where a download stands.
     public enum State: Sendable, Equatable {
@@ -43,7 +49,9 @@ public final class HLSDownload: Sendable {
     /// The progress, with the number of the latest run started: a run's
     /// changes are applied only while its number is still the latest
     /// (checked and applied under this lock), so a stopped run that ends
-    /// after ``resume()`` started the next one changes nothing.
+    /// after ``resume()`` started the next one changes nothing; its result
+    /// only while the download is downloading. ``pause()``, ``resume()``
+    /// and ``cancel()`` check and change the state under it too.
     private let status: Locked<(progress: HLSDownloadProgress, run: Int)>
     private let planBox = Locked<HLSDownloadPlan?>(nil)
     private let observers = Locked<[UUID: AsyncStream<HLSDownloadProgress>.Continuation]>([:])
@@ -51,6 +59,10 @@ public final class HLSDownload: Sendable {
     private let task = Locked<(run: Int, task: Task<Void, Never>?)>((0, nil))
     /// Awaited by a run once it ended (done or failed), before it applies the result.
     let resultGateForTesting = Locked<(@Sendable () async -> Void)?>(nil)
+    /// Called by ``pause()``, ``resume()`` and ``cancel()`` once they
+    /// changed the state, before they stop or start a run and tell
+    /// observers (a test holds one call there while another runs).
+    let transitionGateForTesting = Locked<(@Sendable () -> Void)?>(nil)
 
     init(
         url: URL, resources: HLSResourceStore, variant: VariantChoice, audio: RenditionRequest,
@@ -119,23 +131,38 @@ public final class HLSDownload: Sendable {
     }
 
     /// Stops fetching; ``resume()`` continues with the missing resources only.
+    ///
+    /// Downloading: becomes ``State/paused``, and its run is stopped; a
+    /// result that run still brings is ignored (what it stored stays).
+    /// Paused, completed, failed or cancelled: does nothing.
     public func pause() {
-        guard state == .downloading else { return }
-        stopTask()
-        update { $0.state = .paused }
+        guard let paused = transition(to: .paused, from: { $0 == .downloading }) else { return }
+        transitionGateForTesting.current?()
+        stopTask(upTo: paused.run)
+        publish(paused.progress)
     }
 
-    /// Continues a paused or failed download.
+    /// Continues a paused or failed download: a new run reads the
+    /// playlists again and fetches the resources the store lacks.
+    ///
+    /// Paused or failed: becomes ``State/downloading``, with a new run.
+    /// Downloading, completed or cancelled: does nothing (so two resumes
+    /// start one run, and a cancelled download is never started again).
     public func resume() {
         start(onlyFromPausedOrFailed: true)
     }
 
     /// Stops for good; fetched resources stay in the store (pinned until
     /// ``HLSDownloader/release(_:)``).
+    ///
+    /// Downloading, paused or failed: becomes ``State/cancelled``, and its
+    /// run (if going) is stopped; it stays cancelled (``resume()`` and
+    /// ``pause()`` do nothing then). Completed or cancelled: does nothing.
     public func cancel() {
-        guard !Self.isFinal(state) else { return }
-        stopTask()
-        update { $0.state = .cancelled }
+        guard let cancelled = transition(to: .cancelled, from: { !Self.isFinal($0) }) else { return }
+        transitionGateForTesting.current?()
+        stopTask(upTo: cancelled.run)
+        publish(cancelled.progress)
     }
 
     func start() {
@@ -159,6 +186,7 @@ public final class HLSDownload: Sendable {
         }
         guard let begun else { return }
         let run = begun.run
+        if onlyFromPausedOrFailed { transitionGateForTesting.current?() }
         publish(begun.progress)
         let running = Task { [weak self] in
             guard let self else { return }
@@ -178,6 +206,8 @@ public final class HLSDownload: Sendable {
         task.withLock { slot in
             // A later run may have been stored first: this one is over.
             guard slot.run < run else { return running.cancel() }
+            // An earlier run is over (it was stopped before this one began).
+            slot.task?.cancel()
             slot = (run, running)
         }
         // Paused (or cancelled) before its task was stored: stopped then.
@@ -374,8 +404,24 @@ public final class HLSDownload: Sendable {
 
     // MARK: State
 
-    private func stopTask() {
+    /// Changes the state to `next` if `allowed` accepts the current one
+    /// (checked and changed at once): the new progress and run, or `nil`
+    /// when refused.
+    private func transition(to next: State, from allowed: (State) -> Bool)
+        -> (progress: HLSDownloadProgress, run: Int)?
+    {
+        status.withLock { status -> (progress: HLSDownloadProgress, run: Int)? in
+            guard allowed(status.progress.state) else { return nil }
+            status.progress.state = next
+            return status
+        }
+    }
+
+    /// Cancels the task of run `run` or of an earlier one: never a later
+    /// run's (a resume may have started one since `run` was stopped).
+    private func stopTask(upTo run: Int) {
         task.withLock { slot in
+            guard slot.run <= run else { return }
             slot.task?.cancel()
             slot.task = nil
         }
