@@ -291,6 +291,7 @@ public final class HLSDownload: Sendable {
             $0.resources = 0
             $0.segments = 0
             $0.seconds = 0
+            $0.fetchedResources = 0
         }
         // The playlists are known finished (the planner refused live ones): keep them.
         for resource in plan.resources where playlists[resource.cacheKey] != nil {
