@@ -97,19 +97,19 @@ public final class HLSDownload: Sendable {
         let (stream, continuation) = AsyncStream<HLSDownloadProgress>.makeStream(
             bufferingPolicy: .bufferingNewest(64))
         let id = UUID()
-        // Read and registered under the observers' lock: an update that ends
-        // the stream either is seen here or sees this observer.
+        continuation.onTermination = { [weak self] _ in _ = self?.observers.withLock { $0.removeValue(forKey: id) } }
+        // Read, told and registered under the observers' lock, as every
+        // update is told (`publish()`): a change either came before (and is
+        // read here) or is told after, so none is lost (an update that ends
+        // the stream is seen here or sees this observer) and none is told
+        // after a later one.
         let current = observers.withLock { observers -> HLSDownloadProgress in
             let current = status.current.progress
+            continuation.yield(current)
             if !Self.endsUpdates(current.state) { observers[id] = continuation }
             return current
         }
-        continuation.yield(current)
-        if Self.endsUpdates(current.state) {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in _ = self?.observers.withLock { $0.removeValue(forKey: id) } }
+        if Self.endsUpdates(current.state) { continuation.finish() }
         return stream
     }
 
@@ -139,7 +139,7 @@ public final class HLSDownload: Sendable {
         guard let paused = transition(to: .paused, from: { $0 == .downloading }) else { return }
         transitionGateForTesting.current?()
         stopTask(upTo: paused.run)
-        publish(paused.progress)
+        publish()
     }
 
     /// Continues a paused or failed download: a new run reads the
@@ -162,7 +162,7 @@ public final class HLSDownload: Sendable {
         guard let cancelled = transition(to: .cancelled, from: { !Self.isFinal($0) }) else { return }
         transitionGateForTesting.current?()
         stopTask(upTo: cancelled.run)
-        publish(cancelled.progress)
+        publish()
     }
 
     func start() {
@@ -187,7 +187,7 @@ public final class HLSDownload: Sendable {
         guard let begun else { return }
         let run = begun.run
         if onlyFromPausedOrFailed { transitionGateForTesting.current?() }
-        publish(begun.progress)
+        publish()
         let running = Task { [weak self] in
             guard let self else { return }
             do {
@@ -447,30 +447,34 @@ public final class HLSDownload: Sendable {
     /// Applies a change and tells observers; with `run`, only while that
     /// run is the latest (checked and changed at once).
     private func update(run: Int? = nil, _ change: (inout HLSDownloadProgress) -> Void) {
-        let current = status.withLock { status -> HLSDownloadProgress? in
-            if let run, status.run != run { return nil }
+        let changed = status.withLock { status -> Bool in
+            if let run, status.run != run { return false }
             let before = status.progress.state
             change(&status.progress)
             // A paused or cancelled download's late counts do not revive it.
             if before != .downloading, status.progress.state == .completed { status.progress.state = before }
-            return status.progress
+            return true
         }
-        guard let current else { return }
-        publish(current)
+        if changed { publish() }
     }
 
-    /// Tells `Progress` and the observers of `current`.
-    private func publish(_ current: HLSDownloadProgress) {
+    /// Tells the observers and `Progress` the progress as it is now (not
+    /// as the caller's change left it: a later change may have been told
+    /// already). Observers are told under their lock, so what they hear
+    /// never goes back to an older state or count (a late call may tell
+    /// the same snapshot twice).
+    private func publish() {
+        let (current, ended) = observers.withLock {
+            observers -> (HLSDownloadProgress, [AsyncStream<HLSDownloadProgress>.Continuation]) in
+            let current = status.current.progress
+            for continuation in observers.values { continuation.yield(current) }
+            guard Self.endsUpdates(current.state) else { return (current, []) }
+            defer { observers = [:] }
+            return (current, Array(observers.values))
+        }
+        // Outside the lock: a stream's termination handler takes it.
+        for continuation in ended { continuation.finish() }
         progress.totalUnitCount = Int64(current.totalResources)
         progress.completedUnitCount = Int64(current.resources)
-        let final = Self.endsUpdates(current.state)
-        let continuations = observers.withLock { observers -> [AsyncStream<HLSDownloadProgress>.Continuation] in
-            defer { if final { observers = [:] } }
-            return Array(observers.values)
-        }
-        for continuation in continuations {
-            continuation.yield(current)
-            if final { continuation.finish() }
-        }
     }
 }

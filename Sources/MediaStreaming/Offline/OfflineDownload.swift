@@ -76,18 +76,19 @@ public final class OfflineDownload: Sendable {
     public func progressUpdates() -> AsyncStream<DownloadProgress> {
         let (stream, continuation) = AsyncStream<DownloadProgress>.makeStream(bufferingPolicy: .bufferingNewest(64))
         let id = UUID()
-        // Registered before the state is read: an update to a final state
-        // either comes after this (and finishes the stream) or is seen
-        // below. Reading first lost a completion landing in between, and
-        // `completion()` then waited forever.
-        observers.withLock { $0[id] = continuation }
         continuation.onTermination = { [weak self] _ in _ = self?.observers.withLock { $0.removeValue(forKey: id) } }
-        let current = snapshot
-        continuation.yield(current)
-        if endsUpdates(current.state) {
-            observers.withLock { _ = $0.removeValue(forKey: id) }
-            continuation.finish()
+        // Read, told and registered under the observers' lock, as every
+        // update is told (`publish()`): a change either came before (and is
+        // read here) or is told after, so none is lost (reading outside it
+        // lost a completion landing in between, and `completion()` then
+        // waited forever) and none is told after a later one.
+        let current = observers.withLock { observers -> DownloadProgress in
+            let current = snapshot
+            continuation.yield(current)
+            if !endsUpdates(current.state) { observers[id] = continuation }
+            return current
         }
+        if endsUpdates(current.state) { continuation.finish() }
         return stream
     }
 
@@ -114,7 +115,7 @@ public final class OfflineDownload: Sendable {
         guard let paused = transition(to: .paused, from: { $0 == .queued || $0 == .downloading }) else { return }
         transitionGateForTesting.current?()
         stopTask(upTo: paused.run)
-        publish(paused)
+        publish()
         onChange()
     }
 
@@ -130,9 +131,9 @@ public final class OfflineDownload: Sendable {
             if case .failed = $0 { return true }
             return $0 == .paused
         }
-        guard let queued else { return }
+        guard queued != nil else { return }
         transitionGateForTesting.current?()
-        publish(queued)
+        publish()
         onChange()
     }
 
@@ -146,7 +147,7 @@ public final class OfflineDownload: Sendable {
         guard let cancelled = transition(to: .cancelled, from: { !isFinal($0) }) else { return }
         transitionGateForTesting.current?()
         stopTask(upTo: cancelled.run)
-        publish(cancelled)
+        publish()
         onChange()
     }
 
@@ -199,7 +200,7 @@ public final class OfflineDownload: Sendable {
             return status
         }
         guard let begun else { return nil }
-        publish(begun)
+        publish()
         return begun.run
     }
 
@@ -210,23 +211,22 @@ public final class OfflineDownload: Sendable {
     /// Returns whether it completed.
     private func complete(_ run: Int, version: UInt64) async throws(StoreError) -> Bool {
         let key = cacheKey
-        let snapshot = try await loader.cache.storeIO.write { [self] store throws(StoreError) -> Status? in
+        let completed = try await loader.cache.storeIO.write { [self] store throws(StoreError) -> Bool in
             let current = status.current
             // A later run pins what it downloads; a stopped one pins nothing.
-            guard current.run == run, current.state == .downloading else { return nil }
+            guard current.run == run, current.state == .downloading else { return false }
             try store.setPinned(true, forKey: key, version: version)
             // Paused or cancelled once every byte was in: neither the write
             // above nor this task noticed. It stays so, and its bytes
             // evictable, as a cancel promises (a paused one's resume pins them).
-            guard let completed = apply(run: run, state: .completed, onlyFrom: .downloading) else {
+            guard apply(run: run, state: .completed, onlyFrom: .downloading) != nil else {
                 try store.setPinned(false, forKey: key, version: version)
-                return nil
+                return false
             }
-            return completed
+            return true
         }
-        guard let snapshot else { return false }
-        publish(snapshot)
-        return true
+        if completed { publish() }
+        return completed
     }
 
     /// Changes the state to `next` if `allowed` accepts the current one
@@ -270,10 +270,10 @@ public final class OfflineDownload: Sendable {
     private func update(
         run: Int, state: State? = nil, bytes: Int? = nil, total: Int? = nil, onlyFrom required: State? = nil
     ) -> Bool {
-        guard let current = apply(run: run, state: state, bytes: bytes, total: total, onlyFrom: required) else {
+        guard apply(run: run, state: state, bytes: bytes, total: total, onlyFrom: required) != nil else {
             return false
         }
-        publish(current)
+        publish()
         return true
     }
 
@@ -293,19 +293,23 @@ public final class OfflineDownload: Sendable {
         }
     }
 
-    /// Tells `Progress` and the observers of the status `current`.
-    private func publish(_ current: Status) {
+    /// Tells the observers and `Progress` the status as it is now (not
+    /// as the caller's change left it: a later change may have been told
+    /// already). Observers are told under their lock, so what they hear
+    /// never goes back to an older state (a late call may tell the same
+    /// snapshot twice).
+    private func publish() {
+        let (current, ended) = observers.withLock {
+            observers -> (DownloadProgress, [AsyncStream<DownloadProgress>.Continuation]) in
+            let current = snapshot
+            for continuation in observers.values { continuation.yield(current) }
+            guard endsUpdates(current.state) else { return (current, []) }
+            defer { observers = [:] }
+            return (current, Array(observers.values))
+        }
+        // Outside the lock: a stream's termination handler takes it.
+        for continuation in ended { continuation.finish() }
         progress.totalUnitCount = Int64(current.total)
         progress.completedUnitCount = Int64(current.bytes)
-        let snapshot = DownloadProgress(bytes: current.bytes, total: current.total, state: current.state)
-        let final = endsUpdates(current.state)
-        let continuations = observers.withLock { observers -> [AsyncStream<DownloadProgress>.Continuation] in
-            defer { if final { observers = [:] } }
-            return Array(observers.values)
-        }
-        for continuation in continuations {
-            continuation.yield(snapshot)
-            if final { continuation.finish() }
-        }
     }
 }

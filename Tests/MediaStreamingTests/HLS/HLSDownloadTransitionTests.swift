@@ -93,4 +93,35 @@ struct HLSDownloadTransitionTests {
         second.open()
         await #expect(throws: HLSDownloadError.streaming(.cancelled)) { try await download.completion() }
     }
+
+    /// A pause held after its change; meanwhile a resume started run 2,
+    /// which read the playlists and found every resource stored. The pause
+    /// then told observers `paused`, after run 2's `downloading`: their
+    /// last word was paused while run 2 went on.
+    @Test("Observers never hear a state older than one they heard")
+    func observersHearTheLatestState() async throws {
+        let origin = try HLSOrigin()
+        let test = try TestCache()
+        let (first, second, gate) = (AsyncGate(), AsyncGate(), BlockingGate())
+        let download = await Self.started(origin, in: test, first: first, second: second)
+        let updates = download.progressUpdates()
+        let heard = Task { () -> [HLSDownload.State] in
+            var states: [HLSDownload.State] = []
+            for await update in updates { states.append(update.state) }
+            return states
+        }
+        download.transitionGateForTesting.withLock { $0 = { gate.pass() } }
+        let pausing = BlockingGate.onThread { download.pause() }
+        await gate.arrived()
+        download.resume()
+        await second.arrived()
+        gate.open()
+        await pausing.value
+        download.cancel()
+        let states = await heard.value
+        #expect(states.last == .cancelled)
+        #expect(states.dropLast().last == .downloading, "heard \(states)")
+        first.open()
+        second.open()
+    }
 }
