@@ -10,6 +10,12 @@ import MediaStore
 /// Every resource it keeps is pinned (never evicted) until
 /// ``HLSDownloader/release(_:)``. Resuming, or downloading again after a
 /// relaunch, fetches only the resources missing from the store.
+///
+/// ``pause()``, ``resume()`` and ``cancel()`` may be called from any
+/// thread, at once: each checks the state and changes it in one step, so
+/// two calls never interleave (one acts on the other's outcome). What each
+/// does in each state is in its documentation; in short, a cancelled
+/// download stays cancelled, and a stopped run's late result is ignored.
 public final class HLSDownload: Sendable {
     /// Where a download stands.
     public enum State: Sendable, Equatable {
@@ -43,7 +49,9 @@ public final class HLSDownload: Sendable {
     /// The progress, with the number of the latest run started: a run's
     /// changes are applied only while its number is still the latest
     /// (checked and applied under this lock), so a stopped run that ends
-    /// after ``resume()`` started the next one changes nothing.
+    /// after ``resume()`` started the next one changes nothing; its result
+    /// only while the download is downloading. ``pause()``, ``resume()``
+    /// and ``cancel()`` check and change the state under it too.
     private let status: Locked<(progress: HLSDownloadProgress, run: Int)>
     private let planBox = Locked<HLSDownloadPlan?>(nil)
     private let observers = Locked<[UUID: AsyncStream<HLSDownloadProgress>.Continuation]>([:])
@@ -51,6 +59,10 @@ public final class HLSDownload: Sendable {
     private let task = Locked<(run: Int, task: Task<Void, Never>?)>((0, nil))
     /// Awaited by a run once it ended (done or failed), before it applies the result.
     let resultGateForTesting = Locked<(@Sendable () async -> Void)?>(nil)
+    /// Called by ``pause()``, ``resume()`` and ``cancel()`` once they
+    /// changed the state, before they stop or start a run and tell
+    /// observers (a test holds one call there while another runs).
+    let transitionGateForTesting = Locked<(@Sendable () -> Void)?>(nil)
 
     init(
         url: URL, resources: HLSResourceStore, variant: VariantChoice, audio: RenditionRequest,
@@ -85,19 +97,19 @@ public final class HLSDownload: Sendable {
         let (stream, continuation) = AsyncStream<HLSDownloadProgress>.makeStream(
             bufferingPolicy: .bufferingNewest(64))
         let id = UUID()
-        // Read and registered under the observers' lock: an update that ends
-        // the stream either is seen here or sees this observer.
+        continuation.onTermination = { [weak self] _ in _ = self?.observers.withLock { $0.removeValue(forKey: id) } }
+        // Read, told and registered under the observers' lock, as every
+        // update is told (`publish()`): a change either came before (and is
+        // read here) or is told after, so none is lost (an update that ends
+        // the stream is seen here or sees this observer) and none is told
+        // after a later one.
         let current = observers.withLock { observers -> HLSDownloadProgress in
             let current = status.current.progress
+            continuation.yield(current)
             if !Self.endsUpdates(current.state) { observers[id] = continuation }
             return current
         }
-        continuation.yield(current)
-        if Self.endsUpdates(current.state) {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in _ = self?.observers.withLock { $0.removeValue(forKey: id) } }
+        if Self.endsUpdates(current.state) { continuation.finish() }
         return stream
     }
 
@@ -119,23 +131,38 @@ public final class HLSDownload: Sendable {
     }
 
     /// Stops fetching; ``resume()`` continues with the missing resources only.
+    ///
+    /// Downloading: becomes ``State/paused``, and its run is stopped; a
+    /// result that run still brings is ignored (what it stored stays).
+    /// Paused, completed, failed or cancelled: does nothing.
     public func pause() {
-        guard state == .downloading else { return }
-        stopTask()
-        update { $0.state = .paused }
+        guard let paused = transition(to: .paused, from: { $0 == .downloading }) else { return }
+        transitionGateForTesting.current?()
+        stopTask(upTo: paused.run)
+        publish()
     }
 
-    /// Continues a paused or failed download.
+    /// Continues a paused or failed download: a new run reads the
+    /// playlists again and fetches the resources the store lacks.
+    ///
+    /// Paused or failed: becomes ``State/downloading``, with a new run.
+    /// Downloading, completed or cancelled: does nothing (so two resumes
+    /// start one run, and a cancelled download is never started again).
     public func resume() {
         start(onlyFromPausedOrFailed: true)
     }
 
     /// Stops for good; fetched resources stay in the store (pinned until
     /// ``HLSDownloader/release(_:)``).
+    ///
+    /// Downloading, paused or failed: becomes ``State/cancelled``, and its
+    /// run (if going) is stopped; it stays cancelled (``resume()`` and
+    /// ``pause()`` do nothing then). Completed or cancelled: does nothing.
     public func cancel() {
-        guard !Self.isFinal(state) else { return }
-        stopTask()
-        update { $0.state = .cancelled }
+        guard let cancelled = transition(to: .cancelled, from: { !Self.isFinal($0) }) else { return }
+        transitionGateForTesting.current?()
+        stopTask(upTo: cancelled.run)
+        publish()
     }
 
     func start() {
@@ -159,7 +186,8 @@ public final class HLSDownload: Sendable {
         }
         guard let begun else { return }
         let run = begun.run
-        publish(begun.progress)
+        if onlyFromPausedOrFailed { transitionGateForTesting.current?() }
+        publish()
         let running = Task { [weak self] in
             guard let self else { return }
             do {
@@ -178,6 +206,8 @@ public final class HLSDownload: Sendable {
         task.withLock { slot in
             // A later run may have been stored first: this one is over.
             guard slot.run < run else { return running.cancel() }
+            // An earlier run is over (it was stopped before this one began).
+            slot.task?.cancel()
             slot = (run, running)
         }
         // Paused (or cancelled) before its task was stored: stopped then.
@@ -261,6 +291,7 @@ public final class HLSDownload: Sendable {
             $0.resources = 0
             $0.segments = 0
             $0.seconds = 0
+            $0.fetchedResources = 0
         }
         // The playlists are known finished (the planner refused live ones): keep them.
         for resource in plan.resources where playlists[resource.cacheKey] != nil {
@@ -374,8 +405,24 @@ public final class HLSDownload: Sendable {
 
     // MARK: State
 
-    private func stopTask() {
+    /// Changes the state to `next` if `allowed` accepts the current one
+    /// (checked and changed at once): the new progress and run, or `nil`
+    /// when refused.
+    private func transition(to next: State, from allowed: (State) -> Bool)
+        -> (progress: HLSDownloadProgress, run: Int)?
+    {
+        status.withLock { status -> (progress: HLSDownloadProgress, run: Int)? in
+            guard allowed(status.progress.state) else { return nil }
+            status.progress.state = next
+            return status
+        }
+    }
+
+    /// Cancels the task of run `run` or of an earlier one: never a later
+    /// run's (a resume may have started one since `run` was stopped).
+    private func stopTask(upTo run: Int) {
         task.withLock { slot in
+            guard slot.run <= run else { return }
             slot.task?.cancel()
             slot.task = nil
         }
@@ -400,30 +447,34 @@ public final class HLSDownload: Sendable {
     /// Applies a change and tells observers; with `run`, only while that
     /// run is the latest (checked and changed at once).
     private func update(run: Int? = nil, _ change: (inout HLSDownloadProgress) -> Void) {
-        let current = status.withLock { status -> HLSDownloadProgress? in
-            if let run, status.run != run { return nil }
+        let changed = status.withLock { status -> Bool in
+            if let run, status.run != run { return false }
             let before = status.progress.state
             change(&status.progress)
             // A paused or cancelled download's late counts do not revive it.
             if before != .downloading, status.progress.state == .completed { status.progress.state = before }
-            return status.progress
+            return true
         }
-        guard let current else { return }
-        publish(current)
+        if changed { publish() }
     }
 
-    /// Tells `Progress` and the observers of `current`.
-    private func publish(_ current: HLSDownloadProgress) {
+    /// Tells the observers and `Progress` the progress as it is now (not
+    /// as the caller's change left it: a later change may have been told
+    /// already). Observers are told under their lock, so what they hear
+    /// never goes back to an older state or count (a late call may tell
+    /// the same snapshot twice).
+    private func publish() {
+        let (current, ended) = observers.withLock {
+            observers -> (HLSDownloadProgress, [AsyncStream<HLSDownloadProgress>.Continuation]) in
+            let current = status.current.progress
+            for continuation in observers.values { continuation.yield(current) }
+            guard Self.endsUpdates(current.state) else { return (current, []) }
+            defer { observers = [:] }
+            return (current, Array(observers.values))
+        }
+        // Outside the lock: a stream's termination handler takes it.
+        for continuation in ended { continuation.finish() }
         progress.totalUnitCount = Int64(current.totalResources)
         progress.completedUnitCount = Int64(current.resources)
-        let final = Self.endsUpdates(current.state)
-        let continuations = observers.withLock { observers -> [AsyncStream<HLSDownloadProgress>.Continuation] in
-            defer { if final { observers = [:] } }
-            return Array(observers.values)
-        }
-        for continuation in continuations {
-            continuation.yield(current)
-            if final { continuation.finish() }
-        }
     }
 }

@@ -70,15 +70,20 @@ public struct HLSDownloadPerformer: DownloadPerformer {
         }
         let bytes = download.snapshot.bytes
         progress(bytes, bytes)
+        // Every entry of the store is read: on its read queue, not a thread of the concurrency pool.
+        let url = record.url
         do {
-            return try downloader.entries(of: record.url).map { StoredEntry(key: $0.key, version: $0.version) }
+            return try await cache.storeIO.read { store throws(StoreError) in
+                try downloader.entries(of: url, in: store).map { StoredEntry(key: $0.key, version: $0.version) }
+            }
         } catch {
             throw .storage(String(describing: error))
         }
     }
 
     /// The asset's entries that no other kept asset shares (the queue
-    /// unpins or removes these; shared ones stay the other asset's).
+    /// unpins or removes these; shared ones stay the other asset's). Reads
+    /// every entry of the store: the queue asks on the store's read queue.
     public func keys(of record: DownloadRecord, in cache: StreamingCache) -> [String] {
         let downloader = HLSDownloader(cache: cache, parallelFetches: parallelFetches)
         let assetKey = downloader.resources.resourceKey(for: record.url).storeKey

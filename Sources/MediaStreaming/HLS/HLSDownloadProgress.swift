@@ -19,7 +19,12 @@ public struct HLSDownloadProgress: Sendable, Equatable {
     public var seconds: Double = 0
     /// The duration of the variant's track.
     public var totalSeconds: Double = 0
-    /// Resources fetched from the origin by this run (not those found in the store).
+    /// Resources this run fetched from the origin, not those it found in
+    /// the store. A run begins when the download starts and again at each
+    /// ``HLSDownload/resume()``; once it has read the playlists, this and
+    /// the counts above start again from 0, so after a resume it counts
+    /// only what the earlier runs had not stored, and it is never more
+    /// than ``resources``.
     public var fetchedResources: Int = 0
 
     public init(state: HLSDownload.State) {

@@ -69,8 +69,13 @@ public final class HLSDownloader: Sendable {
     /// The entries of the asset `url` in the store (its master playlist,
     /// and every resource a download of it kept).
     public func entries(of url: URL) throws(StoreError) -> [EntryInfo] {
+        try entries(of: url, in: cache.store)
+    }
+
+    /// ``entries(of:)`` read from `store` (the cache's, as a `StoreIO` call gets it).
+    func entries(of url: URL, in store: MediaStore) throws(StoreError) -> [EntryInfo] {
         let assetKey = resources.resourceKey(for: url).storeKey
-        return try cache.store.entries().filter { HLSEntryMetadata.belongs($0, toAsset: assetKey) }
+        return try store.entries().filter { HLSEntryMetadata.belongs($0, toAsset: assetKey) }
     }
 
     /// Cancels the asset's downloads and unpins its entries (they become

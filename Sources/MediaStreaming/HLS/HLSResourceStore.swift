@@ -32,7 +32,8 @@ public final class HLSResourceStore: Sendable {
     /// its scheduled transfer has (raised when a player joins).
     private final class Flight: Sendable {
         let schedule: Locked<(priority: FetchPriority, ticket: FetchTicket?)>
-        let task = Locked<Task<Data, any Error>?>(nil)
+        /// The bytes, and whether they came from the origin (not the store).
+        let task = Locked<Task<(data: Data, fetched: Bool), any Error>?>(nil)
 
         init(_ priority: FetchPriority) { schedule = Locked((priority, nil)) }
 
@@ -46,6 +47,9 @@ public final class HLSResourceStore: Sendable {
         }
     }
     private let originRequestCount = Locked(0)
+    /// Awaited by ``data(for:metadata:pinned:headers:priority:store:)``
+    /// once it found nothing stored, before it fetches or joins a fetch.
+    let storeLookGateForTesting = Locked<(@Sendable () async -> Void)?>(nil)
 
     private static let registry = Locked<[ObjectIdentifier: WeakStore]>([:])
     private struct WeakStore {
@@ -108,8 +112,9 @@ public final class HLSResourceStore: Sendable {
     ///   - priority: the fetch's priority in the cache's scheduler.
     ///   - shouldStore: decides from the fetched bytes whether to keep them
     ///     (live playlists are not kept).
-    /// - Returns: the bytes, and whether this call fetched them (false when
-    ///   read from the store or from a fetch another caller started).
+    /// - Returns: the bytes, and whether this call fetched them from the
+    ///   origin (false when read from the store, even if stored after this
+    ///   call first looked, or from a fetch another caller started).
     public func data(
         for resource: HLSResource, metadata: EntryMetadata, pinned: Bool = false, headers: [String: String] = [:],
         priority: FetchPriority = .playback, store shouldStore: @escaping @Sendable (Data) -> Bool = { _ in true }
@@ -119,39 +124,43 @@ public final class HLSResourceStore: Sendable {
         } catch {
             throw .streaming(error)
         }
+        let gate = storeLookGateForTesting.current
+        await gate?()
         let key = resource.cacheKey.storeKey
         var attempt = 0
         while true {
             attempt += 1
-            let (task, isNew) = inFlight.withLock { running -> (Task<Data, any Error>, Bool) in
+            let (task, isNew) = inFlight.withLock {
+                running -> (Task<(data: Data, fetched: Bool), any Error>, Bool) in
                 if let flight = running[key], let task = flight.task.current {
                     flight.raise(to: priority, in: cache.scheduler)
                     return (task, false)
                 }
                 let flight = Flight(priority)
-                let task = Task<Data, any Error> { [self] in
+                let task = Task<(data: Data, fetched: Bool), any Error> { [self] in
                     defer { _ = inFlight.withLock { $0.removeValue(forKey: key) } }
-                    // Stored between the look above and this fetch's registration?
-                    if let data = try await stored(resource.cacheKey) { return data }
+                    // Stored between the look above and this fetch's
+                    // registration (another caller's fetch ended): read, not fetched.
+                    if let data = try await stored(resource.cacheKey) { return (data, false) }
                     let data = try await fetch(resource, headers: headers, flight: flight)
                     if shouldStore(data) {
                         try await write(data, key: key, metadata: metadata, pinned: pinned)
                     }
-                    return data
+                    return (data, true)
                 }
                 flight.task.withLock { $0 = task }
                 running[key] = flight
                 return (task, true)
             }
             do {
-                let data = try await withTaskCancellationHandler {
+                let result = try await withTaskCancellationHandler {
                     try await task.value
                 } onCancel: {
                     // A joined fetch goes on for whoever else waits; an own one stops.
                     if isNew { task.cancel() }
                 }
                 try Task.checkCancellation()
-                return (data, isNew)
+                return (result.data, isNew && result.fetched)
             } catch {
                 let failure = HLSDownloadError.wrap(error)
                 // A joined fetch its starter cancelled: start one of our own.

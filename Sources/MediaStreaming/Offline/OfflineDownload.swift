@@ -4,6 +4,12 @@ import MediaStore
 /// One resource downloaded for offline use by an ``OfflineDownloader``
 /// (the role of `AVAssetDownloadTask`): progress as a `Foundation.Progress`
 /// and as an async sequence; pause, resume, cancel.
+///
+/// ``pause()``, ``resume()`` and ``cancel()`` may be called from any
+/// thread, at once: each checks the state and changes it in one step, so
+/// two calls never interleave (one acts on the other's outcome). What each
+/// does in each state is in its documentation; in short, a cancelled
+/// download stays cancelled, and a stopped run's late result is ignored.
 public final class OfflineDownload: Sendable {
     /// Where a download stands.
     public enum State: Sendable, Equatable {
@@ -28,17 +34,24 @@ public final class OfflineDownload: Sendable {
     /// Byte progress: `totalUnitCount` is the length once known.
     public let progress: Progress
     let loader: ResourceLoader
-    /// The state and counts, with the number of the latest run started:
-    /// a run's results are applied only while its number is still the
-    /// latest (checked and applied under this lock), so a stopped run that
-    /// ends after ``resume()`` started the next one changes nothing.
-    private let status = Locked<(state: State, bytes: Int, total: Int, run: Int)>((.queued, 0, 0, 0))
+    /// The state and counts, with the number of the latest run started.
+    /// A run's result is applied only while its number is still the latest
+    /// and the download is downloading (checked and applied under this
+    /// lock), so a stopped run (paused, cancelled, or followed by the next
+    /// run) changes nothing. ``pause()``, ``resume()``, ``cancel()`` and
+    /// the start of a run check and change the state under it too.
+    private let status = Locked<Status>((.queued, 0, 0, 0))
+    private typealias Status = (state: State, bytes: Int, total: Int, run: Int)
     private let observers = Locked<[UUID: AsyncStream<DownloadProgress>.Continuation]>([:])
     /// The task of the latest run started, with its number.
     private let task = Locked<(run: Int, task: Task<Void, Never>?)>((0, nil))
     /// Awaited by a run once its download ended (done or failed), before
     /// it applies the result.
     let resultGateForTesting = Locked<(@Sendable () async -> Void)?>(nil)
+    /// Called by ``pause()``, ``resume()`` and ``cancel()`` once they
+    /// changed the state, before they stop the run and tell observers (a
+    /// test holds one call there while another runs).
+    let transitionGateForTesting = Locked<(@Sendable () -> Void)?>(nil)
     private let onChange: @Sendable () -> Void
 
     init(loader: ResourceLoader, onChange: @escaping @Sendable () -> Void) {
@@ -63,18 +76,19 @@ public final class OfflineDownload: Sendable {
     public func progressUpdates() -> AsyncStream<DownloadProgress> {
         let (stream, continuation) = AsyncStream<DownloadProgress>.makeStream(bufferingPolicy: .bufferingNewest(64))
         let id = UUID()
-        // Registered before the state is read: an update to a final state
-        // either comes after this (and finishes the stream) or is seen
-        // below. Reading first lost a completion landing in between, and
-        // `completion()` then waited forever.
-        observers.withLock { $0[id] = continuation }
         continuation.onTermination = { [weak self] _ in _ = self?.observers.withLock { $0.removeValue(forKey: id) } }
-        let current = snapshot
-        continuation.yield(current)
-        if endsUpdates(current.state) {
-            observers.withLock { _ = $0.removeValue(forKey: id) }
-            continuation.finish()
+        // Read, told and registered under the observers' lock, as every
+        // update is told (`publish()`): a change either came before (and is
+        // read here) or is told after, so none is lost (reading outside it
+        // lost a completion landing in between, and `completion()` then
+        // waited forever) and none is told after a later one.
+        let current = observers.withLock { observers -> DownloadProgress in
+            let current = snapshot
+            continuation.yield(current)
+            if !endsUpdates(current.state) { observers[id] = continuation }
+            return current
         }
+        if endsUpdates(current.state) { continuation.finish() }
         return stream
     }
 
@@ -93,27 +107,47 @@ public final class OfflineDownload: Sendable {
     }
 
     /// Stops fetching; ``resume()`` continues with the missing chunks only.
+    ///
+    /// Queued or downloading: becomes ``State/paused``, and its run (if
+    /// one started) is stopped; a result that run still brings, even every
+    /// byte, is ignored. Paused, completed, failed or cancelled: does nothing.
     public func pause() {
-        guard state == .downloading || state == .queued else { return }
-        stopTask()
-        update(state: .paused)
+        guard let paused = transition(to: .paused, from: { $0 == .queued || $0 == .downloading }) else { return }
+        transitionGateForTesting.current?()
+        stopTask(upTo: paused.run)
+        publish()
         onChange()
     }
 
-    /// Queues a paused or failed download again.
+    /// Queues a paused or failed download again; its next run fetches the
+    /// missing chunks only.
+    ///
+    /// Paused or failed: becomes ``State/queued`` (downloading once the
+    /// downloader has a free slot). Queued, downloading, completed or
+    /// cancelled: does nothing (so two resumes start one run, and a
+    /// cancelled download is never started again).
     public func resume() {
-        switch state {
-        case .paused, .failed: update(state: .queued)
-        default: return
+        let queued = transition(to: .queued) {
+            if case .failed = $0 { return true }
+            return $0 == .paused
         }
+        guard queued != nil else { return }
+        transitionGateForTesting.current?()
+        publish()
         onChange()
     }
 
     /// Stops for good; fetched bytes stay cached (unpinned, so evictable).
+    ///
+    /// Queued, downloading, paused or failed: becomes ``State/cancelled``,
+    /// and its run (if one started) is stopped; it stays cancelled
+    /// (``resume()`` and ``pause()`` do nothing then). Completed or
+    /// cancelled: does nothing.
     public func cancel() {
-        guard !isFinal(state) else { return }
-        stopTask()
-        update(state: .cancelled)
+        guard let cancelled = transition(to: .cancelled, from: { !isFinal($0) }) else { return }
+        transitionGateForTesting.current?()
+        stopTask(upTo: cancelled.run)
+        publish()
         onChange()
     }
 
@@ -141,6 +175,8 @@ public final class OfflineDownload: Sendable {
         task.withLock { slot in
             // A later run may have been stored first: this one is over.
             guard slot.run < run else { return running.cancel() }
+            // An earlier run is over (it was stopped before this one began).
+            slot.task?.cancel()
             slot = (run, running)
         }
         // Paused (or cancelled) before its task was stored: stopped then.
@@ -148,52 +184,66 @@ public final class OfflineDownload: Sendable {
         if current.run != run || current.state != .downloading { running.cancel() }
     }
 
+    /// The number of the latest run started (the first is 1).
+    var runForTesting: Int { status.current.run }
+
     /// The task of the latest run, if not stopped.
     var taskForTesting: Task<Void, Never>? { task.current.task }
 
     /// Marks a queued download downloading, as run number one more than
     /// the last; `nil` when it is not queued (another call started it).
     private func beginRun() -> Int? {
-        let begun = status.withLock { status -> (state: State, bytes: Int, total: Int, run: Int)? in
+        let begun = status.withLock { status -> Status? in
             guard status.state == .queued else { return nil }
             status.state = .downloading
             status.run += 1
             return status
         }
         guard let begun else { return nil }
-        publish(begun)
+        publish()
         return begun.run
     }
 
     /// Pins the version `run` downloaded (never a replacement of it) and
-    /// marks the download completed, unless it was cancelled meanwhile or
-    /// a later run started. Both in one store write: writes run one at a
-    /// time, so no other run's pin or unpin comes in between. Returns
-    /// whether it completed.
+    /// marks the download completed, unless it was paused or cancelled
+    /// meanwhile or a later run started. Both in one store write: writes
+    /// run one at a time, so no other run's pin or unpin comes in between.
+    /// Returns whether it completed.
     private func complete(_ run: Int, version: UInt64) async throws(StoreError) -> Bool {
         let key = cacheKey
-        let snapshot = try await loader.cache.storeIO.write {
-            [self] store throws(StoreError) -> (state: State, bytes: Int, total: Int, run: Int)? in
+        let completed = try await loader.cache.storeIO.write { [self] store throws(StoreError) -> Bool in
             let current = status.current
-            // A later run pins what it downloads; a cancelled one stays unpinned.
-            guard current.run == run, current.state != .cancelled else { return nil }
+            // A later run pins what it downloads; a stopped one pins nothing.
+            guard current.run == run, current.state == .downloading else { return false }
             try store.setPinned(true, forKey: key, version: version)
-            // Cancelled once every byte was in: neither the write above nor
-            // this task noticed. It stays cancelled, and its bytes
-            // evictable, as a cancel promises.
-            guard let completed = apply(run: run, state: .completed, unless: .cancelled) else {
+            // Paused or cancelled once every byte was in: neither the write
+            // above nor this task noticed. It stays so, and its bytes
+            // evictable, as a cancel promises (a paused one's resume pins them).
+            guard apply(run: run, state: .completed, onlyFrom: .downloading) != nil else {
                 try store.setPinned(false, forKey: key, version: version)
-                return nil
+                return false
             }
-            return completed
+            return true
         }
-        guard let snapshot else { return false }
-        publish(snapshot)
-        return true
+        if completed { publish() }
+        return completed
     }
 
-    private func stopTask() {
+    /// Changes the state to `next` if `allowed` accepts the current one
+    /// (checked and changed at once): the new status, or `nil` when refused.
+    private func transition(to next: State, from allowed: (State) -> Bool) -> Status? {
+        status.withLock { status -> Status? in
+            guard allowed(status.state) else { return nil }
+            status.state = next
+            return status
+        }
+    }
+
+    /// Cancels the task of run `run` or of an earlier one: never a later
+    /// run's (a resume may have started one since `run` was stopped).
+    private func stopTask(upTo run: Int) {
         task.withLock { slot in
+            guard slot.run <= run else { return }
             slot.task?.cancel()
             slot.task = nil
         }
@@ -213,32 +263,27 @@ public final class OfflineDownload: Sendable {
         return isFinal(state)
     }
 
-    /// Applies a change and tells observers; with `run`, only while that
-    /// run is the latest; with `unless`, only when the state is not that
-    /// one; with `onlyFrom`, only when it is that one (checked and changed
-    /// at once). Returns whether the change was made.
+    /// Applies a change of run `run` and tells observers: only while that
+    /// run is the latest, and with `onlyFrom`, only when the state is that
+    /// one (checked and changed at once). Returns whether the change was made.
     @discardableResult
     private func update(
-        run: Int? = nil, state: State? = nil, bytes: Int? = nil, total: Int? = nil, unless refused: State? = nil,
-        onlyFrom required: State? = nil
+        run: Int, state: State? = nil, bytes: Int? = nil, total: Int? = nil, onlyFrom required: State? = nil
     ) -> Bool {
-        guard
-            let current = apply(
-                run: run, state: state, bytes: bytes, total: total, unless: refused, onlyFrom: required)
-        else { return false }
-        publish(current)
+        guard apply(run: run, state: state, bytes: bytes, total: total, onlyFrom: required) != nil else {
+            return false
+        }
+        publish()
         return true
     }
 
-    /// The change of ``update(run:state:bytes:total:unless:onlyFrom:)``
-    /// without telling anyone: the new status, or `nil` when refused.
+    /// The change of ``update(run:state:bytes:total:onlyFrom:)`` without
+    /// telling anyone: the new status, or `nil` when refused.
     private func apply(
-        run: Int? = nil, state: State? = nil, bytes: Int? = nil, total: Int? = nil, unless refused: State? = nil,
-        onlyFrom required: State? = nil
-    ) -> (state: State, bytes: Int, total: Int, run: Int)? {
-        status.withLock { status -> (state: State, bytes: Int, total: Int, run: Int)? in
-            if let run, status.run != run { return nil }
-            if let refused, status.state == refused { return nil }
+        run: Int, state: State? = nil, bytes: Int? = nil, total: Int? = nil, onlyFrom required: State? = nil
+    ) -> Status? {
+        status.withLock { status -> Status? in
+            guard status.run == run else { return nil }
             if let required, status.state != required { return nil }
             if let state { status.state = state }
             if let total { status.total = total }
@@ -248,19 +293,23 @@ public final class OfflineDownload: Sendable {
         }
     }
 
-    /// Tells `Progress` and the observers of the status `current`.
-    private func publish(_ current: (state: State, bytes: Int, total: Int, run: Int)) {
+    /// Tells the observers and `Progress` the status as it is now (not
+    /// as the caller's change left it: a later change may have been told
+    /// already). Observers are told under their lock, so what they hear
+    /// never goes back to an older state (a late call may tell the same
+    /// snapshot twice).
+    private func publish() {
+        let (current, ended) = observers.withLock {
+            observers -> (DownloadProgress, [AsyncStream<DownloadProgress>.Continuation]) in
+            let current = snapshot
+            for continuation in observers.values { continuation.yield(current) }
+            guard endsUpdates(current.state) else { return (current, []) }
+            defer { observers = [:] }
+            return (current, Array(observers.values))
+        }
+        // Outside the lock: a stream's termination handler takes it.
+        for continuation in ended { continuation.finish() }
         progress.totalUnitCount = Int64(current.total)
         progress.completedUnitCount = Int64(current.bytes)
-        let snapshot = DownloadProgress(bytes: current.bytes, total: current.total, state: current.state)
-        let final = endsUpdates(current.state)
-        let continuations = observers.withLock { observers -> [AsyncStream<DownloadProgress>.Continuation] in
-            defer { if final { observers = [:] } }
-            return Array(observers.values)
-        }
-        for continuation in continuations {
-            continuation.yield(snapshot)
-            if final { continuation.finish() }
-        }
     }
 }

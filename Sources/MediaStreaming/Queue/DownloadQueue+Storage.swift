@@ -37,7 +37,7 @@ extension DownloadQueue {
     /// included), so eviction keeps a download's bytes while the queue
     /// holds it.
     func pinPartialEntries(of ids: [UUID]) async {
-        let keys = ids.compactMap { records[$0] }.flatMap { storeKeys(of: $0) }
+        let keys = await storeKeys(of: ids.compactMap { records[$0] })
         guard !keys.isEmpty else { return }
         _ = try? await cache.storeIO.write { store throws(StoreError) in
             for key in keys where try store.info(forKey: key)?.isPinned == false {
@@ -48,7 +48,7 @@ extension DownloadQueue {
 
     /// Unpins the entries of downloads `ids` (they stay cached, evictable).
     func releasePins(of ids: [UUID]) async {
-        let keys = ids.compactMap { records[$0] }.flatMap { storeKeys(of: $0) }
+        let keys = await storeKeys(of: ids.compactMap { records[$0] })
         guard !keys.isEmpty else { return }
         _ = try? await cache.storeIO.write { store throws(StoreError) in
             for key in keys where try store.info(forKey: key)?.isPinned == true {
@@ -60,7 +60,7 @@ extension DownloadQueue {
     /// Removes the entries of removing download `id`, then its record.
     func finishRemoval(of id: UUID) async {
         guard let record = records[id] else { return }
-        let keys = storeKeys(of: record)
+        let keys = await storeKeys(of: [record])
         _ = try? await cache.storeIO.write { store throws(StoreError) in
             for key in keys where try store.info(forKey: key) != nil {
                 try store.setPinned(false, forKey: key)
@@ -73,8 +73,18 @@ extension DownloadQueue {
         notify(record)
     }
 
-    func storeKeys(of record: DownloadRecord) -> [String] {
-        performers[record.kind ?? ProgressiveDownloadPerformer.kind]?.keys(of: record, in: cache) ?? [record.cacheKey]
+    /// The store keys of `records`, from their performers. Asked on the
+    /// store's read queue: a performer may read the store for them (the
+    /// HLS one lists the asset's entries), which must not hold this
+    /// actor's executor, nor a thread of the concurrency pool.
+    func storeKeys(of records: [DownloadRecord]) async -> [String] {
+        guard !records.isEmpty else { return [] }
+        let asked = records.map { ($0, performers[$0.kind ?? ProgressiveDownloadPerformer.kind]) }
+        let cache = cache
+        let keys = try? await cache.storeIO.read { _ in
+            asked.flatMap { record, performer in performer?.keys(of: record, in: cache) ?? [record.cacheKey] }
+        }
+        return keys ?? []
     }
 
     /// The room left for the store: free bytes on its volume plus pages

@@ -81,4 +81,34 @@ struct HLSDownloadRunTests {
         try await download.completion()
         #expect(download.snapshot.resources == download.snapshot.totalResources)
     }
+
+    /// Run 1 fetched every resource, then was paused before it said so;
+    /// run 2 found them all in the store and fetched nothing.
+    /// `fetchedResources` (what this run fetched) kept run 1's count: run 2
+    /// reported every resource fetched.
+    @Test("After a pause and resume, fetchedResources counts only what the new run fetched")
+    func resumedRunCountsItsOwnFetches() async throws {
+        let origin = try HLSOrigin()
+        let test = try TestCache()
+        let resources = HLSResourceStore.shared(for: test.cache)
+        let first = AsyncGate()
+        let second = AsyncGate()
+        let download = Self.started(origin, in: test, first: first, second: second)
+        await first.arrived()
+        let runOne = download.snapshot
+        #expect(runOne.totalResources > 0 && runOne.fetchedResources == runOne.totalResources)
+        let requests = resources.originRequests
+        download.pause()
+        download.resume()
+        await second.arrived()
+        let runTwo = download.snapshot
+        #expect(resources.originRequests == requests)
+        #expect(runTwo.resources == runTwo.totalResources)
+        #expect(runTwo.fetchedResources == 0, "run 1's fetches counted again")
+
+        first.open()
+        second.open()
+        try await download.completion()
+        #expect(download.snapshot.fetchedResources == 0)
+    }
 }

@@ -1,0 +1,42 @@
+import Foundation
+import MediaStore
+import Testing
+
+@testable import MediaStreaming
+
+/// ``HLSResourceStore/data(for:metadata:pinned:headers:priority:store:)``
+/// and what it says it fetched.
+@Suite("HLS resource store", .timeLimit(.minutes(1)))
+struct HLSResourceStoreTests {
+    static let url = URL(string: "https://example.invalid/hls/segment0.ts")!
+    static let content = Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+
+    /// The resource was stored (by another caller's fetch, which ended)
+    /// between the call's look in the store and its own fetch, which then
+    /// found it there. The call said it had fetched it: a download counted
+    /// it in `fetchedResources`, and did not keep (pin) the stored entry,
+    /// since a fetch of its own would have stored it pinned.
+    @Test("Bytes stored just before the fetch began are read from the store, not reported fetched")
+    func storedMeanwhileIsNotFetched() async throws {
+        let test = try TestCache(origin: MemoryOrigin(Self.content))
+        let resources = HLSResourceStore.shared(for: test.cache)
+        let resource = HLSResource(
+            kind: .segment, url: Self.url, cacheKey: resources.resourceKey(for: Self.url), playlistURL: nil)
+        let gate = AsyncGate()
+        resources.storeLookGateForTesting.withLock { $0 = { await gate.pass() } }
+        let reading = Task {
+            try await resources.data(
+                for: resource,
+                metadata: HLSEntryMetadata.metadata(
+                    for: resource, assetKey: "asset", playlistKey: nil, mimeType: "video/mp2t"),
+                pinned: true, priority: .download)
+        }
+        await gate.arrived()
+        try test.store.put(Self.content, forKey: resource.cacheKey.storeKey)
+        gate.open()
+        let (data, fetched) = try await reading.value
+        #expect(data == Self.content)
+        #expect(resources.originRequests == 0)
+        #expect(!fetched, "read from the store, reported fetched")
+    }
+}
