@@ -216,6 +216,58 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path))
     }
 
+    // MARK: The meta-page pair at a read-write open
+
+    /// A closed store of two entries whose older meta page's transaction
+    /// id was raised above the newer one's: LMDB would open the commit
+    /// before the last put. Returns the damaged file's bytes.
+    static func makeStoreWithAClimbedMetaPage(_ directory: URL) throws -> Data {
+        try makeStore(directory, count: 2)
+        let path = directory.appendingPathComponent("data.mdb").path
+        #expect(MetaPageCheck.damage(path: path) == nil)
+        try DamagedFile.raiseOlderMetaPage(path)
+        return try Data(contentsOf: URL(fileURLWithPath: path))
+    }
+
+    /// The read-write open used to skip the meta-page pair (only `verify()`
+    /// compared the pages): it opened the older commit, and its first
+    /// commit would have overwritten the newest one for good. Alone, it now
+    /// moves the store aside untouched, as for any damage found at opening.
+    @Test func metaPagePairDamageIsMovedAsideAtAReadWriteOpen() throws {
+        let directory = temporaryPath("meta-pair")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let damaged = try Self.makeStoreWithAClimbedMetaPage(directory)
+        let store = try MediaStore(directory: directory, configuration: Self.configuration)
+        defer { store.close() }
+        let recovery = try #require(store.recovery, "the store was opened at an older commit")
+        #expect(recovery.reason.contains("LMDB's meta pages are damaged"), "\(recovery.reason)")
+        #expect(recovery.uncleanSessions == 0)
+        #expect(try store.entries().isEmpty)
+        // The copy is the file as it was: its newest commit was not written over.
+        #expect(try Data(contentsOf: recovery.damagedCopy.appendingPathComponent("data.mdb")) == damaged)
+    }
+
+    /// Another process has the store open, so it is not moved aside: the
+    /// open is refused, and the file left as it was.
+    @Test func metaPagePairDamageIsRefusedWhileAnotherStoreHasItOpen() throws {
+        let directory = temporaryPath("meta-pair-shared")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let damaged = try Self.makeStoreWithAClimbedMetaPage(directory)
+        // What another process's open store holds.
+        let other = try #require(MaintenanceLock.shared(directory: directory))
+        let error = #expect(throws: StoreError.self, "the store was opened at an older commit") {
+            try MediaStore(directory: directory, configuration: Self.configuration)
+        }
+        if case .damagedStore(let reason) = error {
+            #expect(reason.contains("LMDB's meta pages are damaged"), "\(reason)")
+        } else {
+            Issue.record("expected damagedStore, got \(String(describing: error))")
+        }
+        withExtendedLifetime(other) {}
+        #expect(try Data(contentsOf: directory.appendingPathComponent("data.mdb")) == damaged)
+        #expect(StoreOpener.damagedCopies(in: directory).isEmpty)
+    }
+
     // MARK: A child process app
 
     /// Committed FuzzStoreFile inputs whose B-tree pages are damaged so
@@ -422,6 +474,20 @@ enum DamagedFile {
             return
         }
         throw CocoaError(.fileReadCorruptFile)
+    }
+
+    /// Raises the transaction id of the older meta page above the newer
+    /// one's (byte 1 XORed, as the corruption suite's seed 381373302948
+    /// did): LMDB then opens the older commit.
+    static func raiseOlderMetaPage(_ path: String) throws {
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let pageSize = Int(load(bytes, 16 + 24, 4))
+        func txnid(_ page: Int) -> UInt64 { load(bytes, page * pageSize + 16 + 128, 8) }
+        let older = txnid(0) < txnid(1) ? 0 : 1
+        let newest = max(txnid(0), txnid(1))
+        bytes[older * pageSize + 16 + 128 + 1] ^= 0x1D
+        guard txnid(older) > newest else { throw CocoaError(.fileReadCorruptFile) }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
     }
 
     /// Overwrites the header of the `chunks` root page.

@@ -154,6 +154,23 @@ extension MediaStore {
         }
     }
 
+    /// ``setPinned(_:forKey:version:)`` that returns whether the entry was
+    /// pinned before, read in the same write transaction: a caller that
+    /// later undoes its pin restores what it found, and never drops a pin
+    /// someone else had set.
+    package func exchangePinned(_ pinned: Bool, forKey key: String, version: UInt64? = nil) throws(StoreError)
+        -> Bool
+    {
+        var previous = false
+        try updateRecord(forKey: key, version: version) { transaction, record, slot in
+            previous = record.isPinned
+            guard record.isPinned != pinned else { return }
+            record.isPinned = pinned
+            try transaction.index.touch(&record, slot: slot, at: transaction.now)
+        }
+        return previous
+    }
+
     /// Replaces the metadata (MIME type, validators, user fields) of an entry.
     ///
     /// - parameter metadata: the new metadata, replacing all of the old.

@@ -73,7 +73,10 @@ public final class MediaStore: @unchecked Sendable {
     /// - throws: ``StoreError/notAStore(path:reason:)`` when the directory
     ///   holds something else, ``StoreError/unsupportedFormatVersion(found:supported:)``
     ///   for a newer store, ``StoreError/inaccessible(path:reason:)`` when
-    ///   it cannot be created or written. Nothing is ever deleted.
+    ///   it cannot be created or written, ``StoreError/damagedStore(reason:)``
+    ///   for a damaged store file another process has open (with nobody
+    ///   else using it, a damaged store is moved aside and an empty one
+    ///   created instead: ``recovery``). Nothing is ever deleted.
     public convenience init(directory: URL, configuration: StoreConfiguration = StoreConfiguration()) throws(StoreError)
     {
         try self.init(directory: directory, configuration: configuration, readOnly: false, keyHash: nil)

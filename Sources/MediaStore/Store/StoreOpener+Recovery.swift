@@ -8,7 +8,11 @@ import Foundation
 
 /// Recovery from a damaged store, for read-write opens.
 ///
-/// Policy: the meta pages are checked at every open (cheap: two reads).
+/// Policy: the meta pages are checked at every open (cheap: a few reads):
+/// against the file size (`StoreFormat.metaPageDamage(path:)`) and
+/// against each other (`MetaPageCheck`: a damaged transaction id makes
+/// LMDB open an older commit, and the first write would then overwrite
+/// the newest one for good).
 /// When the previous session ended without closing the store and no other
 /// process has it open, the whole B-tree walk of ``StoreFileCheck`` runs
 /// too, with plain reads, so it cannot fault whatever the damage; its cost
@@ -68,7 +72,9 @@ extension StoreOpener {
     static func damage(dataPath: String, walk: Bool) -> String? {
         let size = (try? FileManager.default.attributesOfItem(atPath: dataPath))?[.size] as? Int
         guard (size ?? 0) > 0, StoreFormat.looksLikeLMDB(path: dataPath) else { return nil }
-        if let damage = StoreFormat.metaPageDamage(path: dataPath) { return damage }
+        if let damage = StoreFormat.metaPageDamage(path: dataPath) ?? MetaPageCheck.damage(path: dataPath) {
+            return damage
+        }
         return walk ? StoreFileCheck.damage(path: dataPath) : nil
     }
 

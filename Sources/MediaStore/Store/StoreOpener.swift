@@ -32,6 +32,15 @@ package struct StoreOpener {
             throw .notAStore(path: path, reason: "data.mdb is not an LMDB file")
         }
         if existing, let damage = StoreFormat.metaPageDamage(path: dataPath) { throw .damagedStore(reason: damage) }
+        // Two meta pages that are not the last two commits make LMDB open an
+        // older one, and a read-write open's first commit would overwrite the
+        // newest for good. `startSession()` moves such a store aside when
+        // nobody else uses it; here (another process has it open, or the
+        // session marker cannot be kept) it is refused. A read-only open
+        // writes nothing, so it opens it, and `verify()` reports it.
+        if existing && !readOnly, let damage = MetaPageCheck.damage(path: dataPath) {
+            throw .damagedStore(reason: damage)
+        }
         if !existing && readOnly {
             throw .notAStore(path: path, reason: size == nil ? "no data.mdb in the directory" : "data.mdb is empty")
         }

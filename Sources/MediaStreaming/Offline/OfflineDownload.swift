@@ -23,7 +23,8 @@ public final class OfflineDownload: Sendable {
         case completed
         /// Failed; ``OfflineDownload/resume()`` retries.
         case failed(StreamingError)
-        /// Cancelled; what was fetched stays cached but unpinned.
+        /// Cancelled; what was fetched stays cached, not pinned by the
+        /// download (an entry pinned otherwise stays pinned).
         case cancelled
     }
 
@@ -52,6 +53,10 @@ public final class OfflineDownload: Sendable {
     /// changed the state, before they stop the run and tell observers (a
     /// test holds one call there while another runs).
     let transitionGateForTesting = Locked<(@Sendable () -> Void)?>(nil)
+    /// Called by a run that has every byte, on the store's write queue,
+    /// once it found itself still the downloading run and before it pins
+    /// (a test pauses or cancels it there).
+    let pinGateForTesting = Locked<(@Sendable () -> Void)?>(nil)
     private let onChange: @Sendable () -> Void
 
     init(loader: ResourceLoader, onChange: @escaping @Sendable () -> Void) {
@@ -137,7 +142,9 @@ public final class OfflineDownload: Sendable {
         onChange()
     }
 
-    /// Stops for good; fetched bytes stay cached (unpinned, so evictable).
+    /// Stops for good; fetched bytes stay cached, not pinned by the download
+    /// (so evictable, unless the entry was pinned otherwise: by the app, or
+    /// by another download of it).
     ///
     /// Queued, downloading, paused or failed: becomes ``State/cancelled``,
     /// and its run (if one started) is stopped; it stays cancelled
@@ -206,21 +213,28 @@ public final class OfflineDownload: Sendable {
 
     /// Pins the version `run` downloaded (never a replacement of it) and
     /// marks the download completed, unless it was paused or cancelled
-    /// meanwhile or a later run started. Both in one store write: writes
-    /// run one at a time, so no other run's pin or unpin comes in between.
-    /// Returns whether it completed.
+    /// meanwhile or a later run started. Both in one `StoreIO` write (its
+    /// writes run one at a time, so no other run's pin or unpin through
+    /// this cache comes in between): the pin is set in one transaction,
+    /// which also reads whether the entry was pinned before, and a run
+    /// stopped meanwhile restores that in a second one. It used to unpin
+    /// whatever it found, dropping a pin the app or another download had
+    /// set. Returns whether it completed.
     private func complete(_ run: Int, version: UInt64) async throws(StoreError) -> Bool {
         let key = cacheKey
         let completed = try await loader.cache.storeIO.write { [self] store throws(StoreError) -> Bool in
             let current = status.current
             // A later run pins what it downloads; a stopped one pins nothing.
             guard current.run == run, current.state == .downloading else { return false }
-            try store.setPinned(true, forKey: key, version: version)
+            pinGateForTesting.current?()
+            let wasPinned = try store.exchangePinned(true, forKey: key, version: version)
             // Paused or cancelled once every byte was in: neither the write
-            // above nor this task noticed. It stays so, and its bytes
-            // evictable, as a cancel promises (a paused one's resume pins them).
+            // above nor this task noticed. It stays so, and the entry's pin
+            // goes back to what it was: its bytes evictable, as a cancel
+            // promises (a paused one's resume pins them), unless someone
+            // else (the app, another download of the key) had pinned it.
             guard apply(run: run, state: .completed, onlyFrom: .downloading) != nil else {
-                try store.setPinned(false, forKey: key, version: version)
+                if !wasPinned { try store.setPinned(false, forKey: key, version: version) }
                 return false
             }
             return true
