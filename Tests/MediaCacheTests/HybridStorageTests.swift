@@ -14,6 +14,32 @@ import Testing
         #expect(try hybrid.diskStorage.entry(forKey: "u").object == user)
     }
 
+    /// "é" as one scalar and as "e" plus a combining accent are equal
+    /// Strings (canonical equivalence) but different keys on disk, where
+    /// keys are compared as bytes. The memory tier must keep them apart
+    /// too, or a get of one returns the other's object.
+    @Test func canonicallyEquivalentKeysAreDifferentKeysInBothTiers() throws {
+        let temp = ScratchDirectory()
+        let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: Int.self))
+        let composed = "caf\u{E9}"
+        let decomposed = "cafe\u{301}"
+        #expect(composed == decomposed)
+        let observer = NSObject()
+        let changes = Recorder<KeyChange<Int>>()
+        storage.addObserver(observer, forKey: composed) { _, _, change in changes.append(change) }
+        try storage.setObject(1, forKey: composed)
+        try storage.setObject(2, forKey: decomposed)
+        #expect(changes.events == [.edit(before: nil, after: 1)])
+        #expect(Set(storage.allKeys.map { Array($0.utf8) }) == [Array(composed.utf8), Array(decomposed.utf8)])
+        #expect(try storage.object(forKey: composed) == 1)
+        #expect(try storage.object(forKey: decomposed) == 2)
+        #expect(try storage.hybridStorage.memoryStorage.object(forKey: composed) == 1)
+        #expect(try storage.hybridStorage.diskStorage.object(forKey: composed) == 1)
+        try storage.removeObject(forKey: decomposed)
+        #expect(try storage.object(forKey: composed) == 1)
+        #expect(isNotFound { _ = try storage.object(forKey: decomposed) })
+    }
+
     @Test func diskHitIsPromotedWithDiskExpiry() throws {
         let temp = ScratchDirectory()
         let storage = try makeStorage(in: temp, transformer: TransformerFactory.forCodable(ofType: Int.self))

@@ -19,8 +19,9 @@ enum KeyEvent {
 final class ObservationHub<Key: Hashable> {
     /// Each closure returns `false` once its observer is gone.
     private(set) var storageObservations: [UUID: (StorageChange<Key>) -> Bool] = [:]
-    /// Several observers per key, each under its own id.
-    private(set) var keyObservations: [Key: [UUID: (KeyEvent) -> Bool]] = [:]
+    /// Several observers per key, each under its own id; String keys by
+    /// their bytes, as the tiers (`StringKeyBytes`).
+    private(set) var keyObservations: [LRUCache<Key>.HashedKey: [UUID: (KeyEvent) -> Bool]] = [:]
 
     func addStorageObservation(_ closure: @escaping (StorageChange<Key>) -> Bool) -> UUID {
         let id = UUID()
@@ -38,17 +39,18 @@ final class ObservationHub<Key: Hashable> {
 
     func addKeyObservation(forKey key: Key, _ closure: @escaping (KeyEvent) -> Bool) -> UUID {
         let id = UUID()
-        keyObservations[key, default: [:]][id] = closure
+        keyObservations[.init(key), default: [:]][id] = closure
         return id
     }
 
     func removeKeyObservation(forKey key: Key, id: UUID) {
+        let key = LRUCache<Key>.HashedKey(key)
         keyObservations[key]?[id] = nil
         if keyObservations[key]?.isEmpty == true { keyObservations[key] = nil }
     }
 
     func removeKeyObservations(forKey key: Key) {
-        keyObservations[key] = nil
+        keyObservations[.init(key)] = nil
     }
 
     func removeAllKeyObservations() {
@@ -56,10 +58,10 @@ final class ObservationHub<Key: Hashable> {
     }
 
     func hasKeyObservers(for key: Key) -> Bool {
-        keyObservations[key] != nil
+        keyObservations[.init(key)] != nil
     }
 
-    var observedKeys: [Key] { Array(keyObservations.keys) }
+    var observedKeys: [Key] { keyObservations.keys.map(\.key) }
 
     func notify(_ change: StorageChange<Key>) {
         for (id, closure) in storageObservations where !closure(change) {
@@ -68,7 +70,7 @@ final class ObservationHub<Key: Hashable> {
     }
 
     func notify(key: Key, _ event: KeyEvent) {
-        guard let observers = keyObservations[key] else { return }
+        guard let observers = keyObservations[.init(key)] else { return }
         for (id, closure) in observers where !closure(event) {
             removeKeyObservation(forKey: key, id: id)
         }

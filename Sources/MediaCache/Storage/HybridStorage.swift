@@ -131,8 +131,8 @@ public final class HybridStorage<Key: Hashable, Value> {
     public var allKeys: [Key] {
         domain.sync {
             var keys = diskStorage.allKeys
-            var seen = Set(keys)
-            for key in memoryStorage.allKeys where seen.insert(key).inserted {
+            var seen = Set(keys.map { LRUCache<Key>.HashedKey($0) })
+            for key in memoryStorage.allKeys where seen.insert(LRUCache<Key>.HashedKey(key)).inserted {
                 keys.append(key)
             }
             return keys
@@ -322,7 +322,7 @@ extension HybridStorage: KeyObservationRegistry {
     }
 
     func keyObservationCount(forKey key: Key) -> Int {
-        domain.sync { hub.keyObservations[key]?.count ?? 0 }
+        domain.sync { hub.keyObservations[LRUCache<Key>.HashedKey(key)]?.count ?? 0 }
     }
 }
 

@@ -47,12 +47,19 @@ final class LRUCache<Key: Hashable> {
         @inlinable
         init(_ key: Key) {
             self.key = key
-            self.hash = key.hashValue
+            // String keys by their bytes, as the disk tier (`StringKeyBytes`).
+            if Key.self == String.self {
+                self.hash = StringKeyBytes.hash(key as! String)
+            } else {
+                self.hash = key.hashValue
+            }
         }
 
         @inlinable
         static func == (lhs: HashedKey, rhs: HashedKey) -> Bool {
-            lhs.hash == rhs.hash && lhs.key == rhs.key
+            guard lhs.hash == rhs.hash else { return false }
+            if Key.self == String.self { return StringKeyBytes.equal(lhs.key as! String, rhs.key as! String) }
+            return lhs.key == rhs.key
         }
 
         @inlinable
