@@ -76,7 +76,8 @@ public final class MediaStore: @unchecked Sendable {
     ///   it cannot be created or written, ``StoreError/damagedStore(reason:)``
     ///   for a damaged store file another process has open (with nobody
     ///   else using it, a damaged store is moved aside and an empty one
-    ///   created instead: ``recovery``). Nothing is ever deleted.
+    ///   created instead: ``recovery``). Nothing else is deleted: of the
+    ///   damaged copies set aside, the newest ``keptDamagedCopies`` are kept.
     public convenience init(directory: URL, configuration: StoreConfiguration = StoreConfiguration()) throws(StoreError)
     {
         try self.init(directory: directory, configuration: configuration, readOnly: false, keyHash: nil)
