@@ -82,6 +82,11 @@ public final class HLSDownloader: Sendable {
     /// evictable again). Returns how many entries were unpinned. A resource
     /// another kept asset shares (the same key or segment under two
     /// masters) stays pinned for it, and is no longer this asset's.
+    ///
+    /// The app's own call, so any other pin of an entry of the asset goes
+    /// too: one the app set itself (`MediaStore.setPinned`; the store keeps
+    /// one pin flag with no owner, and only assets are recorded as keepers),
+    /// and a ``DownloadQueue`` download's of the same asset.
     @discardableResult
     public func release(_ url: URL) throws(StoreError) -> Int {
         let assetKey = resources.resourceKey(for: url).storeKey

@@ -58,6 +58,13 @@ public final class OfflineDownloader: Sendable {
     }
 
     /// Unpins `url`'s entry (it becomes evictable again) and forgets its download.
+    ///
+    /// The app's own call, so it unpins whoever set the pin: a pin the app
+    /// set itself (`MediaStore.setPinned`) goes too (the store keeps one pin
+    /// flag, with no owner), as does a ``DownloadQueue`` download's pin of the
+    /// same key. To keep the entry, do not release it, or pin it again after.
+    /// (A cancel, by contrast, leaves a pin it did not set: see
+    /// ``OfflineDownload/cancel()``.)
     public func release(_ url: URL) throws(StoreError) {
         let key = cache.cacheKey(for: url)
         let matching = queue.withLock { queue -> [OfflineDownload] in

@@ -9,6 +9,16 @@ import MediaStore
 /// entry (media3's index could say "completed" after the cache was
 /// cleared).
 ///
+/// Each record is saved with the keys of its entries that were pinned by
+/// someone else (the app, another download) when the queue took it, under
+/// `keysPinnedElsewhere`, one more field of the record's JSON object (the
+/// queue never unpins or removes those; see ``DownloadQueue``). The field
+/// is left out when there are none, so such a record is saved as before.
+/// A record saved before the field existed has none: its download owns
+/// every pin of its entries, as the queue then assumed (a cancel or
+/// remove releases them all). An older version reading a newer index
+/// skips the field.
+///
 /// Blocking: call it from the store's own I/O queue, not the cooperative pool.
 public struct DownloadIndex: Sendable {
     /// The entry the records live in.
@@ -23,11 +33,26 @@ public struct DownloadIndex: Sendable {
     /// completed download whose entry is no longer complete is queued to
     /// fetch what is missing (its pin is kept).
     public func load() throws(DownloadIndexError) -> [DownloadRecord] {
+        try loadWithPins().records
+    }
+
+    /// ``load()``, and for each record with any, the keys of its entries
+    /// pinned elsewhere when the queue took it.
+    func loadWithPins() throws(DownloadIndexError) -> (
+        records: [DownloadRecord], pinnedElsewhere: [UUID: Set<String>]
+    ) {
         let bytes: Data?
         do { bytes = try store.data(forKey: Self.key) } catch { throw .storage(error) }
-        guard let bytes else { return [] }
+        guard let bytes else { return ([], [:]) }
         var records: [DownloadRecord]
-        do { records = try JSONDecoder().decode([DownloadRecord].self, from: bytes) } catch {
+        var pinnedElsewhere: [UUID: Set<String>] = [:]
+        do {
+            let stored = try JSONDecoder().decode([StoredRecord].self, from: bytes)
+            records = stored.map(\.record)
+            for entry in stored where !entry.keysPinnedElsewhere.isEmpty {
+                pinnedElsewhere[entry.record.id] = entry.keysPinnedElsewhere
+            }
+        } catch {
             throw .unreadable(String(describing: error))
         }
         for index in records.indices {
@@ -45,17 +70,57 @@ public struct DownloadIndex: Sendable {
             }
             records[index] = record
         }
-        return records.sorted { $0.queueOrder < $1.queueOrder }
+        return (records.sorted { $0.queueOrder < $1.queueOrder }, pinnedElsewhere)
     }
 
-    /// Replaces the stored records with `records` (one transaction).
+    /// Replaces the stored records with `records` (one transaction), with
+    /// no keys pinned elsewhere.
     public func save(_ records: [DownloadRecord]) throws(DownloadIndexError) {
+        try save(records, pinnedElsewhere: [:])
+    }
+
+    /// Replaces the stored records with `records` (one transaction), each
+    /// with its keys in `pinnedElsewhere`.
+    func save(_ records: [DownloadRecord], pinnedElsewhere: [UUID: Set<String>]) throws(DownloadIndexError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
+        let stored = records.map { StoredRecord(record: $0, keysPinnedElsewhere: pinnedElsewhere[$0.id] ?? []) }
         let bytes: Data
-        do { bytes = try encoder.encode(records) } catch { throw .unreadable(String(describing: error)) }
+        do { bytes = try encoder.encode(stored) } catch { throw .unreadable(String(describing: error)) }
         do {
             try store.put(bytes, forKey: Self.key, options: WriteOptions(expiry: .never, pinned: true))
         } catch { throw .storage(error) }
+    }
+}
+
+extension DownloadIndex {
+    /// A record as the index saves it: the record's own fields, and in the
+    /// same JSON object `keysPinnedElsewhere` (sorted; left out when empty).
+    fileprivate struct StoredRecord: Codable {
+        var record: DownloadRecord
+        var keysPinnedElsewhere: Set<String>
+
+        private enum CodingKeys: String, CodingKey {
+            case keysPinnedElsewhere
+        }
+
+        init(record: DownloadRecord, keysPinnedElsewhere: Set<String>) {
+            self.record = record
+            self.keysPinnedElsewhere = keysPinnedElsewhere
+        }
+
+        init(from decoder: any Decoder) throws {
+            record = try DownloadRecord(from: decoder)
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            keysPinnedElsewhere = Set(try container.decodeIfPresent([String].self, forKey: .keysPinnedElsewhere) ?? [])
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            try record.encode(to: encoder)
+            guard !keysPinnedElsewhere.isEmpty else { return }
+            // The record's own keyed container: the field joins its fields.
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(keysPinnedElsewhere.sorted(), forKey: .keysPinnedElsewhere)
+        }
     }
 }

@@ -4,11 +4,16 @@ import MediaStore
 /// What the queue does in the store besides the index: restoring after a
 /// relaunch, pins, removals, and the free-space floor.
 extension DownloadQueue {
-    /// Takes the records loaded at opening: finishes interrupted removals,
-    /// brings byte counts up to what the store holds, keeps the bytes of
-    /// unfinished downloads pinned, and saves the reconciled index.
-    func restore(_ loaded: [DownloadRecord]) async throws(DownloadQueueError) {
+    /// Takes the records loaded at opening (with the keys of their entries
+    /// pinned elsewhere): finishes interrupted removals, brings byte counts
+    /// up to what the store holds, keeps the bytes of unfinished downloads
+    /// pinned, and saves the reconciled index.
+    func restore(_ loaded: [DownloadRecord], pinnedElsewhere loadedPins: [UUID: Set<String>])
+        async
+        throws(DownloadQueueError)
+    {
         for record in loaded { records[record.id] = record }
+        pinnedElsewhere.withLock { $0 = loadedPins }
         for record in loaded where record.status == .removing { await finishRemoval(of: record.id) }
         let unfinished = loaded.filter { $0.status != .removing && $0.status != .completed }
         let keys = unfinished.map(\.cacheKey)
@@ -35,56 +40,92 @@ extension DownloadQueue {
 
     /// Pins the entries of downloads `ids` that exist (partial ones
     /// included), so eviction keeps a download's bytes while the queue
-    /// holds it.
+    /// holds it. A pin it sets is its own, even on a key pinned elsewhere
+    /// before (that pin is gone).
     func pinPartialEntries(of ids: [UUID]) async {
         let keys = await storeKeys(of: ids.compactMap { records[$0] })
         guard !keys.isEmpty else { return }
+        let pinnedElsewhere = pinnedElsewhere
         _ = try? await cache.storeIO.write { store throws(StoreError) in
-            for key in keys where try store.info(forKey: key)?.isPinned == false {
-                try store.setPinned(true, forKey: key)
+            for (id, keys) in keys {
+                for key in keys where try store.info(forKey: key)?.isPinned == false {
+                    try store.setPinned(true, forKey: key)
+                    pinnedElsewhere.withLock { _ = $0[id]?.remove(key) }
+                }
             }
         }
     }
 
-    /// Unpins the entries of downloads `ids` (they stay cached, evictable).
+    /// Unpins the entries of downloads `ids` (they stay cached, evictable),
+    /// except those pinned elsewhere: only the pins the queue set.
     func releasePins(of ids: [UUID]) async {
         let keys = await storeKeys(of: ids.compactMap { records[$0] })
         guard !keys.isEmpty else { return }
+        let pinnedElsewhere = pinnedElsewhere
         _ = try? await cache.storeIO.write { store throws(StoreError) in
-            for key in keys where try store.info(forKey: key)?.isPinned == true {
-                try store.setPinned(false, forKey: key)
+            for (id, keys) in keys {
+                let others = pinnedElsewhere.withLock { $0[id] } ?? []
+                for key in keys where !others.contains(key) {
+                    guard try store.info(forKey: key)?.isPinned == true else { continue }
+                    try store.setPinned(false, forKey: key)
+                }
             }
         }
     }
 
-    /// Removes the entries of removing download `id`, then its record.
+    /// Removes the entries of removing download `id`, then its record. An
+    /// entry pinned elsewhere and still pinned stays, pinned.
     func finishRemoval(of id: UUID) async {
         guard let record = records[id] else { return }
-        let keys = await storeKeys(of: [record])
+        let keys = await storeKeys(of: [record]).flatMap(\.keys)
+        let pinnedElsewhere = pinnedElsewhere
         _ = try? await cache.storeIO.write { store throws(StoreError) in
-            for key in keys where try store.info(forKey: key) != nil {
+            let others = pinnedElsewhere.withLock { $0[id] } ?? []
+            for key in keys {
+                guard let info = try store.info(forKey: key), !(others.contains(key) && info.isPinned) else {
+                    continue
+                }
                 try store.setPinned(false, forKey: key)
                 try store.remove(forKey: key)
             }
         }
+        pinnedElsewhere.withLock { $0[id] = nil }
         records[id] = nil
         board.forget(id)
         try? await commit([])
         notify(record)
     }
 
-    /// The store keys of `records`, from their performers. Asked on the
-    /// store's read queue: a performer may read the store for them (the
-    /// HLS one lists the asset's entries), which must not hold this
+    /// The store keys of each of `records`, from their performers. Asked
+    /// on the store's read queue: a performer may read the store for them
+    /// (the HLS one lists the asset's entries), which must not hold this
     /// actor's executor, nor a thread of the concurrency pool.
-    func storeKeys(of records: [DownloadRecord]) async -> [String] {
+    func storeKeys(of records: [DownloadRecord]) async -> [(id: UUID, keys: [String])] {
         guard !records.isEmpty else { return [] }
         let asked = records.map { ($0, performers[$0.kind ?? ProgressiveDownloadPerformer.kind]) }
         let cache = cache
         let keys = try? await cache.storeIO.read { _ in
-            asked.flatMap { record, performer in performer?.keys(of: record, in: cache) ?? [record.cacheKey] }
+            asked.map { record, performer in
+                (record.id, performer?.keys(of: record, in: cache) ?? [record.cacheKey])
+            }
         }
         return keys ?? []
+    }
+
+    /// The keys of `record`'s entries that are pinned now (on the store's
+    /// read queue, as ``storeKeys(of:)``).
+    func pinnedKeys(of record: DownloadRecord) async -> Set<String> {
+        let performer = performers[record.kind ?? ProgressiveDownloadPerformer.kind]
+        let cache = cache
+        let pinned = try? await cache.storeIO.read { store throws(StoreError) -> Set<String> in
+            var pinned: Set<String> = []
+            for key in performer?.keys(of: record, in: cache) ?? [record.cacheKey]
+            where try store.info(forKey: key)?.isPinned == true {
+                pinned.insert(key)
+            }
+            return pinned
+        }
+        return pinned ?? []
     }
 
     /// The room left for the store: free bytes on its volume plus pages

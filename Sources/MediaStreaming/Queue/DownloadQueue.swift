@@ -24,7 +24,14 @@ import MediaStore
 ///   others (HLS) registered at opening.
 /// - **Pins.** A download's entries are pinned while the queue holds it
 ///   (eviction keeps a stopped download's bytes) and when it completes;
-///   cancelling or removing it releases them.
+///   cancelling or removing it releases them: only the pins the queue set.
+///   An entry already pinned by someone else (the app with
+///   `MediaStore.setPinned`, another download) when the download was
+///   enqueued, or resumed after a cancel, keeps its pin through a cancel,
+///   and a remove leaves it in the store; which keys those are is saved
+///   with the record (see ``DownloadIndex``), so it holds after a relaunch.
+///   The store's pin is one flag with no owner: a pin the app sets on an
+///   entry the queue has already pinned is the queue's, and goes with it.
 ///
 /// ```swift
 /// let queue = try await DownloadQueue.open(cache: cache, monitor: SystemConditionsMonitor(volume: store.directory))
@@ -58,6 +65,15 @@ public actor DownloadQueue {
     private var lastProgressSave = ContinuousClock.now
     /// Running downloads whose entry was pinned.
     private var pinnedWhileRunning: Set<UUID> = []
+    /// For each download, the keys of its entries that were pinned by
+    /// someone else when the queue took it (the app, another download),
+    /// less those the queue found unpinned since and pinned itself: the
+    /// queue neither unpins nor removes them. Noted at enqueue, resume
+    /// after a cancel and opening (when the queue holds no pin of the
+    /// download); from then on read and changed only inside the store
+    /// writes that pin, unpin and save the index (one at a time), so a pin
+    /// and the note of whose it is cannot be split by another call.
+    let pinnedElsewhere = Locked<[UUID: Set<String>]>([:])
     /// When a player's or a preload's transfer was last seen.
     private var lastHigherPriorityActivity: ContinuousClock.Instant?
     /// Bytes stored at the last save, to save progress only when it moved.
@@ -94,23 +110,24 @@ public actor DownloadQueue {
         cache: StreamingCache, configuration: DownloadQueueConfiguration = DownloadQueueConfiguration(),
         monitor: any ConditionsMonitor = SettableConditionsMonitor(), performers: [any DownloadPerformer] = []
     ) async throws(DownloadQueueError) -> DownloadQueue {
-        let loaded: Result<[DownloadRecord], DownloadIndexError>
+        typealias Loaded = (records: [DownloadRecord], pinnedElsewhere: [UUID: Set<String>])
+        let loaded: Result<Loaded, DownloadIndexError>
         do {
             loaded = try await cache.storeIO.read { store in
-                Result<[DownloadRecord], DownloadIndexError> { () throws(DownloadIndexError) in
-                    try DownloadIndex(store: store).load()
+                Result<Loaded, DownloadIndexError> { () throws(DownloadIndexError) in
+                    try DownloadIndex(store: store).loadWithPins()
                 }
             }
         } catch {
             throw .index(.storage(error))
         }
-        let records: [DownloadRecord]
+        let index: Loaded
         switch loaded {
-        case .success(let result): records = result
+        case .success(let result): index = result
         case .failure(let error): throw .index(error)
         }
         let queue = DownloadQueue(cache: cache, configuration: configuration, monitor: monitor, performers: performers)
-        try await queue.restore(records)
+        try await queue.restore(index.records, pinnedElsewhere: index.pinnedElsewhere)
         await queue.startLoops()
         return queue
     }
@@ -182,6 +199,9 @@ public actor DownloadQueue {
     /// Queues `url` (or returns the download of its cache key the queue
     /// already holds, resumed when stopped or failed).
     ///
+    /// Entries of it already pinned now (by the app, or another download)
+    /// are not the queue's: ``cancel(_:)`` and ``remove(_:)`` leave their pins.
+    ///
     /// - parameters:
     ///   - url: what to download.
     ///   - cacheKey: its key; the cache's ``CacheKeyPolicy`` by default.
@@ -199,17 +219,21 @@ public actor DownloadQueue {
         let kindName = kind ?? ProgressiveDownloadPerformer.kind
         guard performers[kindName] != nil else { throw .unknownKind(kindName) }
         if let existing = held(key, kind: kindName) { return try await reuse(existing) }
+        var record = DownloadRecord(
+            url: url, cacheKey: key, headers: headers, kind: kind, priority: priority, conditions: conditions,
+            queueOrder: 0)
         let info = try? await cache.storeIO.read { store throws(StoreError) in try store.info(forKey: key) }
+        // Not held yet, so the queue pins none of them: every pin is someone else's.
+        let pinned = await pinnedKeys(of: record)
         // Another call may have queued the key while the store was read (an
         // actor lets other calls in at an `await`): that one is the download.
         if let existing = held(key, kind: kindName) { return try await reuse(existing) }
-        var record = DownloadRecord(
-            url: url, cacheKey: key, headers: headers, kind: kind, priority: priority, conditions: conditions,
-            queueOrder: takeOrder())
+        record.queueOrder = takeOrder()
         if let info {
             record.bytesStored = info.cachedBytes
             record.totalBytes = info.length
         }
+        if !pinned.isEmpty { pinnedElsewhere.withLock { $0[record.id] = pinned } }
         records[record.id] = record
         board.activate(record.id, bytes: record.bytesStored, total: record.totalBytes)
         try await commit([record.id])
@@ -246,8 +270,18 @@ public actor DownloadQueue {
     }
 
     /// Queues a stopped or failed download again, behind the others (the
-    /// queue's order is the order of starts and resumes).
+    /// queue's order is the order of starts and resumes). A cancelled one
+    /// holds no pin of the queue's: entries pinned now are someone else's,
+    /// as at ``enqueue(_:cacheKey:headers:kind:priority:conditions:)``.
     public func resume(_ id: UUID) async throws(DownloadQueueError) {
+        if let record = records[id], record.status == .failed(.userCancelled) {
+            let pinned = await pinnedKeys(of: record)
+            // Resumed by another call meanwhile (which took its own note), the
+            // queue may have pinned some of them since: this read is stale.
+            if records[id]?.status == .failed(.userCancelled) {
+                pinnedElsewhere.withLock { $0[id] = pinned.isEmpty ? nil : pinned }
+            }
+        }
         let wasFailed: Bool
         if case .failed = records[id]?.status { wasFailed = true } else { wasFailed = false }
         try apply(.resume, to: id)
@@ -259,7 +293,8 @@ public actor DownloadQueue {
     }
 
     /// Cancels download `id`: it fails with ``DownloadFailure/userCancelled``
-    /// and releases its pins (what it fetched stays cached, evictable).
+    /// and releases its pins (what it fetched stays cached, evictable). An
+    /// entry pinned by someone else when it was enqueued keeps its pin.
     public func cancel(_ id: UUID) async throws(DownloadQueueError) {
         try apply(.cancel, to: id)
         halt(id)
@@ -272,7 +307,7 @@ public actor DownloadQueue {
 
     /// Cancels every download that has not completed or failed (the role of
     /// `invalidateAndCancel()`): each fails with ``DownloadFailure/userCancelled``
-    /// and releases its pins; the batch's ``progress`` is cancelled.
+    /// and releases its pins (as ``cancel(_:)``); the batch's ``progress`` is cancelled.
     public func cancelAll() async throws(DownloadQueueError) {
         var cancelled: [UUID] = []
         for id in orderedIDs() {
@@ -293,7 +328,9 @@ public actor DownloadQueue {
         try await commit(cancelled)
     }
 
-    /// Removes download `id` and its bytes from the store.
+    /// Removes download `id` and its bytes from the store, except an entry
+    /// pinned by someone else when it was enqueued and still pinned: that
+    /// one stays, with its pin.
     public func remove(_ id: UUID) async throws(DownloadQueueError) {
         try apply(.remove, to: id)
         halt(id)
@@ -380,9 +417,14 @@ public actor DownloadQueue {
         case .success(let entries):
             // Still counted as running while it pins (its slot is not free yet).
             var pinFailure: StoreError?
+            let pinnedElsewhere = pinnedElsewhere
             do {
                 try await cache.storeIO.write { store throws(StoreError) in
-                    for entry in entries { try store.setPinned(true, forKey: entry.key, version: entry.version) }
+                    for entry in entries
+                    where !(try store.exchangePinned(true, forKey: entry.key, version: entry.version)) {
+                        // The queue's pin now (someone else's had gone).
+                        pinnedElsewhere.withLock { _ = $0[id]?.remove(entry.key) }
+                    }
                 }
             } catch {
                 pinFailure = error
@@ -470,10 +512,12 @@ public actor DownloadQueue {
         // save's await lets another change in).
         for id in changed { if let record = records[id] { notify(record) } }
         let saved: Result<Void, DownloadIndexError>
+        let pinnedElsewhere = pinnedElsewhere
         do {
             saved = try await cache.storeIO.write { store in
                 Result<Void, DownloadIndexError> { () throws(DownloadIndexError) in
-                    try DownloadIndex(store: store).save(list)
+                    // Read here, after every pin written before this save.
+                    try DownloadIndex(store: store).save(list, pinnedElsewhere: pinnedElsewhere.current)
                 }
             }
         } catch {
