@@ -40,4 +40,28 @@ import Testing
         // A tie is broken by the slot's bytes: `a` before `c`.
         #expect(one.latest().map(\.slot) == [a, c, b])
     }
+
+    @Test func readsOfTheSameSlotInARowKeepOnePair() {
+        var log = AccessLog()
+        for time in 0..<1_000 { log.note(a, at: Double(time)) }
+        #expect(log.count == 1)
+        log.note(a, at: 3)  // an older time never replaces a newer one
+        #expect(log.latest().map(\.time) == [999])
+    }
+
+    @Test func theLogStaysWithinTwiceTheSlotsItHolds() {
+        var log = AccessLog(capacity: 100)
+        let slots = (0..<10).map { Slot(ContentDigest(high: UInt64($0), low: 0), ordinal: 0) }
+        for read in 0..<100_000 { log.note(slots[read % slots.count], at: Double(read)) }
+        #expect(log.count <= 100)
+        #expect(log.latest().count == 10)
+        #expect(log.latest().last?.time == 99_999)
+        var many = AccessLog(capacity: 100)
+        for read in 0..<5_000 {
+            many.note(Slot(ContentDigest(high: UInt64(read % 1_000), low: 1), ordinal: 0), at: Double(read))
+        }
+        #expect(many.count <= 2_000)
+        #expect(many.latest().count == 1_000)
+        #expect(many.latest().first?.time == 4_000)
+    }
 }

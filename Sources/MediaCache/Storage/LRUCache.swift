@@ -47,9 +47,9 @@ final class LRUCache<Key: Hashable> {
         @inlinable
         init(_ key: Key) {
             self.key = key
-            // String keys by their bytes, as the disk tier (`StringKeyBytes`).
-            if Key.self == String.self {
-                self.hash = StringKeyBytes.hash(key as! String)
+            // String and Substring keys by their bytes, as the disk tier (`StringKeyBytes`).
+            if StringKeyBytes.applies(to: Key.self) {
+                self.hash = StringKeyBytes.hash(key)
             } else {
                 self.hash = key.hashValue
             }
@@ -58,7 +58,7 @@ final class LRUCache<Key: Hashable> {
         @inlinable
         static func == (lhs: HashedKey, rhs: HashedKey) -> Bool {
             guard lhs.hash == rhs.hash else { return false }
-            if Key.self == String.self { return StringKeyBytes.equal(lhs.key as! String, rhs.key as! String) }
+            if StringKeyBytes.applies(to: Key.self) { return StringKeyBytes.equal(lhs.key, rhs.key) }
             return lhs.key == rhs.key
         }
 

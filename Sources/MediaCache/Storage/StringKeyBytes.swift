@@ -17,23 +17,39 @@ enum StringKeyBytes {
     /// chosen ahead of time.
     @usableFromInline static let seed = UInt64.random(in: .min ... .max)
 
-    /// The XXH3 hash of the key's UTF-8 bytes.
-    @usableFromInline
-    static func hash(_ key: String) -> Int {
-        var key = key
-        return key.withUTF8 { Int(truncatingIfNeeded: ContentDigest(of: UnsafeRawBufferPointer($0), seed: seed).low) }
+    /// Whether keys of type `Key` are hashed and compared here: `String`
+    /// and `Substring` (the disk tier stores other keys by
+    /// `KeyCoder.encode`, and compares them as the type's `==` says: two
+    /// keys a type calls equal must encode to the same string).
+    @inlinable
+    static func applies<Key>(to _: Key.Type) -> Bool {
+        Key.self == String.self || Key.self == Substring.self
     }
 
-    /// Whether two keys have the same UTF-8 bytes.
-    @usableFromInline
-    static func equal(_ lhs: String, _ rhs: String) -> Bool {
-        var lhs = lhs
-        var rhs = rhs
-        return lhs.withUTF8 { left in
-            rhs.withUTF8 { right in
+    /// The XXH3 hash of the key's UTF-8 bytes (`key` a `String` or `Substring`).
+    @inlinable
+    static func hash<Key>(_ key: Key) -> Int {
+        withUTF8(of: key) { Int(truncatingIfNeeded: ContentDigest(of: $0, seed: seed).low) }
+    }
+
+    /// Whether two keys have the same UTF-8 bytes (both `String` or both `Substring`).
+    @inlinable
+    static func equal<Key>(_ lhs: Key, _ rhs: Key) -> Bool {
+        withUTF8(of: lhs) { left in
+            withUTF8(of: rhs) { right in
                 left.count == right.count
                     && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
             }
         }
+    }
+
+    @inlinable
+    static func withUTF8<Key, R>(of key: Key, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        if Key.self == String.self {
+            var string = key as! String
+            return string.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+        }
+        var substring = key as! Substring
+        return substring.withUTF8 { body(UnsafeRawBufferPointer($0)) }
     }
 }

@@ -56,7 +56,7 @@ public final class MediaStore: @unchecked Sendable {
     /// Observers of the entries the store removes by itself, by id.
     let removalObservers = Locked<(nextID: UInt64, observers: [UInt64: @Sendable ([StoreRemoval]) -> Void])>((0, [:]))
 
-    /// Reads past this many pending access times trigger a background write.
+    /// Entries read past this many pending access times trigger a background write.
     static let accessBatchSize = 2048
     private let accessFlushQueue = DispatchQueue(label: "MediaStore.accessFlush", qos: .utility)
     private let flushScheduled = Locked(false)
@@ -246,7 +246,8 @@ public final class MediaStore: @unchecked Sendable {
     /// Notes a read of the entry at `slot` at `now` (seconds since 1970:
     /// the read transaction's clock, so a read asks the clock once). Reads
     /// never write: the time is applied with the next write, or by a
-    /// background flush once ``accessBatchSize`` reads are pending, off the
+    /// background flush once the log holds ``accessBatchSize`` entries
+    /// read (after compaction: reads of one entry count once), off the
     /// reader's thread.
     func recordAccess(slot: Slot, at now: Double) {
         guard !isReadOnly else { return }
@@ -305,7 +306,11 @@ public final class MediaStore: @unchecked Sendable {
     /// every write and in the background every 2,048 reads; call it before
     /// handing the store to another process if LRU order matters there.
     public func flushAccessTimes() throws(StoreError) {
-        guard !isReadOnly, !pendingAccess.withLock({ $0.isEmpty }) else { return }
+        guard !isReadOnly else { return }
+        // Looked at under the writer lock: a write under way holds the
+        // times it took out of the log until it commits them (or puts them
+        // back), so an empty log seen outside it proves nothing.
+        guard !writerLock.withLock({ pendingAccess.withLock { $0.isEmpty } }) else { return }
         try run { try write { _ in } }
     }
 }
