@@ -50,7 +50,7 @@ public final class MediaStore: @unchecked Sendable {
     /// Entries read since the last write, applied in batches.
     let pendingAccess = Locked(AccessLog(capacity: MediaStore.accessBatchSize))
     /// Keys being read or written in this process; never evicted.
-    let keysInUse = Locked<[String: Int]>([:])
+    let keysInUse = Locked<[ExactKey: Int]>([:])
     /// Chunks this instance verified, so that reading them again skips the hash.
     let verifiedChunks: VerifiedChunks
     /// Observers of the entries the store removes by itself, by id.
@@ -139,7 +139,7 @@ public final class MediaStore: @unchecked Sendable {
             configuration: configuration,
             keyDigest: { key in Self.keyDigest(key, hash: keyHash, seed: keySeed) },
             codec: Locked(ZstdCodec(level: max(1, configuration.compressionLevel))),
-            isInUse: { key in keysInUse.withLock { $0[key] != nil } },
+            isInUse: { key in keysInUse.withLock { $0[ExactKey(key)] != nil } },
             verifiedChunks: verifiedChunks)
         if !readOnly {
             try run { try removeAbandonedStaging() }
@@ -233,10 +233,11 @@ public final class MediaStore: @unchecked Sendable {
     // MARK: In-use keys
 
     func markInUse(_ key: String) {
-        keysInUse.withLock { $0[key, default: 0] += 1 }
+        keysInUse.withLock { $0[ExactKey(key), default: 0] += 1 }
     }
 
     func unmarkInUse(_ key: String) {
+        let key = ExactKey(key)
         keysInUse.withLock { keys in
             let count = (keys[key] ?? 1) - 1
             keys[key] = count > 0 ? count : nil

@@ -26,7 +26,8 @@ public final class HLSResourceStore: Sendable {
     public let cache: StreamingCache
     /// The largest resource fetched (64 MiB).
     public static let maxResourceBytes = 64 << 20
-    private let inFlight = Locked<[String: Flight]>([:])
+    /// By the key's bytes, as the store compares keys (`ExactKey`).
+    private let inFlight = Locked<[ExactKey: Flight]>([:])
 
     /// A fetch running for one key: its task, and the priority and ticket
     /// its scheduled transfer has (raised when a player joins).
@@ -132,13 +133,13 @@ public final class HLSResourceStore: Sendable {
             attempt += 1
             let (task, isNew) = inFlight.withLock {
                 running -> (Task<(data: Data, fetched: Bool), any Error>, Bool) in
-                if let flight = running[key], let task = flight.task.current {
+                if let flight = running[ExactKey(key)], let task = flight.task.current {
                     flight.raise(to: priority, in: cache.scheduler)
                     return (task, false)
                 }
                 let flight = Flight(priority)
                 let task = Task<(data: Data, fetched: Bool), any Error> { [self] in
-                    defer { _ = inFlight.withLock { $0.removeValue(forKey: key) } }
+                    defer { _ = inFlight.withLock { $0.removeValue(forKey: ExactKey(key)) } }
                     // Stored between the look above and this fetch's
                     // registration (another caller's fetch ended): read, not fetched.
                     if let data = try await stored(resource.cacheKey) { return (data, false) }
@@ -149,7 +150,7 @@ public final class HLSResourceStore: Sendable {
                     return (data, true)
                 }
                 flight.task.withLock { $0 = task }
-                running[key] = flight
+                running[ExactKey(key)] = flight
                 return (task, true)
             }
             do {

@@ -35,7 +35,8 @@ public final class StreamingCache: Sendable {
     /// preloads before downloads, at most
     /// ``StreamingConfiguration/connectionsPerHost`` per host.
     public let scheduler: FetchScheduler
-    private let fetchers = Locked<[String: WeakFetcher]>([:])
+    /// By the key's bytes, as the store compares keys (`ExactKey`).
+    private let fetchers = Locked<[ExactKey: WeakFetcher]>([:])
     let statisticsBox = Locked(StreamingStatistics())
 
     /// A cache that plays `store`'s entries and fills them from `origin`.
@@ -136,14 +137,15 @@ public final class StreamingCache: Sendable {
     }
 
     func fetcher(forKey key: String) -> ResourceFetcher {
-        fetchers.withLock { fetchers in
-            if let existing = fetchers[key]?.fetcher { return existing }
+        let exact = ExactKey(key)
+        return fetchers.withLock { fetchers in
+            if let existing = fetchers[exact]?.fetcher { return existing }
             fetchers = fetchers.filter { $0.value.fetcher != nil }
             let fetcher = ResourceFetcher(
                 key: key, storeIO: storeIO, origin: origin, configuration: configuration,
                 cacheStatistics: statisticsBox, scheduler: scheduler,
                 unavailable: storeOpeningError.map { "the cache's store could not open: \($0)" })
-            fetchers[key] = WeakFetcher(fetcher: fetcher)
+            fetchers[exact] = WeakFetcher(fetcher: fetcher)
             return fetcher
         }
     }

@@ -14,7 +14,8 @@ import MediaStore
 public final class Preloader: Sendable {
     /// The cache preloads go into.
     public let cache: StreamingCache
-    private let tasks = Locked<[String: PreloadTask]>([:])
+    /// By the key's bytes, as the store compares keys (`ExactKey`).
+    private let tasks = Locked<[ExactKey: PreloadTask]>([:])
 
     public init(cache: StreamingCache) {
         self.cache = cache
@@ -43,13 +44,14 @@ public final class Preloader: Sendable {
     public func preload(
         _ url: URL, amount: PreloadAmount, cacheKey: String? = nil, headers: [String: String] = [:]
     ) -> PreloadTask {
-        let key = cacheKey ?? cache.cacheKey(for: url)
-        let loader = cache.loader(for: url, cacheKey: key, headers: headers)
+        let cacheKey = cacheKey ?? cache.cacheKey(for: url)
+        let loader = cache.loader(for: url, cacheKey: cacheKey, headers: headers)
+        let key = ExactKey(cacheKey)
         return tasks.withLock { tasks in
             if let running = tasks[key], running.amount == amount, !running.isCancelled { return running }
             tasks[key]?.cancel()
             let task = PreloadTask(
-                url: url, cacheKey: key, amount: amount,
+                url: url, cacheKey: cacheKey, amount: amount,
                 task: Task { try await Self.run(loader, amount: amount) })
             tasks[key] = task
             return task
@@ -58,7 +60,7 @@ public final class Preloader: Sendable {
 
     /// Cancels the preload of `url`, if one runs (what it cached stays).
     public func cancelPreload(_ url: URL, cacheKey: String? = nil) {
-        let key = cacheKey ?? cache.cacheKey(for: url)
+        let key = ExactKey(cacheKey ?? cache.cacheKey(for: url))
         tasks.withLock { $0.removeValue(forKey: key) }?.cancel()
     }
 
@@ -77,19 +79,21 @@ public final class Preloader: Sendable {
     @discardableResult
     public func keepWarm(_ playlist: [URL], current: Int, ahead: Int, amount: PreloadAmount) -> [PreloadTask] {
         let window = PlaylistWindow.next(ahead, after: current, count: playlist.count).map { playlist[$0] }
-        let wanted = Set(window.map { cache.cacheKey(for: $0) })
+        let wanted = Set(window.map { ExactKey(cache.cacheKey(for: $0)) })
         let dropped = tasks.withLock { tasks -> [PreloadTask] in
             let dropped = tasks.filter { !wanted.contains($0.key) }.map(\.value)
-            for task in dropped { tasks[task.cacheKey] = nil }
+            for task in dropped { tasks[ExactKey(task.cacheKey)] = nil }
             return dropped
         }
         for task in dropped { task.cancel() }
         return window.map { preload($0, amount: amount) }
     }
 
-    /// The preloads started and not cancelled, by cache key.
+    /// The preloads started and not cancelled, by cache key (of two keys
+    /// that are equal strings but different bytes, one is listed).
     public var running: [String: PreloadTask] {
-        tasks.withLock { $0.filter { !$0.value.isCancelled } }
+        let running = tasks.withLock { $0.filter { !$0.value.isCancelled } }
+        return Dictionary(running.map { ($0.key.string, $0.value) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// Resolves `amount` to a byte count and caches that prefix.
