@@ -185,7 +185,10 @@ final class LRUCache<Key: Hashable> {
     @usableFromInline let countLimit: Int
     @usableFromInline let totalCostLimit: Int
     @usableFromInline let lock = NSLock()
-    @usableFromInline var state = State()
+    /// Only touched under `lock` (``withState(_:)``), which already makes
+    /// accesses exclusive: the runtime's exclusivity check on every get is
+    /// skipped.
+    @exclusivity(unchecked) @usableFromInline var state = State()
 
     /// Limits of `0` mean none.
     init(countLimit: Int, totalCostLimit: Int) {

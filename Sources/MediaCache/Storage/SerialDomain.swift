@@ -30,8 +30,9 @@ final class SerialDomain: Sendable {
     }
 
     @usableFromInline let activityLock = NSLock()
-    /// Guarded by `activityLock` (see ``withActivity(_:)``).
-    @usableFromInline nonisolated(unsafe) var activity = Activity()
+    /// Guarded by `activityLock` (see ``withActivity(_:)``), so its
+    /// accesses are exclusive without the runtime's check.
+    @exclusivity(unchecked) @usableFromInline nonisolated(unsafe) var activity = Activity()
 
     @inlinable
     func withActivity<R>(_ body: (inout Activity) -> R) -> R {
