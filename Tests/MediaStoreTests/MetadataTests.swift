@@ -131,6 +131,20 @@ import Testing
         #expect(t.store.pendingAccess.withLock { $0.isEmpty })
     }
 
+    @Test func aReadAppliedAfterALaterWriteDoesNotMoveTheAccessBack() throws {
+        let t = try TestStore()
+        try t.store.put([1, 2, 3], forKey: "k")
+        _ = try t.store.data(forKey: "k")  // pending, applied by the next write
+        Thread.sleep(forTimeInterval: 0.01)
+        let beforePin = Date()
+        // The write touches the entry at its own, later time, then applies
+        // the pending read: the entry's access must stay the write's.
+        try t.store.setPinned(true, forKey: "k")
+        let accessed = try #require(try t.store.info(forKey: "k")).lastAccess
+        #expect(accessed >= beforePin.addingTimeInterval(-0.001))
+        #expect(t.store.pendingAccess.withLock { $0.isEmpty })
+    }
+
     @Test func manyReadsFlushTheirAccessTimesThemselves() throws {
         let t = try TestStore.inMemoryFileSystem(configuration: StoreConfiguration(initialMapSize: 64 << 20))
         let count = MediaStore.accessBatchSize

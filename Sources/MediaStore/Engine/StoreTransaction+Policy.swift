@@ -8,10 +8,13 @@ import Foundation
 
 extension StoreTransaction {
     /// Writes batched access times, oldest first, so LRU order follows reads.
+    /// A time no later than the entry's last access is skipped: the entry
+    /// was written (or replaced) since that read, in this transaction or
+    /// before, and its access must not go back.
     func applyAccessTimes(_ pending: AccessLog) throws {
         // Only the access and LRU rows move; the records stay as written.
         for (slot, time) in pending.latest() {
-            guard var record = try index.record(at: slot) else { continue }
+            guard var record = try index.record(at: slot), time > record.lastAccess else { continue }
             try index.touch(&record, slot: slot, at: time, savingRecord: false)
         }
     }
