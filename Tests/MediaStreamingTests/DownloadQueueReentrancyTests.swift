@@ -11,9 +11,8 @@ import Testing
 @Suite("Download queue reentrancy", .timeLimit(.minutes(1)))
 struct DownloadQueueReentrancyTests {
     /// Fetches nothing; runs until its task is cancelled, counting runs started and cancelled.
-    struct HangingPerformer: DownloadPerformer {
+    struct HangingPerformer: UntilCancelledPerformer {
         static let kind = "hanging"
-        var kind: String { Self.kind }
         let started = Locked(0)
         let cancelled = Locked(0)
 
@@ -26,8 +25,6 @@ struct DownloadQueueReentrancyTests {
             cancelled.withLock { $0 += 1 }
             throw .userCancelled
         }
-
-        func keys(of record: DownloadRecord, in cache: StreamingCache) -> [String] { [record.cacheKey] }
     }
 
     /// Waits (up to 10 s) until `condition` holds.
