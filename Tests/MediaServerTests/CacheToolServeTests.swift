@@ -7,16 +7,7 @@ import Testing
 /// through the store, exits when idle.
 @Suite("cachetool serve", .serialized, .timeLimit(.minutes(3)))
 struct CacheToolServeTests {
-    static var cachetool: URL? {
-        for bundle in Bundle.allBundles where bundle.bundleURL.pathExtension == "xctest" {
-            let candidate = bundle.bundleURL.deletingLastPathComponent().appendingPathComponent("cachetool")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let candidate = root.appendingPathComponent(".build/debug/cachetool")
-        return FileManager.default.isExecutableFile(atPath: candidate.path) ? candidate : nil
-    }
+    static var cachetool: URL? { BuiltProduct.locate("cachetool") }
 
     @Test func printsPlayableURLs() async throws {
         let fixture = try ServerFixture()

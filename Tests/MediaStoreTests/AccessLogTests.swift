@@ -64,4 +64,47 @@ import Testing
         #expect(many.latest().count == 1_000)
         #expect(many.latest().first?.time == 4_000)
     }
+
+    /// A compacted log holds each slot once and keeps where each stands:
+    /// reads noted after the compaction (of slots it kept, at older and
+    /// newer times, of new slots, merged from another log) still give the
+    /// latest time of each slot, before and after the next compaction.
+    @Test func theLatestTimesStayRightAfterACompactionAndMoreReads() {
+        var log = AccessLog()  // compacts at 64 pairs
+        var expected: [Slot: Double] = [:]
+        func check(count: Int, _ comment: Comment) {
+            #expect(log.count == count, comment)
+            let latest = log.latest()
+            #expect(Dictionary(latest.map { ($0.slot, $0.time) }, uniquingKeysWith: max) == expected, comment)
+            #expect(latest.count == expected.count, comment)
+            #expect(latest.map(\.time) == latest.map(\.time).sorted(), comment)
+            #expect(log.count == count, "latest() changed the log")
+        }
+        let slots = (0..<60).map { Slot(ContentDigest(high: UInt64($0), low: 7), ordinal: UInt16($0 % 3)) }
+        func heard(_ slot: Int, at time: Double) { expected[slots[slot]] = max(expected[slots[slot]] ?? time, time) }
+        func note(_ slot: Int, at time: Double) {
+            log.note(slots[slot], at: time)
+            heard(slot, at: time)
+        }
+        // 40 slots, then the first 24 again (not in a row): compacted at the 64th.
+        for read in 0..<64 { note(read % 40, at: Double(read)) }
+        check(count: 40, "just compacted")
+        note(5, at: 1)  // older than its compacted time
+        note(30, at: 100)  // newer
+        note(30, at: 99)  // the same slot in a row: one pair
+        note(45, at: 50)  // new
+        note(3, at: 101)
+        note(45, at: 2)
+        check(count: 45, "compacted, then more reads")
+        var other = AccessLog()
+        for (slot, time) in [(7, 200.0), (46, 0), (8, 3)] {
+            other.note(slots[slot], at: time)
+            heard(slot, at: time)
+        }
+        log.merge(other)
+        check(count: 48, "merged")
+        // On to 80 pairs: compacted again (60 slots).
+        for read in 0..<32 { note(59 - read % 20, at: Double(300 - read)) }
+        check(count: 60, "compacted twice")
+    }
 }

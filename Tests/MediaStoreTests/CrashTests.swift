@@ -144,25 +144,13 @@ import Testing
     }
 }
 
-/// Finds the `crash-writer` executable built beside the tests.
+/// Finds the `crash-writer` executable built beside the tests (or with
+/// `--scratch-path .build-crash`).
 enum CrashWriterBinary {
-    /// Where it is looked for, in order: next to the test binary (or the
-    /// .xctest bundle), then the package's usual build folders.
-    static var searched: [URL] {
-        var directories: [URL] = []
-        if let executable = Bundle.main.executableURL { directories.append(executable.deletingLastPathComponent()) }
-        for bundle in Bundle.allBundles where bundle.bundleURL.pathExtension == "xctest" {
-            directories.append(bundle.bundleURL.deletingLastPathComponent())
-        }
-        let root = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        for scratch in [".build-crash", ".build"] {
-            directories.append(root.appendingPathComponent(scratch).appendingPathComponent("debug"))
-        }
-        return directories.map { $0.appendingPathComponent("crash-writer") }
-    }
+    static let scratchPaths = [".build-crash", ".build"]
 
-    static func locate() -> URL? {
-        searched.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }
+    /// Where it is looked for, in order.
+    static var searched: [URL] { BuiltProduct.candidates("crash-writer", scratchPaths: scratchPaths) }
+
+    static func locate() -> URL? { BuiltProduct.locate("crash-writer", scratchPaths: scratchPaths) }
 }

@@ -13,19 +13,9 @@ import Testing
 struct DownloadQueuePerformerKeysTests {
     /// Runs until stopped; its keys, once armed, block until the test
     /// releases them (as long as a slow store read), at most 5 s.
-    struct BlockingKeysPerformer: DownloadPerformer {
+    struct BlockingKeysPerformer: UntilCancelledPerformer {
         static let kind = "blocking-keys"
-        var kind: String { Self.kind }
         let probe = KeysProbe()
-
-        func perform(
-            _ record: DownloadRecord, in cache: StreamingCache, priority: FetchPriority,
-            progress: @escaping @Sendable (Int, Int?) -> Void
-        ) async throws(DownloadFailure) -> [StoredEntry] {
-            // Until stopped (the sleep ends at the cancellation).
-            try? await Task.sleep(for: .seconds(3600))
-            throw .userCancelled
-        }
 
         func keys(of record: DownloadRecord, in cache: StreamingCache) -> [String] {
             probe.block()

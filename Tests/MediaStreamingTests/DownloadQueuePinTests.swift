@@ -12,20 +12,8 @@ import Testing
 @Suite("Download queue: cancel and remove undo only the queue's own pins", .timeLimit(.minutes(1)))
 struct DownloadQueuePinTests {
     /// Fetches nothing; runs until its task is cancelled.
-    struct HangingPerformer: DownloadPerformer {
+    struct HangingPerformer: UntilCancelledPerformer {
         static let kind = "pin-hanging"
-        var kind: String { Self.kind }
-
-        func perform(
-            _ record: DownloadRecord, in cache: StreamingCache, priority: FetchPriority,
-            progress: @escaping @Sendable (Int, Int?) -> Void
-        ) async throws(DownloadFailure) -> [StoredEntry] {
-            // Until stopped (the sleep ends at the cancellation).
-            try? await Task.sleep(for: .seconds(3600))
-            throw .userCancelled
-        }
-
-        func keys(of record: DownloadRecord, in cache: StreamingCache) -> [String] { [record.cacheKey] }
     }
 
     enum Scenario: String, CaseIterable, CustomTestStringConvertible {

@@ -11,9 +11,8 @@ import Testing
 @Suite("Download queue reentrancy", .timeLimit(.minutes(1)))
 struct DownloadQueueReentrancyTests {
     /// Fetches nothing; runs until its task is cancelled, counting runs started and cancelled.
-    struct HangingPerformer: DownloadPerformer {
+    struct HangingPerformer: UntilCancelledPerformer {
         static let kind = "hanging"
-        var kind: String { Self.kind }
         let started = Locked(0)
         let cancelled = Locked(0)
 
@@ -26,18 +25,6 @@ struct DownloadQueueReentrancyTests {
             cancelled.withLock { $0 += 1 }
             throw .userCancelled
         }
-
-        func keys(of record: DownloadRecord, in cache: StreamingCache) -> [String] { [record.cacheKey] }
-    }
-
-    /// Waits (up to 10 s) until `condition` holds.
-    static func eventually(_ what: String, _ condition: () async -> Bool) async {
-        for _ in 0..<1000 {
-            if await condition() { return }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        let holds = await condition()
-        #expect(holds, "never: \(what)")
     }
 
     /// Holds the store's writer lock on a thread of its own until `release` runs.
@@ -85,10 +72,10 @@ struct DownloadQueueReentrancyTests {
         let record = try await queue.enqueue(
             URL(string: "https://example.invalid/\(key)")!, cacheKey: key, kind: HangingPerformer.kind,
             conditions: .unmetered)
-        await Self.eventually("it runs") { await queue.download(record.id)?.status == .downloading }
+        await eventually("it runs") { await queue.download(record.id)?.status == .downloading }
         // The pass that started it saves the index last: held before that
         // save lands, the writer lock would hold that pass instead of the next.
-        await Self.eventually("the index is saved") {
+        await eventually("the index is saved") {
             // As saved (`load()` would re-queue a running one, as after a relaunch).
             let saved = (try? store.data(forKey: DownloadIndex.key)).flatMap { $0 }
             let records = saved.flatMap { try? JSONDecoder().decode([DownloadRecord].self, from: $0) }
@@ -99,7 +86,7 @@ struct DownloadQueueReentrancyTests {
         defer { holder.release() }
         // The network turns expensive: the pass halts the download, then waits for the pin write.
         monitor.update { $0.isExpensive = true }
-        await Self.eventually("the pass halts the download") { performer.cancelled.current == 1 }
+        await eventually("the pass halts the download") { performer.cancelled.current == 1 }
         #expect(await queue.download(record.id)?.status == .downloading, "marked waiting before the pin was written")
         // The user's call runs while the pass waits (its own store write waits too).
         let user = Task {
@@ -109,7 +96,7 @@ struct DownloadQueueReentrancyTests {
             }
         }
         let expected: DownloadStatus = action == .stop ? .stopped(.user) : .failed(.userCancelled)
-        await Self.eventually("the user's call is applied") { await queue.download(record.id)?.status == expected }
+        await eventually("the user's call is applied") { await queue.download(record.id)?.status == expected }
         holder.release()
         try await user.value
         // The pass resumed right after the pin write, before the user's call returned.
@@ -138,7 +125,7 @@ struct DownloadQueueReentrancyTests {
         // The queue is kept busy until both calls wait for it; then the
         // first runs to its store read and the second runs meanwhile.
         let busy = Task { await queue.hold(holding) { arrived.current == 2 } }
-        await Self.eventually("the queue is held") { holding.current }
+        await eventually("the queue is held") { holding.current }
         let calls = (0..<2).map { _ in
             Task {
                 arrived.withLock { $0 += 1 }

@@ -24,7 +24,7 @@ struct DownloadQueueRelaunchTests {
         "SIGKILL mid-download: states restored, queued ones go on in order, completed stay pinned, no byte fetched twice"
     )
     func killedAndRestarted() async throws {
-        let app = try #require(QueueAppBinary.locate(), "queue-app is not built beside the tests")
+        let app = try #require(BuiltProduct.locate("queue-app"), "queue-app is not built beside the tests")
         let wav = try Fixtures.data("track.wav")
         // The child fetches from `/crawl/` (32 KiB/s): it is killed long
         // before the one it downloads could end. The second run fetches the
@@ -161,20 +161,4 @@ final class QueueAppChild: Sendable {
     }
 
     deinit { kill() }
-}
-
-/// Finds the `queue-app` executable built beside the tests.
-enum QueueAppBinary {
-    static func locate() -> URL? {
-        var directories: [URL] = []
-        if let executable = Bundle.main.executableURL { directories.append(executable.deletingLastPathComponent()) }
-        for bundle in Bundle.allBundles where bundle.bundleURL.pathExtension == "xctest" {
-            directories.append(bundle.bundleURL.deletingLastPathComponent())
-        }
-        let root = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        directories.append(root.appendingPathComponent(".build").appendingPathComponent("debug"))
-        return directories.map { $0.appendingPathComponent("queue-app") }
-            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }
 }

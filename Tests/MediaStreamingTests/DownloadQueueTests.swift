@@ -23,16 +23,6 @@ struct DownloadQueueTests {
         return (names.map { server.url("slow/\($0)") }, data)
     }
 
-    /// Waits (up to 10 s) until `condition` holds.
-    func eventually(_ what: String, _ condition: () async -> Bool) async {
-        for _ in 0..<1000 {
-            if await condition() { return }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        let holds = await condition()
-        #expect(holds, "never: \(what)")
-    }
-
     @Test(
         "Downloads start in the order enqueued or resumed, one at a time; completed ones are pinned and survive reopening"
     )

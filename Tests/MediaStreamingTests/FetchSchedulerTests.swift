@@ -5,12 +5,6 @@ import Testing
 /// The fetch scheduler alone, with tasks standing in for transfers.
 @Suite("Fetch scheduler", .timeLimit(.minutes(1)))
 struct FetchSchedulerTests {
-    /// Waits (up to 5 s) until `condition` holds.
-    func eventually(_ what: String, _ condition: () -> Bool) async {
-        for _ in 0..<500 where !condition() { try? await Task.sleep(for: .milliseconds(10)) }
-        #expect(condition(), "never: \(what)")
-    }
-
     @Test func connectionsPerHostAreLimitedAndOtherHostsAreNot() async throws {
         let scheduler = FetchScheduler(connectionsPerHost: 2)
         let first = try await scheduler.admit(.download, host: "a")

@@ -24,14 +24,11 @@ struct OfflineTransitionTests {
     @Test("A pause racing a cancel leaves it cancelled; resume then does nothing")
     func pauseRacingCancel() async throws {
         let test = try TestCache(origin: MemoryOrigin(OfflineRunTests.content))
-        let (first, second, gate) = (AsyncGate(), AsyncGate(), BlockingGate())
+        let (first, second) = (AsyncGate(), AsyncGate())
         let download = await Self.started(in: test, first: first, second: second)
-        download.transitionGateForTesting.withLock { $0 = { gate.pass() } }
-        let pausing = BlockingGate.onThread { download.pause() }
-        await gate.arrived()
-        download.cancel()
-        gate.open()
-        await pausing.value
+        await BlockingGate.hold(download.pause, at: download.transitionGateForTesting) {
+            download.cancel()
+        }
         #expect(download.state == .cancelled, "the pause overwrote the cancel")
         download.resume()
         #expect(download.state == .cancelled)
@@ -46,15 +43,12 @@ struct OfflineTransitionTests {
     @Test("A resume racing a cancel leaves it cancelled, with no run started")
     func resumeRacingCancel() async throws {
         let test = try TestCache(origin: MemoryOrigin(OfflineRunTests.content))
-        let (first, second, gate) = (AsyncGate(), AsyncGate(), BlockingGate())
+        let (first, second) = (AsyncGate(), AsyncGate())
         let download = await Self.started(in: test, first: first, second: second)
         download.pause()
-        download.transitionGateForTesting.withLock { $0 = { gate.pass() } }
-        let resuming = BlockingGate.onThread { download.resume() }
-        await gate.arrived()
-        download.cancel()
-        gate.open()
-        await resuming.value
+        await BlockingGate.hold(download.resume, at: download.transitionGateForTesting) {
+            download.cancel()
+        }
         #expect(download.state == .cancelled, "the resume overwrote the cancel")
         #expect(download.runForTesting == 1, "a cancelled download was started again")
         #expect(download.taskForTesting == nil)
@@ -69,15 +63,12 @@ struct OfflineTransitionTests {
     @Test("Two resumes at once start one run")
     func twoResumesStartOneRun() async throws {
         let test = try TestCache(origin: MemoryOrigin(OfflineRunTests.content))
-        let (first, second, gate) = (AsyncGate(), AsyncGate(), BlockingGate())
+        let (first, second) = (AsyncGate(), AsyncGate())
         let download = await Self.started(in: test, first: first, second: second)
         download.pause()
-        download.transitionGateForTesting.withLock { $0 = { gate.pass() } }
-        let resuming = BlockingGate.onThread { download.resume() }
-        await gate.arrived()
-        download.resume()
-        gate.open()
-        await resuming.value
+        await BlockingGate.hold(download.resume, at: download.transitionGateForTesting) {
+            download.resume()
+        }
         #expect(download.runForTesting == 2, "two runs started")
         #expect(download.state == .downloading)
         first.open()
@@ -92,7 +83,7 @@ struct OfflineTransitionTests {
     @Test("Observers never hear a state older than one they heard")
     func observersHearTheLatestState() async throws {
         let test = try TestCache(origin: MemoryOrigin(OfflineRunTests.content))
-        let (first, second, gate) = (AsyncGate(), AsyncGate(), BlockingGate())
+        let (first, second) = (AsyncGate(), AsyncGate())
         let download = await Self.started(in: test, first: first, second: second)
         let updates = download.progressUpdates()
         let heard = Task { () -> [OfflineDownload.State] in
@@ -100,13 +91,10 @@ struct OfflineTransitionTests {
             for await update in updates { states.append(update.state) }
             return states
         }
-        download.transitionGateForTesting.withLock { $0 = { gate.pass() } }
-        let pausing = BlockingGate.onThread { download.pause() }
-        await gate.arrived()
-        download.resume()
-        await second.arrived()
-        gate.open()
-        await pausing.value
+        await BlockingGate.hold(download.pause, at: download.transitionGateForTesting) {
+            download.resume()
+            await second.arrived()
+        }
         download.cancel()
         let states = await heard.value
         #expect(states.last == .cancelled)

@@ -8,8 +8,17 @@
 /// many pairs as slots, however many reads a long write or a failing
 /// flush makes it wait for. The write that applies the log asks for
 /// ``latest()``, the last time of each slot, off the readers' path.
+///
+/// Compaction remembers where each slot it kept stands, so each pair is
+/// hashed once: the next compaction, or ``latest()``, looks up only the
+/// pairs noted since (none, right after the compaction that scheduled a
+/// background flush: ``latest()`` then only sorts).
 struct AccessLog {
     private var reads: [(slot: Slot, time: Double)] = []
+    /// The pairs before it hold each slot once (compaction made it so).
+    private var compacted = 0
+    /// The index in `reads` of each slot of the compacted pairs.
+    private var position: [Slot: Int] = [:]
     /// The count at which ``note(_:at:)`` compacts.
     private var compactAt: Int
 
@@ -42,31 +51,33 @@ struct AccessLog {
     }
 
     /// Keeps one pair per slot, with its latest time, in first-read order;
-    /// the next compaction comes once the log has doubled.
+    /// the next compaction comes once the log has doubled. Only the pairs
+    /// noted since the last compaction are looked up.
     mutating func compact() {
-        var position: [Slot: Int] = [:]
+        guard compacted < reads.count else { return }
         position.reserveCapacity(reads.count)
-        var kept: [(slot: Slot, time: Double)] = []
-        kept.reserveCapacity(reads.count)
-        for read in reads {
-            if let index = position[read.slot] {
-                kept[index].time = max(kept[index].time, read.time)
+        var kept = compacted
+        for index in compacted..<reads.count {
+            let read = reads[index]
+            if let earlier = position[read.slot] {
+                reads[earlier].time = max(reads[earlier].time, read.time)
             } else {
-                position[read.slot] = kept.count
-                kept.append(read)
+                position[read.slot] = kept
+                reads[kept] = read
+                kept += 1
             }
         }
-        reads = kept
-        compactAt = max(compactAt, 2 * kept.count)
+        reads.removeSubrange(kept...)
+        compacted = kept
+        compactAt = max(compactAt, 2 * kept)
     }
 
     /// The latest time of each slot, oldest first (ties in slot order, so
     /// the result does not depend on the order the reads were noted in).
     func latest() -> [(slot: Slot, time: Double)] {
-        var last: [Slot: Double] = [:]
-        last.reserveCapacity(reads.count)
-        for (slot, time) in reads where last[slot].map({ $0 < time }) ?? true { last[slot] = time }
-        return last.map { (slot: $0.key, time: $0.value) }.sorted { a, b in
+        var log = self
+        log.compact()
+        return log.reads.sorted { a, b in
             a.time != b.time ? a.time < b.time : a.slot.bytes.lexicographicallyPrecedes(b.slot.bytes)
         }
     }

@@ -26,17 +26,7 @@ enum ToolProcess {
 
     /// Where executables of this build are: beside the test bundle.
     static var binDirectory: URL? {
-        var candidates: [URL] = []
-        for bundle in Bundle.allBundles where bundle.bundleURL.pathExtension == "xctest" {
-            candidates.append(bundle.bundleURL.deletingLastPathComponent())
-        }
-        if let executable = Bundle.main.executableURL { candidates.append(executable.deletingLastPathComponent()) }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        candidates.append(root.appendingPathComponent(".build-tool/debug"))
-        return candidates.first {
-            FileManager.default.isExecutableFile(atPath: $0.appendingPathComponent("cachetool").path)
-        }
+        BuiltProduct.locate("cachetool", scratchPaths: [".build-tool"])?.deletingLastPathComponent()
     }
 
     static func executable(_ name: String) throws -> URL {

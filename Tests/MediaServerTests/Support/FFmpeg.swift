@@ -48,11 +48,3 @@ enum FFmpeg {
         return parts[0] * 3600 + parts[1] * 60 + parts[2]
     }
 }
-
-final class Locked<Value>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&value) } }
-    var current: Value { withLock { $0 } }
-}

@@ -28,14 +28,11 @@ struct HLSDownloadTransitionTests {
     func pauseRacingCancel() async throws {
         let origin = try HLSOrigin()
         let test = try TestCache()
-        let (first, second, gate) = (AsyncGate(), AsyncGate(), BlockingGate())
+        let (first, second) = (AsyncGate(), AsyncGate())
         let download = await Self.started(origin, in: test, first: first, second: second)
-        download.transitionGateForTesting.withLock { $0 = { gate.pass() } }
-        let pausing = BlockingGate.onThread { download.pause() }
-        await gate.arrived()
-        download.cancel()
-        gate.open()
-        await pausing.value
+        await BlockingGate.hold(download.pause, at: download.transitionGateForTesting) {
+            download.cancel()
+        }
         #expect(download.state == .cancelled, "the pause overwrote the cancel")
         download.resume()
         #expect(download.state == .cancelled)
@@ -53,16 +50,13 @@ struct HLSDownloadTransitionTests {
     func resumeRacingPause() async throws {
         let origin = try HLSOrigin()
         let test = try TestCache()
-        let (first, second, gate) = (AsyncGate(), AsyncGate(), BlockingGate())
+        let (first, second) = (AsyncGate(), AsyncGate())
         let download = await Self.started(origin, in: test, first: first, second: second)
-        download.transitionGateForTesting.withLock { $0 = { gate.pass() } }
-        let pausing = BlockingGate.onThread { download.pause() }
-        await gate.arrived()
-        download.pause()
-        download.resume()
-        let runTwo = try #require(download.taskForTesting)
-        gate.open()
-        await pausing.value
+        let runTwo = try await BlockingGate.hold(download.pause, at: download.transitionGateForTesting) {
+            download.pause()
+            download.resume()
+            return try #require(download.taskForTesting)
+        }
         #expect(download.taskForTesting == runTwo && !runTwo.isCancelled)
         try #require(download.state == .downloading, "paused while run 2 goes on")
         first.open()
@@ -78,15 +72,12 @@ struct HLSDownloadTransitionTests {
     func cancelRacingResume() async throws {
         let origin = try HLSOrigin()
         let test = try TestCache()
-        let (first, second, gate) = (AsyncGate(), AsyncGate(), BlockingGate())
+        let (first, second) = (AsyncGate(), AsyncGate())
         let download = await Self.started(origin, in: test, first: first, second: second)
         download.pause()
-        download.transitionGateForTesting.withLock { $0 = { gate.pass() } }
-        let cancelling = BlockingGate.onThread { download.cancel() }
-        await gate.arrived()
-        download.resume()
-        gate.open()
-        await cancelling.value
+        await BlockingGate.hold(download.cancel, at: download.transitionGateForTesting) {
+            download.resume()
+        }
         #expect(download.state == .cancelled)
         #expect(download.taskForTesting == nil, "a run goes on after the cancel")
         first.open()
@@ -102,7 +93,7 @@ struct HLSDownloadTransitionTests {
     func observersHearTheLatestState() async throws {
         let origin = try HLSOrigin()
         let test = try TestCache()
-        let (first, second, gate) = (AsyncGate(), AsyncGate(), BlockingGate())
+        let (first, second) = (AsyncGate(), AsyncGate())
         let download = await Self.started(origin, in: test, first: first, second: second)
         let updates = download.progressUpdates()
         let heard = Task { () -> [HLSDownload.State] in
@@ -110,13 +101,10 @@ struct HLSDownloadTransitionTests {
             for await update in updates { states.append(update.state) }
             return states
         }
-        download.transitionGateForTesting.withLock { $0 = { gate.pass() } }
-        let pausing = BlockingGate.onThread { download.pause() }
-        await gate.arrived()
-        download.resume()
-        await second.arrived()
-        gate.open()
-        await pausing.value
+        await BlockingGate.hold(download.pause, at: download.transitionGateForTesting) {
+            download.resume()
+            await second.arrived()
+        }
         download.cancel()
         let states = await heard.value
         #expect(states.last == .cancelled)

@@ -1,9 +1,11 @@
 import Foundation
+import MediaStore
 
 /// A gate for a synchronous `...ForTesting` hook: the first thread that
 /// reaches it (``pass()``) is held until the test opens it; later ones go
-/// through. With ``onThread(_:)`` a test holds one synchronous call there
-/// while it makes others, and waits for its end: no timing involved.
+/// through. With ``hold(_:at:meanwhile:)`` a test holds one synchronous
+/// call there while it makes others, and waits for its end: no timing
+/// involved.
 final class BlockingGate: @unchecked Sendable {
     private let condition = NSCondition()
     private var isOpen = false
@@ -46,7 +48,7 @@ final class BlockingGate: @unchecked Sendable {
 
     /// Runs `body` on a thread of its own (not the concurrency pool, which
     /// a held call must not block); the task ends when `body` returned.
-    static func onThread(_ body: @escaping @Sendable () -> Void) -> Task<Void, Never> {
+    private static func onThread(_ body: @escaping @Sendable () -> Void) -> Task<Void, Never> {
         Task {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 Thread {
@@ -54,6 +56,31 @@ final class BlockingGate: @unchecked Sendable {
                     continuation.resume()
                 }.start()
             }
+        }
+    }
+
+    /// Runs `call` on a thread of its own with a gate installed at `hook`
+    /// (a `...ForTesting` transition hook), and once `call` is held there
+    /// runs `meanwhile`; then opens the gate and waits for `call` to end
+    /// (also when `meanwhile` throws). Returns what `meanwhile` returned.
+    /// The gate stays installed, open: later calls go through.
+    static func hold<Value>(
+        _ call: @escaping @Sendable () -> Void, at hook: Locked<(@Sendable () -> Void)?>,
+        meanwhile: () async throws -> Value
+    ) async rethrows -> Value {
+        let gate = BlockingGate()
+        hook.withLock { $0 = { gate.pass() } }
+        let calling = onThread(call)
+        await gate.arrived()
+        do {
+            let value = try await meanwhile()
+            gate.open()
+            await calling.value
+            return value
+        } catch {
+            gate.open()
+            await calling.value
+            throw error
         }
     }
 }
