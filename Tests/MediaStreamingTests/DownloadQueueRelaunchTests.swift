@@ -151,7 +151,9 @@ final class QueueAppChild: Sendable {
             if !process.isRunning { return condition(lines) }
             try? await Task.sleep(for: .milliseconds(5))
         }
-        return false
+        // A task held past the deadline by a busy machine looks once more:
+        // the line may have come while it waited.
+        return condition(lines)
     }
 
     /// SIGKILL, then waits for it.
