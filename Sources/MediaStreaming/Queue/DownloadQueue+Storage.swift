@@ -42,17 +42,38 @@ extension DownloadQueue {
     /// included), so eviction keeps a download's bytes while the queue
     /// holds it. A pin it sets is its own, even on a key pinned elsewhere
     /// before (that pin is gone).
+    ///
+    /// Only downloads the queue holds the bytes of now, and only if it has
+    /// not let their pins go by the time the pin is written (see
+    /// ``pinReleases``): a cancel during this call (while the keys are
+    /// read) used to unpin first, then this pin landed on the cancelled
+    /// download's entries, and stayed until the record was removed.
     func pinPartialEntries(of ids: [UUID]) async {
-        let keys = await storeKeys(of: ids.compactMap { records[$0] })
+        let held = ids.compactMap { records[$0] }.filter(\.holdsBytes)
+        let pinReleases = pinReleases
+        let releases = pinReleases.withLock { counts in
+            Dictionary(uniqueKeysWithValues: held.map { ($0.id, counts[$0.id, default: 0]) })
+        }
+        let keys = await storeKeys(of: held)
         guard !keys.isEmpty else { return }
         let pinnedElsewhere = pinnedElsewhere
         _ = try? await cache.storeIO.write { store throws(StoreError) in
-            for (id, keys) in keys {
+            for (id, keys) in keys where pinReleases.withLock({ $0[id, default: 0] }) == releases[id] {
                 for key in keys where try store.info(forKey: key)?.isPinned == false {
                     try store.setPinned(true, forKey: key)
                     pinnedElsewhere.withLock { _ = $0[id]?.remove(key) }
                 }
             }
+        }
+    }
+
+    /// Notes that the queue lets the pins of downloads `ids` go (they are
+    /// cancelled or removed), before their release is written: a pin asked
+    /// for earlier is then not written (see ``pinReleases``). Called in the
+    /// same step as the status change, with no `await` between.
+    func notePinsReleased(_ ids: [UUID]) {
+        pinReleases.withLock { counts in
+            for id in ids { counts[id, default: 0] += 1 }
         }
     }
 

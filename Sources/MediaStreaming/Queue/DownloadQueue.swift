@@ -32,6 +32,9 @@ import MediaStore
 ///   with the record (see ``DownloadIndex``), so it holds after a relaunch.
 ///   The store's pin is one flag with no owner: a pin the app sets on an
 ///   entry the queue has already pinned is the queue's, and goes with it.
+///   A pin the queue was about to write when a cancel or remove came (a
+///   stop's, a scheduling pass's) is not written: a cancelled download
+///   keeps no pin of the queue's.
 ///
 /// ```swift
 /// let queue = try await DownloadQueue.open(cache: cache, monitor: SystemConditionsMonitor(volume: store.directory))
@@ -74,6 +77,15 @@ public actor DownloadQueue {
     /// writes that pin, unpin and save the index (one at a time), so a pin
     /// and the note of whose it is cannot be split by another call.
     let pinnedElsewhere = Locked<[UUID: Set<String>]>([:])
+    /// For each download, how many times the queue let its pins go (cancel,
+    /// cancel-all, remove), counted when the status changes. A pin is asked
+    /// for (a stop, a pass halting a download, a completion) before an
+    /// `await`, and the cancel's unpin may be written during it; so each pin
+    /// notes the count when asked for and is written only if the count is
+    /// the same inside its store write: a pin asked for before a cancel
+    /// never lands after the cancel's unpin. A count is kept after the
+    /// record is gone (a removed download's late pin is refused too).
+    let pinReleases = Locked<[UUID: Int]>([:])
     /// When a player's or a preload's transfer was last seen.
     private var lastHigherPriorityActivity: ContinuousClock.Instant?
     /// Bytes stored at the last save, to save progress only when it moved.
@@ -297,6 +309,7 @@ public actor DownloadQueue {
     /// entry pinned by someone else when it was enqueued keeps its pin.
     public func cancel(_ id: UUID) async throws(DownloadQueueError) {
         try apply(.cancel, to: id)
+        notePinsReleased([id])
         halt(id)
         board.end(id, as: .cancelled)
         pinnedWhileRunning.remove(id)
@@ -318,6 +331,7 @@ public actor DownloadQueue {
             }
             do { try record.apply(.cancel) } catch { continue }
             records[id] = record
+            notePinsReleased([id])
             halt(id)
             board.end(id, as: .cancelled)
             cancelled.append(id)
@@ -333,6 +347,7 @@ public actor DownloadQueue {
     /// one stays, with its pin.
     public func remove(_ id: UUID) async throws(DownloadQueueError) {
         try apply(.remove, to: id)
+        notePinsReleased([id])
         halt(id)
         try await commit([id])
         await finishRemoval(of: id)
@@ -417,9 +432,12 @@ public actor DownloadQueue {
         case .success(let entries):
             // Still counted as running while it pins (its slot is not free yet).
             var pinFailure: StoreError?
-            let pinnedElsewhere = pinnedElsewhere
+            let (pinnedElsewhere, pinReleases) = (pinnedElsewhere, pinReleases)
+            let releases = pinReleases.withLock { $0[id, default: 0] }
             do {
                 try await cache.storeIO.write { store throws(StoreError) in
+                    // Cancelled or removed since (its pins released, or to be): no pin.
+                    guard pinReleases.withLock({ $0[id, default: 0] }) == releases else { return }
                     for entry in entries
                     where !(try store.exchangePinned(true, forKey: entry.key, version: entry.version)) {
                         // The queue's pin now (someone else's had gone).
