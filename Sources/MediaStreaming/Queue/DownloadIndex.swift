@@ -12,8 +12,10 @@ import MediaStore
 /// Each record is saved with the keys of its entries that were pinned by
 /// someone else (the app, another download) when the queue took it, under
 /// `keysPinnedElsewhere`, one more field of the record's JSON object (the
-/// queue never unpins or removes those; see ``DownloadQueue``). The field
-/// is left out when there are none, so such a record is saved as before.
+/// queue never unpins or removes those; see ``DownloadQueue``), each
+/// byte for byte (two keys that are equal `String`s but different bytes
+/// are two entries of the store, and two keys here). The field is left
+/// out when there are none, so such a record is saved as before.
 /// A record saved before the field existed has none: its download owns
 /// every pin of its entries, as the queue then assumed (a cancel or
 /// remove releases them all). An older version reading a newer index
@@ -39,13 +41,13 @@ public struct DownloadIndex: Sendable {
     /// ``load()``, and for each record with any, the keys of its entries
     /// pinned elsewhere when the queue took it.
     func loadWithPins() throws(DownloadIndexError) -> (
-        records: [DownloadRecord], pinnedElsewhere: [UUID: Set<String>]
+        records: [DownloadRecord], pinnedElsewhere: [UUID: Set<ExactKey>]
     ) {
         let bytes: Data?
         do { bytes = try store.data(forKey: Self.key) } catch { throw .storage(error) }
         guard let bytes else { return ([], [:]) }
         var records: [DownloadRecord]
-        var pinnedElsewhere: [UUID: Set<String>] = [:]
+        var pinnedElsewhere: [UUID: Set<ExactKey>] = [:]
         do {
             let stored = try JSONDecoder().decode([StoredRecord].self, from: bytes)
             records = stored.map(\.record)
@@ -81,7 +83,7 @@ public struct DownloadIndex: Sendable {
 
     /// Replaces the stored records with `records` (one transaction), each
     /// with its keys in `pinnedElsewhere`.
-    func save(_ records: [DownloadRecord], pinnedElsewhere: [UUID: Set<String>]) throws(DownloadIndexError) {
+    func save(_ records: [DownloadRecord], pinnedElsewhere: [UUID: Set<ExactKey>]) throws(DownloadIndexError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let stored = records.map { StoredRecord(record: $0, keysPinnedElsewhere: pinnedElsewhere[$0.id] ?? []) }
@@ -95,16 +97,20 @@ public struct DownloadIndex: Sendable {
 
 extension DownloadIndex {
     /// A record as the index saves it: the record's own fields, and in the
-    /// same JSON object `keysPinnedElsewhere` (sorted; left out when empty).
+    /// same JSON object `keysPinnedElsewhere` (sorted by their bytes; left
+    /// out when empty). The keys are ``ExactKey``s, compared by their bytes
+    /// as the store compares keys: two canonically equal strings ("café"
+    /// with one scalar, and with "e" and a combining accent) are two
+    /// entries, and two keys here.
     fileprivate struct StoredRecord: Codable {
         var record: DownloadRecord
-        var keysPinnedElsewhere: Set<String>
+        var keysPinnedElsewhere: Set<ExactKey>
 
         private enum CodingKeys: String, CodingKey {
             case keysPinnedElsewhere
         }
 
-        init(record: DownloadRecord, keysPinnedElsewhere: Set<String>) {
+        init(record: DownloadRecord, keysPinnedElsewhere: Set<ExactKey>) {
             self.record = record
             self.keysPinnedElsewhere = keysPinnedElsewhere
         }
@@ -112,7 +118,8 @@ extension DownloadIndex {
         init(from decoder: any Decoder) throws {
             record = try DownloadRecord(from: decoder)
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            keysPinnedElsewhere = Set(try container.decodeIfPresent([String].self, forKey: .keysPinnedElsewhere) ?? [])
+            let keys = try container.decodeIfPresent([String].self, forKey: .keysPinnedElsewhere) ?? []
+            keysPinnedElsewhere = Set(keys.map(ExactKey.init))
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -120,7 +127,8 @@ extension DownloadIndex {
             guard !keysPinnedElsewhere.isEmpty else { return }
             // The record's own keyed container: the field joins its fields.
             var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(keysPinnedElsewhere.sorted(), forKey: .keysPinnedElsewhere)
+            let sorted = keysPinnedElsewhere.map(\.string).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            try container.encode(sorted, forKey: .keysPinnedElsewhere)
         }
     }
 }

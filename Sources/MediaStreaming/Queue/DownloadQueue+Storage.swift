@@ -8,7 +8,7 @@ extension DownloadQueue {
     /// pinned elsewhere): finishes interrupted removals, brings byte counts
     /// up to what the store holds, keeps the bytes of unfinished downloads
     /// pinned, and saves the reconciled index.
-    func restore(_ loaded: [DownloadRecord], pinnedElsewhere loadedPins: [UUID: Set<String>])
+    func restore(_ loaded: [DownloadRecord], pinnedElsewhere loadedPins: [UUID: Set<ExactKey>])
         async
         throws(DownloadQueueError)
     {
@@ -61,7 +61,7 @@ extension DownloadQueue {
             for (id, keys) in keys where pinReleases.withLock({ $0[id, default: 0] }) == releases[id] {
                 for key in keys where try store.info(forKey: key)?.isPinned == false {
                     try store.setPinned(true, forKey: key)
-                    pinnedElsewhere.withLock { _ = $0[id]?.remove(key) }
+                    pinnedElsewhere.withLock { _ = $0[id]?.remove(ExactKey(key)) }
                 }
             }
         }
@@ -86,7 +86,7 @@ extension DownloadQueue {
         _ = try? await cache.storeIO.write { store throws(StoreError) in
             for (id, keys) in keys {
                 let others = pinnedElsewhere.withLock { $0[id] } ?? []
-                for key in keys where !others.contains(key) {
+                for key in keys where !others.contains(ExactKey(key)) {
                     guard try store.info(forKey: key)?.isPinned == true else { continue }
                     try store.setPinned(false, forKey: key)
                 }
@@ -103,7 +103,7 @@ extension DownloadQueue {
         _ = try? await cache.storeIO.write { store throws(StoreError) in
             let others = pinnedElsewhere.withLock { $0[id] } ?? []
             for key in keys {
-                guard let info = try store.info(forKey: key), !(others.contains(key) && info.isPinned) else {
+                guard let info = try store.info(forKey: key), !(others.contains(ExactKey(key)) && info.isPinned) else {
                     continue
                 }
                 try store.setPinned(false, forKey: key)
@@ -135,14 +135,14 @@ extension DownloadQueue {
 
     /// The keys of `record`'s entries that are pinned now (on the store's
     /// read queue, as ``storeKeys(of:)``).
-    func pinnedKeys(of record: DownloadRecord) async -> Set<String> {
+    func pinnedKeys(of record: DownloadRecord) async -> Set<ExactKey> {
         let performer = performers[record.kind ?? ProgressiveDownloadPerformer.kind]
         let cache = cache
-        let pinned = try? await cache.storeIO.read { store throws(StoreError) -> Set<String> in
-            var pinned: Set<String> = []
+        let pinned = try? await cache.storeIO.read { store throws(StoreError) -> Set<ExactKey> in
+            var pinned: Set<ExactKey> = []
             for key in performer?.keys(of: record, in: cache) ?? [record.cacheKey]
             where try store.info(forKey: key)?.isPinned == true {
-                pinned.insert(key)
+                pinned.insert(ExactKey(key))
             }
             return pinned
         }

@@ -75,8 +75,11 @@ public actor DownloadQueue {
     /// after a cancel and opening (when the queue holds no pin of the
     /// download); from then on read and changed only inside the store
     /// writes that pin, unpin and save the index (one at a time), so a pin
-    /// and the note of whose it is cannot be split by another call.
-    let pinnedElsewhere = Locked<[UUID: Set<String>]>([:])
+    /// and the note of whose it is cannot be split by another call. Keys
+    /// compare by their bytes, as the store's (``ExactKey``): as `String`s,
+    /// "café" with one scalar and "cafe\u{301}" were one key of the note
+    /// but two entries, and the queue pinning one took the other's note away.
+    let pinnedElsewhere = Locked<[UUID: Set<ExactKey>]>([:])
     /// For each download, how many times the queue let its pins go (cancel,
     /// cancel-all, remove), counted when the status changes. A pin is asked
     /// for (a stop, a pass halting a download, a completion) before an
@@ -122,7 +125,7 @@ public actor DownloadQueue {
         cache: StreamingCache, configuration: DownloadQueueConfiguration = DownloadQueueConfiguration(),
         monitor: any ConditionsMonitor = SettableConditionsMonitor(), performers: [any DownloadPerformer] = []
     ) async throws(DownloadQueueError) -> DownloadQueue {
-        typealias Loaded = (records: [DownloadRecord], pinnedElsewhere: [UUID: Set<String>])
+        typealias Loaded = (records: [DownloadRecord], pinnedElsewhere: [UUID: Set<ExactKey>])
         let loaded: Result<Loaded, DownloadIndexError>
         do {
             loaded = try await cache.storeIO.read { store in
@@ -441,7 +444,7 @@ public actor DownloadQueue {
                     for entry in entries
                     where !(try store.exchangePinned(true, forKey: entry.key, version: entry.version)) {
                         // The queue's pin now (someone else's had gone).
-                        pinnedElsewhere.withLock { _ = $0[id]?.remove(entry.key) }
+                        pinnedElsewhere.withLock { _ = $0[id]?.remove(ExactKey(entry.key)) }
                     }
                 }
             } catch {

@@ -1,0 +1,115 @@
+import Foundation
+import MediaStore
+import Testing
+
+@testable import MediaStreaming
+
+/// The keys the queue notes as pinned by someone else are compared as the
+/// store compares keys, by their bytes. "café" with one scalar and with
+/// "e" plus a combining accent are two entries in the store, but equal
+/// `String`s: the note was a `Set<String>`, so the queue pinning one of
+/// them (its own pin) took the other off the note too, and a cancel then
+/// unpinned the app's entry (a remove deleted it).
+@Suite("Download queue: keys pinned elsewhere are compared by their bytes", .timeLimit(.minutes(1)))
+struct DownloadQueueExactKeyPinTests {
+    static let composed = "exact-caf\u{E9}"
+    static let decomposed = "exact-cafe\u{301}"
+
+    /// Runs until stopped; its bytes are the two entries of the pair.
+    struct PairPerformer: DownloadPerformer {
+        static let kind = "exact-pair"
+        var kind: String { Self.kind }
+
+        func perform(
+            _ record: DownloadRecord, in cache: StreamingCache, priority: FetchPriority,
+            progress: @escaping @Sendable (Int, Int?) -> Void
+        ) async throws(DownloadFailure) -> [StoredEntry] {
+            // Until stopped (the sleep ends at the cancellation).
+            try? await Task.sleep(for: .seconds(3600))
+            throw .userCancelled
+        }
+
+        func keys(of record: DownloadRecord, in cache: StreamingCache) -> [String] {
+            [DownloadQueueExactKeyPinTests.composed, DownloadQueueExactKeyPinTests.decomposed]
+        }
+    }
+
+    enum Scenario: String, CaseIterable, CustomTestStringConvertible {
+        /// Stopped (the queue pins the other key), then cancelled.
+        case cancel
+        /// Stopped, then removed.
+        case remove
+        /// The app pinned both; stopped, the queue reopened (the note comes
+        /// back from the index), the app unpins the other one, the download
+        /// is resumed, stopped (the queue pins it) and cancelled.
+        case cancelAfterReopening
+        var testDescription: String { rawValue }
+    }
+
+    @Test(
+        "The app's pin on one key of a canonically equal pair survives the queue's pin on the other",
+        arguments: Scenario.allCases, [true, false])
+    func appPinOnOneOfAPairStays(_ scenario: Scenario, appPinsComposed: Bool) async throws {
+        #expect(Self.composed == Self.decomposed)
+        let test = try TestCache()
+        let store = try #require(test.store)
+        let (app, other) = appPinsComposed ? (Self.composed, Self.decomposed) : (Self.decomposed, Self.composed)
+        for key in [app, other] { try store.put(Data(repeating: 3, count: TestCache.chunkSize), forKey: key) }
+        #expect(try store.entries().count == 2)
+        try store.setPinned(true, forKey: app)
+        if scenario == .cancelAfterReopening { try store.setPinned(true, forKey: other) }
+        let configuration = DownloadQueueConfiguration(pollInterval: .seconds(60))
+        var queue = try await DownloadQueue.open(
+            cache: test.cache, configuration: configuration, performers: [PairPerformer()])
+        let record = try await queue.enqueue(
+            URL(string: "https://example.invalid/exact-pair")!, cacheKey: "exact-pair", kind: PairPerformer.kind)
+        try await queue.stop(record.id)
+        #expect(try store.info(forKey: other)?.isPinned == true, "a stopped download's bytes are pinned")
+
+        if scenario == .cancelAfterReopening {
+            test.freshCache()
+            queue = try await DownloadQueue.open(
+                cache: test.cache, configuration: configuration, performers: [PairPerformer()])
+            // The app lets its pin of the other key go; the queue then pins it, its own pin.
+            try store.setPinned(false, forKey: other)
+            try await queue.resume(record.id)
+            #expect(await queue.download(record.id)?.status == .downloading)
+            try await queue.stop(record.id)
+            #expect(try store.info(forKey: other)?.isPinned == true)
+        }
+
+        switch scenario {
+        case .remove:
+            try await queue.remove(record.id)
+            #expect(try store.info(forKey: app)?.isPinned == true, "the removal dropped the app's pinned entry")
+            #expect(try store.info(forKey: other) == nil, "the download's own entry is removed")
+        case .cancel, .cancelAfterReopening:
+            try await queue.cancel(record.id)
+            #expect(try store.info(forKey: app)?.isPinned == true, "the cancel dropped the app's pin")
+            #expect(try store.info(forKey: other)?.isPinned == false, "the queue's own pin stays")
+        }
+    }
+
+    /// The index keeps both keys of such a pair, byte for byte.
+    @Test("Both keys of a pair pinned elsewhere are saved and loaded apart")
+    func bothKeysOfAPairAreSaved() async throws {
+        let test = try TestCache()
+        let store = try #require(test.store)
+        for key in [Self.composed, Self.decomposed] {
+            try store.put(
+                Data(repeating: 5, count: TestCache.chunkSize), forKey: key, options: WriteOptions(pinned: true))
+        }
+        let queue = try await DownloadQueue.open(
+            cache: test.cache, configuration: DownloadQueueConfiguration(pollInterval: .seconds(60)),
+            performers: [PairPerformer()])
+        let record = try await queue.enqueue(
+            URL(string: "https://example.invalid/exact-pair")!, cacheKey: "exact-pair", kind: PairPerformer.kind)
+        try await queue.stop(record.id)
+        let loaded = try DownloadIndex(store: store).loadWithPins().pinnedElsewhere[record.id] ?? []
+        #expect(
+            Set(loaded.map { Array(String(describing: $0).utf8) }) == [
+                Array(Self.composed.utf8), Array(Self.decomposed.utf8),
+            ])
+        try await queue.cancel(record.id)
+    }
+}
