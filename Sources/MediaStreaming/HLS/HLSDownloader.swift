@@ -78,15 +78,33 @@ public final class HLSDownloader: Sendable {
         return try store.entries().filter { HLSEntryMetadata.belongs($0, toAsset: assetKey) }
     }
 
+    /// Whether a download of the ``DownloadQueue`` over this store holds
+    /// the asset `assetKey`: one that is not cancelled nor removed
+    /// (``DownloadIndex/heldRecords()``) whose key, or whose URL's key, is
+    /// the asset's, byte for byte.
+    private func isHeldByDownloadQueue(_ assetKey: String) throws(StoreError) -> Bool {
+        let asset = ExactKey(assetKey)
+        return try DownloadIndex(store: cache.store).heldRecords().contains { record in
+            ExactKey(record.cacheKey) == asset || ExactKey(resources.resourceKey(for: record.url).storeKey) == asset
+        }
+    }
+
     /// Cancels the asset's downloads and unpins its entries (they become
     /// evictable again). Returns how many entries were unpinned. A resource
     /// another kept asset shares (the same key or segment under two
     /// masters) stays pinned for it, and is no longer this asset's.
     ///
-    /// The app's own call, so any other pin of an entry of the asset goes
-    /// too: one the app set itself (`MediaStore.setPinned`; the store keeps
-    /// one pin flag with no owner, and only assets are recorded as keepers),
-    /// and a ``DownloadQueue`` download's of the same asset.
+    /// An asset a ``DownloadQueue`` download holds (one of its master that
+    /// is not cancelled nor removed, read from the queue's index in the
+    /// store) is left as it is: its downloads here are cancelled, but no
+    /// entry is unpinned (0), and the queue's cancel or remove lets it go.
+    /// This used to unpin it, and the queue went on reporting completed an
+    /// asset eviction could take.
+    ///
+    /// Otherwise the app's own call, so any other pin of an entry of the
+    /// asset goes too: one the app set itself (`MediaStore.setPinned`; the
+    /// store keeps one pin flag with no owner, and only assets are
+    /// recorded as keepers).
     @discardableResult
     public func release(_ url: URL) throws(StoreError) -> Int {
         let assetKey = resources.resourceKey(for: url).storeKey
@@ -96,6 +114,7 @@ public final class HLSDownloader: Sendable {
             return matching
         }
         for download in running { download.cancel() }
+        guard try !isHeldByDownloadQueue(assetKey) else { return 0 }
         var count = 0
         for entry in try entries(of: url) {
             if let shared = HLSEntryMetadata.releasing(entry, fromAsset: assetKey) {
@@ -110,10 +129,12 @@ public final class HLSDownloader: Sendable {
 
     /// Cancels the asset's downloads and removes every entry of it from the
     /// store, except those another kept asset shares. Returns how many
-    /// were removed.
+    /// were removed. An asset a ``DownloadQueue`` download holds stays (0):
+    /// see ``release(_:)``; remove it through the queue.
     @discardableResult
     public func remove(_ url: URL) throws(StoreError) -> Int {
         _ = try release(url)
+        guard try !isHeldByDownloadQueue(resources.resourceKey(for: url).storeKey) else { return 0 }
         var count = 0
         for entry in try entries(of: url) where try cache.store.remove(forKey: entry.key, version: entry.version) {
             count += 1

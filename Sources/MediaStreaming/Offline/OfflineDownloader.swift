@@ -57,14 +57,25 @@ public final class OfflineDownloader: Sendable {
         return downloads.first { $0.cacheKey == key }
     }
 
-    /// Unpins `url`'s entry (it becomes evictable again) and forgets its download.
+    /// Unpins `url`'s entry (it becomes evictable again) and forgets its
+    /// download, unless a ``DownloadQueue`` download of the same key holds
+    /// it: then its download is still cancelled and forgotten, but the pin
+    /// stays.
     ///
-    /// The app's own call, so it unpins whoever set the pin: a pin the app
-    /// set itself (`MediaStore.setPinned`) goes too (the store keeps one pin
-    /// flag, with no owner), as does a ``DownloadQueue`` download's pin of the
-    /// same key. To keep the entry, do not release it, or pin it again after.
-    /// (A cancel, by contrast, leaves a pin it did not set: see
-    /// ``OfflineDownload/cancel()``.)
+    /// The store keeps one pin flag per entry, with no owner, so this
+    /// unpins whoever set the pin: a pin the app set itself
+    /// (`MediaStore.setPinned`) goes too. To keep the entry, do not release
+    /// it, or pin it again after. (A cancel, by contrast, leaves a pin it
+    /// did not set: see ``OfflineDownload/cancel()``.)
+    ///
+    /// A download of the queue (read from its index in the store, so
+    /// whether or not the queue is open) that is not cancelled nor removed
+    /// keeps its entry pinned, and a completed one says so; this used to
+    /// unpin it, and the queue went on reporting completed an entry
+    /// eviction could take. The queue lets the pin go when the download is
+    /// cancelled or removed, but not a pin that was set before the queue
+    /// took the download (this downloader's, say): that one is not the
+    /// queue's, so it stays until released again once the queue let go.
     public func release(_ url: URL) throws(StoreError) {
         let key = cache.cacheKey(for: url)
         let matching = queue.withLock { queue -> [OfflineDownload] in
@@ -73,6 +84,7 @@ public final class OfflineDownloader: Sendable {
             return matching
         }
         for download in matching { download.cancel() }
+        guard try !DownloadIndex(store: cache.store).holdsEntry(key) else { return }
         if try cache.store.info(forKey: key) != nil {
             try cache.store.setPinned(false, forKey: key)
         }

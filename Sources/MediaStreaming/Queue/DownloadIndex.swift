@@ -75,6 +75,27 @@ public struct DownloadIndex: Sendable {
         return (records.sorted { $0.queueOrder < $1.queueOrder }, pinnedElsewhere)
     }
 
+    /// The downloads, as last saved, whose entries the queue keeps pinned
+    /// (all but cancelled ones and removals: ``DownloadRecord/holdsBytes``),
+    /// for `OfflineDownloader.release` and `HLSDownloader.release`, which
+    /// leave those entries pinned. None when there is no index, or one this
+    /// version cannot read (no queue can open it either).
+    ///
+    /// The queue saves a download (queued) before it pins any of its
+    /// entries, and unpins them before it saves it cancelled or drops it:
+    /// the saved index never says "not held" while the queue holds a pin.
+    func heldRecords() throws(StoreError) -> [DownloadRecord] {
+        guard let bytes = try store.data(forKey: Self.key) else { return [] }
+        let stored = (try? JSONDecoder().decode([StoredRecord].self, from: bytes)) ?? []
+        return stored.map(\.record).filter(\.holdsBytes)
+    }
+
+    /// Whether a download the queue holds (``heldRecords()``) has `key` as
+    /// its cache key, byte for byte.
+    func holdsEntry(_ key: String) throws(StoreError) -> Bool {
+        try heldRecords().contains { ExactKey($0.cacheKey) == ExactKey(key) }
+    }
+
     /// Replaces the stored records with `records` (one transaction), with
     /// no keys pinned elsewhere.
     public func save(_ records: [DownloadRecord]) throws(DownloadIndexError) {

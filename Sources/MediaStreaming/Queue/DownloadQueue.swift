@@ -34,7 +34,13 @@ import MediaStore
 ///   entry the queue has already pinned is the queue's, and goes with it.
 ///   A pin the queue was about to write when a cancel or remove came (a
 ///   stop's, a scheduling pass's) is not written: a cancelled download
-///   keeps no pin of the queue's.
+///   keeps no pin of the queue's. `OfflineDownloader.release` and
+///   `HLSDownloader.release`/`remove` leave the entries of a download the
+///   queue holds (they read the ``DownloadIndex``), so a completed
+///   download's entries stay pinned until it is removed; the app's own
+///   `MediaStore.setPinned(false, …)` still unpins them (one flag), and the
+///   queue then reports completed an entry eviction may take (after a
+///   relaunch, ``DownloadIndex/load()`` queues again one that was evicted).
 ///
 /// ```swift
 /// let queue = try await DownloadQueue.open(cache: cache, monitor: SystemConditionsMonitor(volume: store.directory))

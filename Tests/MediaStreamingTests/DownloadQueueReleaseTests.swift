@@ -1,0 +1,84 @@
+import Foundation
+import MediaStore
+import Testing
+
+@testable import MediaStreaming
+
+/// `OfflineDownloader.release` and `HLSDownloader.release` unpinned an
+/// entry whoever had pinned it (the store's pin is one flag, with no
+/// owner): a ``DownloadQueue`` download of the same key or asset still
+/// said completed while its entries could be evicted. They now leave what
+/// a download of the queue holds (read from its index in the store), and
+/// `HLSDownloader.remove` leaves it in the store; the queue's own cancel
+/// or remove lets it go.
+@Suite("Release leaves what the download queue holds", .serialized, .timeLimit(.minutes(2)))
+struct DownloadQueueReleaseTests {
+    enum Before: String, CaseIterable, CustomTestStringConvertible {
+        /// Only the queue pinned the entry.
+        case queueOnly
+        /// An offline download completed (and pinned) it before the queue took it.
+        case offlineFirst
+        var testDescription: String { rawValue }
+    }
+
+    @Test("OfflineDownloader.release leaves a completed queue download's entry pinned", arguments: Before.allCases)
+    func offlineReleaseLeavesTheQueuesPin(_ before: Before) async throws {
+        let content = Data((0..<(3 * TestCache.chunkSize)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let test = try TestCache(origin: MemoryOrigin(content))
+        let store = try #require(test.store)
+        let url = URL(string: "https://example.invalid/release-\(before.rawValue)")!
+        let key = test.cache.cacheKey(for: url)
+        let downloader = OfflineDownloader(cache: test.cache)
+        if before == .offlineFirst {
+            try await downloader.download(url).completion()
+            #expect(try store.info(forKey: key)?.isPinned == true)
+        }
+        let queue = try await DownloadQueue.open(
+            cache: test.cache, configuration: DownloadQueueConfiguration(pollInterval: .seconds(60)))
+        let record = try await queue.enqueue(url)
+        try await queue.completion(of: record.id)
+        #expect(try store.info(forKey: key)?.isPinned == true)
+
+        try downloader.release(url)
+        #expect(await queue.download(record.id)?.status == .completed)
+        #expect(try store.info(forKey: key)?.isPinned == true, "the queue says completed, its entry is evictable")
+
+        // Once the queue lets it go, release unpins it again.
+        try await queue.remove(record.id)
+        if before == .offlineFirst {
+            // The pin was there before the queue took the download: not the queue's to remove.
+            #expect(try store.info(forKey: key)?.isPinned == true)
+            try downloader.release(url)
+        }
+        let info = try store.info(forKey: key)
+        #expect(info == nil || info?.isPinned == false)
+    }
+
+    @Test("HLSDownloader.release and remove leave an asset a queue download holds")
+    func hlsReleaseLeavesTheQueuesAsset() async throws {
+        let origin = try HLSOrigin()
+        let test = try TestCache()
+        let master = origin.url("master/master.m3u8")
+        let queue = try await DownloadQueue.open(
+            cache: test.cache, configuration: DownloadQueueConfiguration(pollInterval: .seconds(60)),
+            performers: [HLSDownloadPerformer(variant: .lowestBandwidth, audio: .languages(["en"]))])
+        let record = try await queue.enqueue(master, kind: HLSDownloadPerformer.kind)
+        try await queue.completion(of: record.id)
+        let downloader = HLSDownloader(cache: test.cache)
+        let entries = try downloader.entries(of: master)
+        let expected = 8  // master, the variant's and the English playlists, 2 + 3 segments
+        #expect(entries.count == expected)
+        #expect(entries.allSatisfy { $0.isPinned })
+
+        #expect(try downloader.release(master) == 0)
+        #expect(try downloader.remove(master) == 0)
+        #expect(await queue.download(record.id)?.status == .completed)
+        let kept = try downloader.entries(of: master)
+        #expect(kept.count == entries.count, "remove deleted the queue's asset")
+        #expect(kept.allSatisfy { $0.isPinned }, "the queue says completed, its entries are evictable")
+
+        // The queue's remove takes it; then there is nothing left to release.
+        try await queue.remove(record.id)
+        #expect(try downloader.entries(of: master).isEmpty)
+    }
+}
