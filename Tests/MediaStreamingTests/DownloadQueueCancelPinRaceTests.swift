@@ -106,4 +106,48 @@ struct DownloadQueueCancelPinRaceTests {
         #expect(try store.info(forKey: key)?.isPinned == false, "the cancelled download's entry stayed pinned")
         #expect(test.origin.requests.isEmpty)
     }
+
+    /// A resume right after a cancel notes which of the download's entries
+    /// are pinned by someone else (the queue's own pins are released by
+    /// then). It read them while the cancel's unpin was still to be
+    /// written: the queue's own pin looked like someone else's, the cancel
+    /// then left it (not its own, by the note), and so did every later
+    /// cancel or remove.
+    @Test("A resume during a cancel's release does not take the queue's pin for someone else's")
+    func resumeDuringCancelRelease() async throws {
+        let test = try TestCache()
+        let store = try #require(test.store)
+        let key = "cancel-resume-race"
+        try store.put(Data(repeating: 9, count: 2 * TestCache.chunkSize), forKey: key)
+        let performer = GatedKeysPerformer()
+        let queue = try await DownloadQueue.open(
+            cache: test.cache, configuration: DownloadQueueConfiguration(pollInterval: .seconds(60)),
+            monitor: QuietMonitor(), performers: [performer])
+        let record = try await queue.enqueue(
+            URL(string: "https://example.invalid/\(key)")!, cacheKey: key, kind: GatedKeysPerformer.kind)
+        try await queue.stop(record.id)
+        #expect(try store.info(forKey: key)?.isPinned == true, "the queue pins a stopped download's bytes")
+
+        // The cancel's release reads the keys and is held there.
+        let gate = BlockingGate()
+        performer.gate.withLock { $0 = gate }
+        let cancelling = Task { try await queue.cancel(record.id) }
+        await gate.arrived()
+        // The resume runs meanwhile; it must not take its note before the release is written.
+        let resuming = Task { try await queue.resume(record.id) }
+        // Resumed (it took its note) or still waiting for the release after 2 s.
+        for _ in 0..<200 where await queue.download(record.id)?.status == .failed(.userCancelled) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        gate.open()
+        try await cancelling.value
+        try await resuming.value
+        #expect(await queue.download(record.id)?.status == .downloading)
+
+        // Now the queue's pin again; the next cancel releases it.
+        try await queue.stop(record.id)
+        #expect(try store.info(forKey: key)?.isPinned == true)
+        try await queue.cancel(record.id)
+        #expect(try store.info(forKey: key)?.isPinned == false, "the queue's own pin was taken for someone else's")
+    }
 }

@@ -95,6 +95,12 @@ public actor DownloadQueue {
     /// never lands after the cancel's unpin. A count is kept after the
     /// record is gone (a removed download's late pin is refused too).
     let pinReleases = Locked<[UUID: Int]>([:])
+    /// The cancels' unpins under way, per download. A resume after a cancel
+    /// waits for its download's before it notes which entries are pinned by
+    /// someone else: it used to read them before the unpin was written, so
+    /// the queue's own pins were noted as someone else's, and no later
+    /// cancel or remove let them go.
+    private var releasing: [UUID: Task<Void, Never>] = [:]
     /// When a player's or a preload's transfer was last seen.
     private var lastHigherPriorityActivity: ContinuousClock.Instant?
     /// Bytes stored at the last save, to save progress only when it moved.
@@ -295,6 +301,10 @@ public actor DownloadQueue {
     /// holds no pin of the queue's: entries pinned now are someone else's,
     /// as at ``enqueue(_:cacheKey:headers:kind:priority:conditions:)``.
     public func resume(_ id: UUID) async throws(DownloadQueueError) {
+        if records[id]?.status == .failed(.userCancelled) {
+            // Its pins as they are once the cancel's unpin is written.
+            await releasing[id]?.value
+        }
         if let record = records[id], record.status == .failed(.userCancelled) {
             let pinned = await pinnedKeys(of: record)
             // Resumed by another call meanwhile (which took its own note), the
@@ -322,7 +332,7 @@ public actor DownloadQueue {
         halt(id)
         board.end(id, as: .cancelled)
         pinnedWhileRunning.remove(id)
-        await releasePins(of: [id])
+        await release([id])
         try await commit([id])
         await schedule()
     }
@@ -347,8 +357,18 @@ public actor DownloadQueue {
         }
         board.cancelBatch()
         pinnedWhileRunning.subtract(cancelled)
-        await releasePins(of: cancelled)
+        await release(cancelled)
         try await commit(cancelled)
+    }
+
+    /// Releases the pins of cancelled downloads `ids` (``releasePins(of:)``),
+    /// noted in ``releasing`` until written, so a resume waits for it.
+    private func release(_ ids: [UUID]) async {
+        guard !ids.isEmpty else { return }
+        let task = Task { await self.releasePins(of: ids) }
+        for id in ids { releasing[id] = task }
+        await task.value
+        for id in ids where releasing[id] == task { releasing[id] = nil }
     }
 
     /// Removes download `id` and its bytes from the store, except an entry
