@@ -10,7 +10,7 @@ import Testing
 /// `String`s: the note was a `Set<String>`, so the queue pinning one of
 /// them (its own pin) took the other off the note too, and a cancel then
 /// unpinned the app's entry (a remove deleted it).
-@Suite("Download queue: keys pinned elsewhere are compared by their bytes", .timeLimit(.minutes(1)))
+@Suite("Download queue: cache keys are compared by their bytes", .timeLimit(.minutes(1)))
 struct DownloadQueueExactKeyPinTests {
     static let composed = "exact-caf\u{E9}"
     static let decomposed = "exact-cafe\u{301}"
@@ -111,5 +111,28 @@ struct DownloadQueueExactKeyPinTests {
                 Array(Self.composed.utf8), Array(Self.decomposed.utf8),
             ])
         try await queue.cancel(record.id)
+    }
+
+    /// Two downloads whose cache keys are such a pair are two downloads
+    /// (two entries): `enqueue` found the first one "already held" for the
+    /// second key, and returned it, so the second entry was never fetched.
+    @Test("Enqueueing the other key of a pair makes a second download")
+    func enqueueKeepsAPairApart() async throws {
+        let test = try TestCache()
+        let queue = try await DownloadQueue.open(
+            cache: test.cache, configuration: DownloadQueueConfiguration(pollInterval: .seconds(60)),
+            performers: [PairPerformer()])
+        let first = try await queue.enqueue(
+            URL(string: "https://example.invalid/composed")!, cacheKey: Self.composed, kind: PairPerformer.kind)
+        let second = try await queue.enqueue(
+            URL(string: "https://example.invalid/decomposed")!, cacheKey: Self.decomposed, kind: PairPerformer.kind)
+        #expect(first.id != second.id, "the second key's download is the first one")
+        #expect(Array(second.cacheKey.utf8) == Array(Self.decomposed.utf8))
+        #expect(await queue.downloads.count == 2)
+        // The same key again is the same download.
+        let again = try await queue.enqueue(
+            URL(string: "https://example.invalid/decomposed")!, cacheKey: Self.decomposed, kind: PairPerformer.kind)
+        #expect(again.id == second.id)
+        try await queue.cancelAll()
     }
 }

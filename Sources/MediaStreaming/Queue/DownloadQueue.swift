@@ -268,10 +268,15 @@ public actor DownloadQueue {
         return records[record.id] ?? record
     }
 
-    /// The download of `key` and performer kind `kind` the queue holds (not being removed).
+    /// The download of `key` and performer kind `kind` the queue holds (not
+    /// being removed). Keys compare by their bytes, as the store's: two
+    /// canonically equal `String`s of different bytes are two entries, and
+    /// two downloads (one was taken for the other, and never fetched).
     private func held(_ key: String, kind: String) -> DownloadRecord? {
-        records.values.first {
-            $0.cacheKey == key && ($0.kind ?? ProgressiveDownloadPerformer.kind) == kind && $0.status != .removing
+        let exact = ExactKey(key)
+        return records.values.first {
+            ExactKey($0.cacheKey) == exact && ($0.kind ?? ProgressiveDownloadPerformer.kind) == kind
+                && $0.status != .removing
         }
     }
 
