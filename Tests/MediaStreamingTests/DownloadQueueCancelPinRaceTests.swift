@@ -15,19 +15,9 @@ import Testing
 struct DownloadQueueCancelPinRaceTests {
     /// Runs until stopped; the first ``keys(of:in:)`` after ``gate`` is set
     /// is held there until the test opens the gate.
-    struct GatedKeysPerformer: DownloadPerformer {
+    struct GatedKeysPerformer: UntilCancelledPerformer {
         static let kind = "gated-keys"
-        var kind: String { Self.kind }
         let gate = Locked<BlockingGate?>(nil)
-
-        func perform(
-            _ record: DownloadRecord, in cache: StreamingCache, priority: FetchPriority,
-            progress: @escaping @Sendable (Int, Int?) -> Void
-        ) async throws(DownloadFailure) -> [StoredEntry] {
-            // Until stopped (the sleep ends at the cancellation).
-            try? await Task.sleep(for: .seconds(3600))
-            throw .userCancelled
-        }
 
         func keys(of record: DownloadRecord, in cache: StreamingCache) -> [String] {
             // One call is held (on the store's read queue, a thread of its own); later ones go through.

@@ -16,18 +16,8 @@ struct DownloadQueueExactKeyPinTests {
     static let decomposed = "exact-cafe\u{301}"
 
     /// Runs until stopped; its bytes are the two entries of the pair.
-    struct PairPerformer: DownloadPerformer {
+    struct PairPerformer: UntilCancelledPerformer {
         static let kind = "exact-pair"
-        var kind: String { Self.kind }
-
-        func perform(
-            _ record: DownloadRecord, in cache: StreamingCache, priority: FetchPriority,
-            progress: @escaping @Sendable (Int, Int?) -> Void
-        ) async throws(DownloadFailure) -> [StoredEntry] {
-            // Until stopped (the sleep ends at the cancellation).
-            try? await Task.sleep(for: .seconds(3600))
-            throw .userCancelled
-        }
 
         func keys(of record: DownloadRecord, in cache: StreamingCache) -> [String] {
             [DownloadQueueExactKeyPinTests.composed, DownloadQueueExactKeyPinTests.decomposed]
