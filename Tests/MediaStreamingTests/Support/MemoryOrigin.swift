@@ -9,21 +9,32 @@ final class MemoryOrigin: Origin, @unchecked Sendable {
     private var etag: String
     private var served = 0
     private let pieceDelay: Duration
+    /// Whether the first request's body waits after its first piece (until ``releaseFirstBody()``).
+    private var holdingFirstBody: Bool
 
     /// - parameter pieceDelay: a pause before each 8 KiB piece of a body (a slow network).
-    init(_ bytes: Data, etag: String = "\"v1\"", pieceDelay: Duration = .zero) {
+    /// - parameter holdFirstBody: the first request's body stops after its
+    ///   first piece until ``releaseFirstBody()``: a request still running,
+    ///   however slow the machine.
+    init(_ bytes: Data, etag: String = "\"v1\"", pieceDelay: Duration = .zero, holdFirstBody: Bool = false) {
         self.bytes = bytes
         self.etag = etag
         self.pieceDelay = pieceDelay
+        self.holdingFirstBody = holdFirstBody
+    }
+
+    /// Lets the first request's body go on.
+    func releaseFirstBody() {
+        lock.withLock { holdingFirstBody = false }
     }
 
     /// Requests answered so far.
     var requests: Int { lock.withLock { served } }
 
     func fetch(_ request: OriginRequest) async throws(OriginError) -> OriginResponse {
-        let (content, tag) = lock.withLock { () -> (Data, String) in
+        let (content, tag, first) = lock.withLock { () -> (Data, String, Bool) in
             served += 1
-            return (bytes, etag)
+            return (bytes, etag, served == 1)
         }
         var headers = ["Content-Type": "application/octet-stream", "ETag": tag]
         var status = 200
@@ -46,8 +57,12 @@ final class MemoryOrigin: Origin, @unchecked Sendable {
             statusCode: status, headers: headers,
             body: AsyncThrowingStream { continuation in
                 let task = Task {
-                    for piece in pieces {
+                    for (index, piece) in pieces.enumerated() {
                         if delay > .zero { try? await Task.sleep(for: delay) }
+                        while first && index == 1 && !Task.isCancelled && self.lock.withLock({ self.holdingFirstBody })
+                        {
+                            try? await Task.sleep(for: .milliseconds(1))
+                        }
                         if Task.isCancelled { break }
                         continuation.yield(piece)
                     }
