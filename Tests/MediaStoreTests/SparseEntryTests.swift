@@ -227,19 +227,43 @@ import Testing
 
 /// A chunk-by-chunk read never mixes two versions of an entry.
 @Suite struct ChunkedReadConsistencyTests {
+    /// Replaced while the first transaction's chunks are handed out: they
+    /// all come (one snapshot, the old version), then the read stops.
     @Test func replacingTheEntryMidStreamStopsTheRead() throws {
         let chunk = 4096
-        let t = try TestStore(configuration: StoreConfiguration(chunkSize: chunk, initialMapSize: 16 << 20))
-        try t.store.put([UInt8](repeating: 1, count: 3 * chunk), forKey: "k")
+        let perTransaction = MediaStore.sliceBytesPerTransaction / chunk
+        let length = 3 * perTransaction * chunk
+        let t = try TestStore(configuration: StoreConfiguration(chunkSize: chunk, initialMapSize: 64 << 20))
+        try t.store.put([UInt8](repeating: 1, count: length), forKey: "k")
         var received: [Data] = []
         #expect(throws: StoreError.changedDuringRead(key: "k")) {
-            try t.store.read(forKey: "k", range: 0..<(3 * chunk)) { data in
+            try t.store.read(forKey: "k", range: 0..<length) { data in
                 received.append(data)
-                if received.count == 1 { try t.store.put([UInt8](repeating: 2, count: 3 * chunk), forKey: "k") }
+                if received.count == 1 { try t.store.put([UInt8](repeating: 2, count: length), forKey: "k") }
             }
         }
-        #expect(received.count == 1)
-        #expect(received.allSatisfy { $0.allSatisfy { $0 == 1 } })
+        #expect(received.count == perTransaction)
+        #expect(received.allSatisfy { $0.count == chunk && $0.allSatisfy { $0 == 1 } })
+    }
+
+    /// A hole still there when the read reaches it: what came before is
+    /// handed out, then the read stops with the hole.
+    @Test func aHoleStopsTheReadAfterTheBytesBeforeIt() throws {
+        let chunk = 4096
+        let t = try TestStore(configuration: StoreConfiguration(chunkSize: chunk, initialMapSize: 16 << 20))
+        let version = try t.store.prepareEntry(forKey: "k", length: 3 * chunk).version
+        try t.store.write([UInt8](repeating: 1, count: chunk), at: 0, forKey: "k", version: version)
+        try t.store.write([UInt8](repeating: 3, count: chunk), at: 2 * chunk, forKey: "k", version: version)
+        var received: [Data] = []
+        #expect(throws: StoreError.self) {
+            try t.store.read(forKey: "k", range: 100..<(3 * chunk)) { received.append($0) }
+        }
+        #expect(received == [Data([UInt8](repeating: 1, count: chunk - 100))])
+        do {
+            try t.store.read(forKey: "k", range: 100..<(3 * chunk)) { _ in }
+        } catch StoreError.rangeNotCached(_, let missing) {
+            #expect(missing.lowerBound == chunk)
+        }
     }
 
     @Test func fillingHolesMidStreamIsFine() throws {

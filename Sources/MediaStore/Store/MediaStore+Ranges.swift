@@ -153,13 +153,16 @@ extension MediaStore {
         return (result.data, result.entryID)
     }
 
-    /// Streams `range` of an entry to `body` one chunk at a time, each
-    /// chunk in its own short read transaction, so that no reader pins
-    /// pages for the whole stream. The entry is protected from eviction
-    /// meanwhile. Filling holes of the entry meanwhile is fine; if it is
-    /// replaced (or removed) mid-stream the read stops with
-    /// ``StoreError/changedDuringRead(key:)`` (or `notFound`), so the
-    /// bytes handed out never mix two versions.
+    /// Streams `range` of an entry to `body` one chunk at a time. The
+    /// chunks are copied out up to 1 MiB per short read transaction
+    /// (whole chunks, at least one), and `body` runs outside it, so that no
+    /// reader pins pages for the whole stream or while `body` works. The
+    /// entry is protected from eviction meanwhile. Filling holes of the
+    /// entry meanwhile is fine (a hole ends a transaction's chunks; the
+    /// next one looks again); if it is replaced (or removed) mid-stream,
+    /// the chunks already copied out of the old version are handed out and
+    /// the read then stops with ``StoreError/changedDuringRead(key:)`` (or
+    /// `notFound`), so the bytes handed out never mix two versions.
     ///
     /// - parameter key: the entry's key.
     /// - parameter range: the bytes to read, within the entry's length.
@@ -189,28 +192,85 @@ extension MediaStore {
     /// ``read(forKey:range:includeExpired:version:chunkHandler:)`` with a
     /// handler that cannot fail (it returns `false` to stop), so that every
     /// error is a ``StoreError``.
+    ///
+    /// The chunks are read up to ``sliceBytesPerTransaction`` per read
+    /// transaction (each its own `Data`), then handed to `body` outside it:
+    /// one lookup of the entry per group instead of per chunk, and no
+    /// snapshot held while `body` runs.
     package func forEachSlice(
         forKey key: String, range: Range<Int>, includeExpired: Bool = false, version: UInt64? = nil,
         _ body: (Data) -> Bool
     ) throws(StoreError) {
         markInUse(key)
         defer { unmarkInUse(key) }
-        let found = try run {
-            try read { transaction in
-                try transaction.index.find(key, currentAccess: false).map { ($0.record.entryID, $0.record) }
-            }
-        }
-        guard let (entryID, record) = found, includeExpired || !record.isExpired(at: Date().timeIntervalSince1970)
-        else { throw .notFound(key: key) }
-        if let version, version != entryID { throw .changedDuringRead(key: key) }
-        let chunkSize = record.chunkSize
         var position = range.lowerBound
-        while position < range.upperBound {
-            let end = min(range.upperBound, (position / chunkSize + 1) * chunkSize)
-            let slice = try readSlice(forKey: key, range: position..<end, includeExpired: true, entryID: entryID)
-            guard body(slice.data) else { return }
-            position = end
+        var entryID = version
+        var expiredToo = includeExpired
+        repeat {
+            let group = try readSlices(
+                forKey: key, range: position..<range.upperBound, includeExpired: expiredToo, entryID: entryID)
+            // Later groups read the entry the first one found, expired since or not.
+            entryID = group.entryID
+            expiredToo = true
+            for slice in group.slices {
+                guard body(slice) else { return }
+            }
+            position = group.end
+        } while position < range.upperBound
+    }
+
+    /// Most bytes ``forEachSlice(forKey:range:includeExpired:version:_:)``
+    /// copies out in one read transaction (whole chunks, at least one).
+    static let sliceBytesPerTransaction = 1 << 20
+
+    /// Reads the chunk slices of `range` from its start, up to
+    /// ``sliceBytesPerTransaction`` bytes, in one transaction (an empty
+    /// `range` only looks the entry up); when `entryID` is given, the
+    /// entry must still be that one.
+    ///
+    /// - returns: one `Data` per chunk touched, the entry's id, and where the group ended.
+    private func readSlices(
+        forKey key: String, range: Range<Int>, includeExpired: Bool, entryID: UInt64?
+    ) throws(StoreError) -> (slices: [Data], entryID: UInt64, end: Int) {
+        let result: (slot: Slot, now: Double, slices: [Data], entryID: UInt64, end: Int)
+        do {
+            result = try run {
+                try read { transaction in
+                    guard let (slot, record) = try transaction.index.find(key, currentAccess: false),
+                        includeExpired || !record.isExpired(at: transaction.now)
+                    else { throw StoreError.notFound(key: key) }
+                    if let entryID, record.entryID != entryID { throw StoreError.changedDuringRead(key: key) }
+                    let known = record.length ?? (record.isUnchunked ? record.unchunkedLength : nil)
+                    let chunkSize = record.chunkSize
+                    var slices: [Data] = []
+                    var position = range.lowerBound
+                    var copied = 0
+                    while position < range.upperBound && (copied == 0 || copied < Self.sliceBytesPerTransaction) {
+                        let end = min(range.upperBound, (position / chunkSize + 1) * chunkSize)
+                        guard position >= 0, known.map({ end <= $0 }) ?? true else {
+                            throw StoreError.invalidRange(key: key, range: position..<end, length: known)
+                        }
+                        let slice: Data
+                        do {
+                            slice = try transaction.readRange(record, position..<end)
+                        } catch StoreError.rangeNotCached where !slices.isEmpty {
+                            // A hole after what this group read: hand that
+                            // out first; the next group looks again (it may
+                            // be filled by then).
+                            break
+                        }
+                        slices.append(slice)
+                        copied += slice.count
+                        position = end
+                    }
+                    return (slot, transaction.now, slices, record.entryID, position)
+                }
+            }
+        } catch {
+            throw dropIfCorrupt(key: key, error)
         }
+        if !result.slices.isEmpty { recordAccess(slot: result.slot, at: result.now) }
+        return (result.slices, result.entryID, result.end)
     }
 
     /// Marks `key` as in use until the lease is released (or dropped):

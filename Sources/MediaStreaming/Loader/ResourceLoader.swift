@@ -166,8 +166,8 @@ public final class ResourceLoader: Sendable {
 
     /// Gives `data` the cached bytes of `range`, a chunk at a time, read
     /// off the concurrency pool up to ``storeBytesPerHop`` at a time (one
-    /// queue hop, one `Data` per chunk, each chunk in its own short
-    /// transaction) and bound to `version`: an entry replaced meanwhile
+    /// queue hop and one short read transaction, one `Data` per chunk)
+    /// and bound to `version`: an entry replaced meanwhile
     /// stops the read (`changedDuringRead`) instead of handing out bytes of
     /// another version. Stops early when the task is cancelled.
     private func readStore(_ range: Range<Int>, version: UInt64, into data: DataRequest) async throws(StoreError) {
