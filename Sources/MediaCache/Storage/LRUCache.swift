@@ -1,4 +1,5 @@
 import Foundation
+import MediaStore
 
 /// A least-recently-used map with exact count and cost limits. Values are
 /// untyped so that every transformed view of a storage shares one memory
@@ -47,19 +48,31 @@ final class LRUCache<Key: Hashable> {
         @inlinable
         init(_ key: Key) {
             self.key = key
-            // String and Substring keys by their bytes, as the disk tier (`StringKeyBytes`).
-            if StringKeyBytes.applies(to: Key.self) {
-                self.hash = StringKeyBytes.hash(key)
-            } else {
-                self.hash = key.hashValue
-            }
+            self.hash = Self.hash(of: key)
+        }
+
+        /// String and Substring keys by their bytes, as the disk tier (`ExactKey`).
+        @inlinable
+        static func hash(of key: Key) -> Int {
+            if Key.self == String.self { return ExactKey.hash(of: key as! String) }
+            if Key.self == Substring.self { return ExactKey.hash(of: key as! Substring) }
+            return key.hashValue
+        }
+
+        /// Whether two keys are one key: String and Substring keys when
+        /// their bytes are equal (the disk tier stores other keys by
+        /// `KeyCoder.encode`, and compares them as the type's `==` says:
+        /// two keys a type calls equal must encode to the same string).
+        @inlinable
+        static func same(_ lhs: Key, _ rhs: Key) -> Bool {
+            if Key.self == String.self { return ExactKey.equal(lhs as! String, rhs as! String) }
+            if Key.self == Substring.self { return ExactKey.equal(lhs as! Substring, rhs as! Substring) }
+            return lhs == rhs
         }
 
         @inlinable
         static func == (lhs: HashedKey, rhs: HashedKey) -> Bool {
-            guard lhs.hash == rhs.hash else { return false }
-            if StringKeyBytes.applies(to: Key.self) { return StringKeyBytes.equal(lhs.key, rhs.key) }
-            return lhs.key == rhs.key
+            lhs.hash == rhs.hash && same(lhs.key, rhs.key)
         }
 
         @inlinable
