@@ -325,6 +325,20 @@ final class LRUCache<Key: Hashable> {
         }
     }
 
+    /// Under one hold of the lock: `gate`, then, unless it returned `nil`,
+    /// the capsule for `key` (a hit becomes the most recently used).
+    @inlinable
+    func capsule<Pass>(forKey key: HashedKey, touch: Bool = true, gate: () -> Pass?) -> (
+        pass: Pass, capsule: Capsule?
+    )? {
+        withState { state in
+            guard let pass = gate() else { return nil }
+            guard let slot = state.slot(for: key) else { return (pass, nil) }
+            if touch { state.moveToHead(slot) }
+            return (pass, state.capsule(at: slot))
+        }
+    }
+
     /// Stores `capsule`, then evicts least-recently-used entries until both
     /// limits hold. A capsule costlier than the whole cost limit is not
     /// kept (and replaces nothing).
