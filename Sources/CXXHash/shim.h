@@ -26,6 +26,14 @@ static inline XXH64_hash_t mediacache_XXH3_64bits(const void *input, size_t leng
 #endif
 }
 
+static inline XXH64_hash_t mediacache_XXH3_64bits_withSeed(const void *input, size_t length, XXH64_hash_t seed) {
+#if MEDIACACHE_XXH3_DISPATCH
+    return XXH3_64bits_withSeed_dispatch(input, length, seed);
+#else
+    return XXH3_64bits_withSeed(input, length, seed);
+#endif
+}
+
 static inline XXH128_hash_t mediacache_XXH3_128bits_withSeed(const void *input, size_t length, XXH64_hash_t seed) {
 #if MEDIACACHE_XXH3_DISPATCH
     return XXH3_128bits_withSeed_dispatch(input, length, seed);

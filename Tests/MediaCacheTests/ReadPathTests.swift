@@ -25,7 +25,8 @@ import Testing
         try hybrid.setObject(2, forKey: "k")
         #expect(!hybrid.domain.isUnchanged(since: ticket), "a write after the ticket went unseen")
         let stale = LRUCache<String>.Capsule(object: 1, expiry: nil, cost: 8)
-        hybrid.memoryStorage.cache.set(stale, forKey: .init("k"), if: { hybrid.domain.isUnchanged(since: ticket) })
+        hybrid.memoryStorage.cache.set(
+            stale, forKey: .init("k"), if: { hybrid.domain.isUnchangedUnderLock(since: ticket) })
         #expect(try hybrid.object(forKey: "k") == 2)
         #expect(try hybrid.memoryStorage.object(forKey: "k") == 2)
     }
@@ -62,6 +63,43 @@ import Testing
         #expect(domain.ticket() == nil)
         domain.dequeue()
         #expect(domain.ticket() != nil)
+    }
+
+    /// A get takes its ticket under the memory tier's lock: the domain's
+    /// activity has no lock of its own, in every view of the storage.
+    @Test func theDomainsActivitySharesTheMemoryTiersLock() throws {
+        let temp = ScratchDirectory()
+        let hybrid = try Self.makeIntStorage(temp).hybridStorage
+        #expect(hybrid.domain.activityLock === hybrid.memoryStorage.cache.lock)
+        let view = hybrid.transform(transformer: TransformerFactory.forCodable(ofType: String.self))
+        #expect(view.domain.activityLock === view.memoryStorage.cache.lock)
+    }
+
+    /// A memory hit while a job waits for the domain is not returned before
+    /// the job ran (the job here drops the memory copy, as a removal report does).
+    @Test func aMemoryHitWaitsForAQueuedJob() throws {
+        let temp = ScratchDirectory()
+        let hybrid = try Self.makeIntStorage(temp, countLimit: 8).hybridStorage
+        try hybrid.setObject(1, forKey: "k")
+        hybrid.memoryStorage.cache.set(.init(object: 5, expiry: nil, cost: 8), forKey: "k")
+        let domain = hybrid.domain
+        let release = DispatchSemaphore(value: 0)
+        domain.enqueue()
+        domain.queue.async {
+            defer { domain.dequeue() }
+            release.wait()
+            hybrid.memoryStorage.cache.remove(forKey: "k")
+        }
+        let got = Locked<Int?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            got.withLock { $0 = try? hybrid.object(forKey: "k") }
+            done.signal()
+        }.start()
+        #expect(done.wait(timeout: .now() + 0.3) == .timedOut, "the get did not wait for the queued job")
+        release.signal()
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(got.withLock { $0 } == 1)
     }
 
     /// From inside the domain (an observer, say), a get still fills the memory tier.

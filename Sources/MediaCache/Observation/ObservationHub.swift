@@ -20,7 +20,7 @@ final class ObservationHub<Key: Hashable> {
     /// Each closure returns `false` once its observer is gone.
     private(set) var storageObservations: [UUID: (StorageChange<Key>) -> Bool] = [:]
     /// Several observers per key, each under its own id; String keys by
-    /// their bytes, as the tiers (`StringKeyBytes`).
+    /// their bytes, as the tiers (`ExactKey`).
     private(set) var keyObservations: [LRUCache<Key>.HashedKey: [UUID: (KeyEvent) -> Bool]] = [:]
 
     func addStorageObservation(_ closure: @escaping (StorageChange<Key>) -> Bool) -> UUID {

@@ -24,7 +24,8 @@ public final class HybridStorage<Key: Hashable, Value> {
     /// sweeps, also when caused by another storage on the same store) leave
     /// the memory tier and are reported to the observers.
     public convenience init(memoryStorage: MemoryStorage<Key, Value>, diskStorage: DiskStorage<Key, Value>) {
-        let domain = SerialDomain(label: "MediaCache.Storage.SerialQueue")
+        // The domain's activity shares the memory tier's lock (see `object(forKey:)`).
+        let domain = SerialDomain(label: "MediaCache.Storage.SerialQueue", activityLock: memoryStorage.cache.lock)
         let hub = ObservationHub<Key>()
         self.init(
             memoryStorage: memoryStorage, diskStorage: diskStorage, domain: domain, hub: hub,
@@ -35,6 +36,7 @@ public final class HybridStorage<Key: Hashable, Value> {
         memoryStorage: MemoryStorage<Key, Value>, diskStorage: DiskStorage<Key, Value>, domain: SerialDomain,
         hub: ObservationHub<Key>, removals: RemovalRelay<Key>
     ) {
+        precondition(domain.activityLock === memoryStorage.cache.lock, "the domain's activity has its own lock")
         self.memoryStorage = memoryStorage
         self.diskStorage = diskStorage
         self.domain = domain
@@ -87,16 +89,24 @@ public final class HybridStorage<Key: Hashable, Value> {
     /// While a call runs in the domain, or a job waits for it (the store's
     /// report of an entry it evicted, say), the get goes through the domain,
     /// behind them, as every call did before.
+    ///
+    /// The domain's activity is guarded by the memory tier's lock, so the
+    /// ticket is taken with the memory lookup, and checked with the fill,
+    /// under one lock each: a get that hits memory takes one lock, one
+    /// that reads the disk two.
     @inlinable
     public func object(forKey key: Key) throws -> Value {
-        guard let ticket = domain.ticket() else { return try domain.sync { try objectInDomain(forKey: key) } }
+        let cache = memoryStorage.cache
         // Hashed once for the lookup and the insert that follows a miss.
         let memoryKey = LRUCache<Key>.HashedKey(key)
-        if let object = liveMemoryObject(forKey: memoryKey, touch: true) { return object }
+        guard let (ticket, capsule) = cache.capsule(forKey: memoryKey, gate: { domain.ticketUnderLock() }) else {
+            return try domain.sync { try objectInDomain(forKey: key) }
+        }
+        if let capsule, !capsule.isExpired(at: Date()), let object = capsule.object as? Value { return object }
         guard let live = try diskStorage.liveEntry(forKey: key) else { throw StorageError.notFound }
         let object = try diskStorage.decode(live.data)
-        let capsule = LRUCache<Key>.Capsule(object: object, expiry: live.expiry, cost: max(0, live.data.count))
-        memoryStorage.cache.set(capsule, forKey: memoryKey, if: { [domain] in domain.isUnchanged(since: ticket) })
+        let fill = LRUCache<Key>.Capsule(object: object, expiry: live.expiry, cost: max(0, live.data.count))
+        cache.set(fill, forKey: memoryKey, if: { domain.isUnchangedUnderLock(since: ticket) })
         return object
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import MediaStore
 
 /// A least-recently-used map with exact count and cost limits. Values are
 /// untyped so that every transformed view of a storage shares one memory
@@ -10,9 +11,12 @@ import Foundation
 /// later inserts without allocating; all state is one struct, so a call
 /// pays one exclusivity check instead of one per field; keys carry their
 /// hash (a ``HashedKey``), so a read that misses, then inserts and evicts,
-/// hashes its key's bytes once instead of three times; and the calls a read
+/// hashes its key's bytes once instead of three times; the index is a
+/// ``SlotTable`` that uses that hash as it is (a `Dictionary` seeded and
+/// finalized a `Hasher` on each of those three steps) and finds an evicted
+/// slot's bucket by the slot, without comparing keys; and the calls a read
 /// makes are `@inlinable`, so a client module specializes them for its key
-/// type instead of running generic dictionary code through witness tables.
+/// type instead of running generic code through witness tables.
 @usableFromInline
 final class LRUCache<Key: Hashable> {
     @usableFromInline
@@ -36,8 +40,8 @@ final class LRUCache<Key: Hashable> {
         }
     }
 
-    /// A key with its hash computed once (with the process's seed). The
-    /// index hashes just that integer, and equal hashes are confirmed by
+    /// A key with its hash computed once (with the process's seed): the
+    /// index uses that integer as it is, and equal hashes are confirmed by
     /// comparing the keys.
     @usableFromInline
     struct HashedKey: Hashable {
@@ -47,19 +51,37 @@ final class LRUCache<Key: Hashable> {
         @inlinable
         init(_ key: Key) {
             self.key = key
-            // String and Substring keys by their bytes, as the disk tier (`StringKeyBytes`).
-            if StringKeyBytes.applies(to: Key.self) {
-                self.hash = StringKeyBytes.hash(key)
-            } else {
-                self.hash = key.hashValue
-            }
+            self.hash = Self.hash(of: key)
+        }
+
+        /// A key with a hash of the test's choosing (to force collisions).
+        init(_ key: Key, hashForTesting hash: Int) {
+            self.key = key
+            self.hash = hash
+        }
+
+        /// String and Substring keys by their bytes, as the disk tier (`ExactKey`).
+        @inlinable
+        static func hash(of key: Key) -> Int {
+            if Key.self == String.self { return ExactKey.hash(of: key as! String) }
+            if Key.self == Substring.self { return ExactKey.hash(of: key as! Substring) }
+            return key.hashValue
+        }
+
+        /// Whether two keys are one key: String and Substring keys when
+        /// their bytes are equal (the disk tier stores other keys by
+        /// `KeyCoder.encode`, and compares them as the type's `==` says:
+        /// two keys a type calls equal must encode to the same string).
+        @inlinable
+        static func same(_ lhs: Key, _ rhs: Key) -> Bool {
+            if Key.self == String.self { return ExactKey.equal(lhs as! String, rhs as! String) }
+            if Key.self == Substring.self { return ExactKey.equal(lhs as! Substring, rhs as! Substring) }
+            return lhs == rhs
         }
 
         @inlinable
         static func == (lhs: HashedKey, rhs: HashedKey) -> Bool {
-            guard lhs.hash == rhs.hash else { return false }
-            if StringKeyBytes.applies(to: Key.self) { return StringKeyBytes.equal(lhs.key, rhs.key) }
-            return lhs.key == rhs.key
+            lhs.hash == rhs.hash && same(lhs.key, rhs.key)
         }
 
         @inlinable
@@ -68,33 +90,36 @@ final class LRUCache<Key: Hashable> {
         }
     }
 
-    /// A slot's place in the recency list (`-1`: none) and its cost: plain
-    /// integers, so that relinking never touches keys or values.
+    /// A slot's place in the recency list (`-1`: none), its cost and its
+    /// key's hash: plain integers, so that relinking and evicting never
+    /// touch keys or values.
     @usableFromInline
     struct Link {
         @usableFromInline var previous: Int
         @usableFromInline var next: Int
         @usableFromInline var cost: Int
+        @usableFromInline var hash: Int
 
         @inlinable
-        init(previous: Int, next: Int, cost: Int) {
+        init(previous: Int, next: Int, cost: Int, hash: Int) {
             self.previous = previous
             self.next = next
             self.cost = cost
+            self.hash = hash
         }
     }
 
     /// Everything the lock guards.
     @usableFromInline
     struct State {
-        /// Key → slot.
-        @usableFromInline var index: [HashedKey: Int] = [:]
-        /// Per slot: list links and cost.
+        /// Hash → slot.
+        @usableFromInline var index = SlotTable()
+        /// Per slot: list links, cost and hash.
         @usableFromInline var links: [Link] = []
         /// Per slot: the key; `nil` for a free slot (listed in ``free``).
         /// Kept apart from the links and from each other so that no step
         /// copies a whole entry.
-        @usableFromInline var keys: [HashedKey?] = []
+        @usableFromInline var keys: [Key?] = []
         /// Per slot: the object; `()` for a free slot.
         @usableFromInline var objects: [Any] = []
         /// Per slot: the expiry.
@@ -106,6 +131,17 @@ final class LRUCache<Key: Hashable> {
 
         @inlinable
         init() {}
+
+        @inlinable
+        var count: Int { index.count }
+
+        /// The slot holding `key`, if any.
+        @inlinable
+        func slot(for key: HashedKey) -> Int? {
+            index.find(hash: key.hash) { slot in
+                links[slot].hash == key.hash && keys[slot].map { HashedKey.same($0, key.key) } == true
+            }
+        }
 
         @inlinable
         mutating func unlink(_ slot: Int) {
@@ -133,30 +169,25 @@ final class LRUCache<Key: Hashable> {
             linkAtHead(slot)
         }
 
-        /// Unlinks and frees `slot`, which ``index`` no longer maps.
+        /// Takes `slot` out of the index and the list, and frees it.
         @inlinable
         mutating func release(_ slot: Int) {
+            index.remove(slot: slot, hash: links[slot].hash)
             unlink(slot)
             cost -= links[slot].cost
             links[slot].cost = 0
             keys[slot] = nil
             objects[slot] = ()
+            expiries[slot] = nil
             free.append(slot)
         }
 
         @inlinable
         mutating func remove(forKey key: HashedKey) -> Capsule? {
-            guard let slot = index.removeValue(forKey: key) else { return nil }
+            guard let slot = slot(for: key) else { return nil }
             let capsule = self.capsule(at: slot)
             release(slot)
             return capsule
-        }
-
-        @inlinable
-        mutating func evictTail() {
-            let slot = tail
-            if let key = keys[slot] { index[key] = nil }
-            release(slot)
         }
 
         @inlinable
@@ -164,21 +195,86 @@ final class LRUCache<Key: Hashable> {
             Capsule(object: objects[slot], expiry: expiries[slot], cost: links[slot].cost)
         }
 
-        /// Fills `slot` (appending it when it is new).
+        /// Puts a new key in a free slot (or a new one) at the head of the
+        /// list; returns the slot.
         @inlinable
-        mutating func store(_ capsule: Capsule, key: HashedKey, at slot: Int) {
-            if slot == links.count {
-                links.append(Link(previous: -1, next: -1, cost: capsule.cost))
-                keys.append(key)
-                objects.append(capsule.object)
-                expiries.append(capsule.expiry)
-            } else {
+        mutating func add(_ capsule: Capsule, key: HashedKey) -> Int {
+            let slot: Int
+            if let recycled = free.popLast() {
+                slot = recycled
                 links[slot].cost = capsule.cost
-                keys[slot] = key
+                links[slot].hash = key.hash
+                keys[slot] = key.key
                 objects[slot] = capsule.object
                 expiries[slot] = capsule.expiry
+            } else {
+                slot = links.count
+                links.append(Link(previous: -1, next: -1, cost: capsule.cost, hash: key.hash))
+                keys.append(key.key)
+                objects.append(capsule.object)
+                expiries.append(capsule.expiry)
             }
+            index.insert(slot: slot, hash: key.hash)
             cost += capsule.cost
+            linkAtHead(slot)
+            return slot
+        }
+
+        /// Evicts the least recently used entry and puts a new key in its
+        /// slot, at the head of the list; returns the slot.
+        @inlinable
+        mutating func recycleTail(for capsule: Capsule, key: HashedKey) -> Int {
+            let slot = tail
+            index.remove(slot: slot, hash: links[slot].hash)
+            unlink(slot)
+            cost += capsule.cost - links[slot].cost
+            links[slot].cost = capsule.cost
+            links[slot].hash = key.hash
+            keys[slot] = key.key
+            objects[slot] = capsule.object
+            expiries[slot] = capsule.expiry
+            index.insert(slot: slot, hash: key.hash)
+            linkAtHead(slot)
+            return slot
+        }
+
+        /// Replaces the object in `slot` (same key) and moves it to the head.
+        @inlinable
+        mutating func replace(_ capsule: Capsule, at slot: Int) {
+            cost += capsule.cost - links[slot].cost
+            links[slot].cost = capsule.cost
+            objects[slot] = capsule.object
+            expiries[slot] = capsule.expiry
+            moveToHead(slot)
+        }
+
+        /// Why the state is inconsistent, or `nil`. For tests.
+        var inconsistencyForTesting: String? {
+            if let problem = index.inconsistencyForTesting { return "index: \(problem)" }
+            var listed = 0
+            var listedCost = 0
+            var previous = -1
+            var slot = head
+            while slot >= 0 {
+                guard listed < links.count else { return "the list loops" }
+                guard links[slot].previous == previous else { return "slot \(slot): bad back link" }
+                guard let key = keys[slot] else { return "slot \(slot) listed but free" }
+                guard self.slot(for: HashedKey(key, hashForTesting: links[slot].hash)) == slot else {
+                    return "slot \(slot) not found by its key"
+                }
+                listed += 1
+                listedCost += links[slot].cost
+                previous = slot
+                slot = links[slot].next
+            }
+            if tail != previous { return "tail \(tail), last listed \(previous)" }
+            if listed != count { return "\(listed) listed, index holds \(count)" }
+            if listedCost != cost { return "cost \(cost), listed \(listedCost)" }
+            if free.count + listed != links.count {
+                return "\(free.count) free + \(listed) listed ≠ \(links.count) slots"
+            }
+            if free.contains(where: { keys[$0] != nil }) { return "a free slot holds a key" }
+            return nil
         }
     }
 
@@ -196,17 +292,17 @@ final class LRUCache<Key: Hashable> {
         self.totalCostLimit = totalCostLimit
     }
 
-    var count: Int { withState { $0.index.count } }
+    var count: Int { withState { $0.count } }
     var totalCost: Int { withState { $0.cost } }
 
     /// Keys from most to least recently used.
     var keys: [Key] {
         withState { state in
             var result: [Key] = []
-            result.reserveCapacity(state.index.count)
+            result.reserveCapacity(state.count)
             var slot = state.head
             while slot >= 0 {
-                if let key = state.keys[slot] { result.append(key.key) }
+                if let key = state.keys[slot] { result.append(key) }
                 slot = state.links[slot].next
             }
             return result
@@ -223,9 +319,23 @@ final class LRUCache<Key: Hashable> {
     @inlinable
     func capsule(forKey key: HashedKey, touch: Bool = true) -> Capsule? {
         withState { state in
-            guard let slot = state.index[key] else { return nil }
+            guard let slot = state.slot(for: key) else { return nil }
             if touch { state.moveToHead(slot) }
             return state.capsule(at: slot)
+        }
+    }
+
+    /// Under one hold of the lock: `gate`, then, unless it returned `nil`,
+    /// the capsule for `key` (a hit becomes the most recently used).
+    @inlinable
+    func capsule<Pass>(forKey key: HashedKey, touch: Bool = true, gate: () -> Pass?) -> (
+        pass: Pass, capsule: Capsule?
+    )? {
+        withState { state in
+            guard let pass = gate() else { return nil }
+            guard let slot = state.slot(for: key) else { return (pass, nil) }
+            if touch { state.moveToHead(slot) }
+            return (pass, state.capsule(at: slot))
         }
     }
 
@@ -259,38 +369,27 @@ final class LRUCache<Key: Hashable> {
     static func set(
         _ capsule: Capsule, forKey key: HashedKey, in state: inout State, countLimit: Int, totalCostLimit: Int
     ) {
-        do {
-            if totalCostLimit > 0 && capsule.cost > totalCostLimit {
-                _ = state.remove(forKey: key)
-                return
-            }
-            // One hash for a new key: claim a slot and insert in one step.
-            let recycled = state.free.popLast()
-            let slot = recycled ?? state.links.count
-            if let existing = state.index.updateValue(slot, forKey: key) {
-                // A replacement: put the old slot back and update it in place.
-                state.index[key] = existing
-                if let recycled { state.free.append(recycled) }
-                state.cost -= state.links[existing].cost
-                state.store(capsule, key: key, at: existing)
-                state.moveToHead(existing)
-                evictOverLimits(&state, keeping: existing, countLimit: countLimit, totalCostLimit: totalCostLimit)
-                return
-            }
-            state.store(capsule, key: key, at: slot)
-            state.linkAtHead(slot)
-            // The evicted slots are reused by the next inserts, so a disk
-            // hit through a full memory tier allocates nothing.
-            evictOverLimits(&state, keeping: slot, countLimit: countLimit, totalCostLimit: totalCostLimit)
+        if totalCostLimit > 0 && capsule.cost > totalCostLimit {
+            _ = state.remove(forKey: key)
+            return
         }
-    }
-
-    @inlinable
-    static func evictOverLimits(_ state: inout State, keeping slot: Int, countLimit: Int, totalCostLimit: Int) {
+        let slot: Int
+        if let existing = state.slot(for: key) {
+            state.replace(capsule, at: existing)
+            slot = existing
+        } else if countLimit > 0 && state.count >= countLimit {
+            // Full: the least recently used entry goes either way, and its
+            // slot takes the new one (a disk hit through a full memory tier
+            // allocates nothing).
+            slot = state.recycleTail(for: capsule, key: key)
+        } else {
+            // The slots evicted below are reused by the next inserts.
+            slot = state.add(capsule, key: key)
+        }
         while state.tail >= 0, state.tail != slot,
-            (countLimit > 0 && state.index.count > countLimit) || (totalCostLimit > 0 && state.cost > totalCostLimit)
+            (countLimit > 0 && state.count > countLimit) || (totalCostLimit > 0 && state.cost > totalCostLimit)
         {
-            state.evictTail()
+            state.release(state.tail)
         }
     }
 
@@ -306,7 +405,7 @@ final class LRUCache<Key: Hashable> {
 
     /// Whether `key` is held (without touching it).
     func contains(_ key: HashedKey) -> Bool {
-        withState { $0.index[key] != nil }
+        withState { $0.slot(for: key) != nil }
     }
 
     func removeAll() {
@@ -317,13 +416,19 @@ final class LRUCache<Key: Hashable> {
     @discardableResult
     func removeExpired(at now: Date = Date()) -> [Key] {
         withState { state in
-            let expired = state.index.filter { state.capsule(at: $0.value).isExpired(at: now) }
-            for (key, slot) in expired {
-                state.index[key] = nil
+            var removed: [Key] = []
+            for slot in state.keys.indices {
+                guard let key = state.keys[slot], let expiry = state.expiries[slot], expiry <= now else { continue }
+                removed.append(key)
                 state.release(slot)
             }
-            return expired.keys.map(\.key)
+            return removed
         }
+    }
+
+    /// Why the cache is inconsistent, or `nil`. For tests.
+    var inconsistencyForTesting: String? {
+        withState { $0.inconsistencyForTesting }
     }
 
     @inlinable

@@ -29,7 +29,12 @@ final class SerialDomain: Sendable {
         @inlinable init() {}
     }
 
-    @usableFromInline let activityLock = NSLock()
+    /// Guards ``activity``. A storage's domain shares its memory tier's
+    /// lock (``LRUCache/lock``), so that a get outside the domain takes its
+    /// ticket with its memory lookup, and checks it with its fill, under
+    /// one lock each (``ticketUnderLock()``, ``isUnchangedUnderLock(since:)``).
+    /// Not recursive: nothing that takes it may run while it is held.
+    @usableFromInline let activityLock: NSLock
     /// Guarded by `activityLock` (see ``withActivity(_:)``), so its
     /// accesses are exclusive without the runtime's check.
     @exclusivity(unchecked) @usableFromInline nonisolated(unsafe) var activity = Activity()
@@ -48,7 +53,10 @@ final class SerialDomain: Sendable {
         @inlinable init(ended: UInt64) { self.ended = ended }
     }
 
-    init(label: String) {
+    /// - parameter activityLock: the lock that guards the activity
+    ///   counter: the memory tier's, for a storage's domain.
+    init(label: String, activityLock: NSLock = NSLock()) {
+        self.activityLock = activityLock
         queue = DispatchQueue(label: label)
         completionQueue = DispatchQueue(label: label + ".completion")
         token = Self.counter.withLock { value in
@@ -92,7 +100,14 @@ final class SerialDomain: Sendable {
     /// the read goes through the domain, behind them).
     @inlinable
     func ticket() -> Ticket? {
-        withActivity { $0.inside == 0 ? Ticket(ended: $0.ended) : nil }
+        withActivity { _ in ticketUnderLock() }
+    }
+
+    /// ``ticket()`` for a caller holding ``activityLock`` (the memory
+    /// tier's lock, taken for its lookup).
+    @inlinable
+    func ticketUnderLock() -> Ticket? {
+        activity.inside == 0 ? Ticket(ended: activity.ended) : nil
     }
 
     /// Counts a job queued for the domain (`enqueue`) as running in it
@@ -114,12 +129,18 @@ final class SerialDomain: Sendable {
 
     /// Whether no call of the domain ran since `ticket` was taken, and none
     /// runs or waits now: then what the reader read from disk is still
-    /// current, and it may fill the memory tier with it. Called under the
-    /// memory tier's lock, so that no domain call can change that tier
-    /// between this check and the fill.
+    /// current, and it may fill the memory tier with it.
     @inlinable
     func isUnchanged(since ticket: Ticket) -> Bool {
-        withActivity { $0.inside == 0 && $0.ended == ticket.ended }
+        withActivity { _ in isUnchangedUnderLock(since: ticket) }
+    }
+
+    /// ``isUnchanged(since:)`` for a caller holding ``activityLock``: the
+    /// memory tier's lock, taken for the fill, so that no domain call can
+    /// change that tier between this check and the fill.
+    @inlinable
+    func isUnchangedUnderLock(since ticket: Ticket) -> Bool {
+        activity.inside == 0 && activity.ended == ticket.ended
     }
 
     /// Runs `work` on `queue` and returns its result; an error it throws

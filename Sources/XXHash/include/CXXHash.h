@@ -12,6 +12,10 @@ static inline XXH64_hash_t mediacache_XXH3_64bits(const void *input, size_t leng
     return XXH3_64bits(input, length);
 }
 
+static inline XXH64_hash_t mediacache_XXH3_64bits_withSeed(const void *input, size_t length, XXH64_hash_t seed) {
+    return XXH3_64bits_withSeed(input, length, seed);
+}
+
 static inline XXH128_hash_t mediacache_XXH3_128bits_withSeed(const void *input, size_t length, XXH64_hash_t seed) {
     return XXH3_128bits_withSeed(input, length, seed);
 }
