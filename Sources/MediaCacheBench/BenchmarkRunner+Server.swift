@@ -211,12 +211,3 @@ extension BenchmarkRunner {
         return (Double(bytes) / seconds / 1e6, peak.current)
     }
 }
-
-/// A value behind a lock, for the bench's sampler thread.
-final class Locked<Value>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&value) } }
-    var current: Value { withLock { $0 } }
-}
