@@ -123,34 +123,39 @@ extension MediaStore {
     /// - throws: ``StoreError/notFound(key:)``, ``StoreError/invalidRange(key:range:length:)``,
     ///   ``StoreError/rangeNotCached(key:missing:)``, ``StoreError/corrupted(key:reason:)``.
     public func read(forKey key: String, range: Range<Int>, includeExpired: Bool = false) throws(StoreError) -> Data {
-        try readSlice(forKey: key, range: range, includeExpired: includeExpired, entryID: nil).data
-    }
-
-    /// Reads `range` in one transaction; when `entryID` is given, the entry
-    /// must still be that one (not replaced since an earlier slice).
-    private func readSlice(
-        forKey key: String, range: Range<Int>, includeExpired: Bool, entryID: UInt64?
-    ) throws(StoreError) -> (data: Data, entryID: UInt64) {
-        let result: (slot: Slot, now: Double, data: Data, entryID: UInt64)
+        let result: (slot: Slot, now: Double, data: Data)
         do {
             result = try run {
                 try read { transaction in
-                    guard let (slot, record) = try transaction.index.find(key, currentAccess: false),
-                        includeExpired || !record.isExpired(at: transaction.now)
-                    else { throw StoreError.notFound(key: key) }
-                    if let entryID, record.entryID != entryID { throw StoreError.changedDuringRead(key: key) }
-                    let known = record.length ?? (record.isUnchunked ? record.unchunkedLength : nil)
+                    let (slot, record, known) = try entryToRead(
+                        key, in: transaction, includeExpired: includeExpired, entryID: nil)
                     guard range.lowerBound >= 0, known.map({ range.upperBound <= $0 }) ?? true else {
                         throw StoreError.invalidRange(key: key, range: range, length: known)
                     }
-                    return (slot, transaction.now, try transaction.readRange(record, range), record.entryID)
+                    return (slot, transaction.now, try transaction.readRange(record, range))
                 }
             }
         } catch {
             throw dropIfCorrupt(key: key, error)
         }
         recordAccess(slot: result.slot, at: result.now)
-        return (result.data, result.entryID)
+        return result.data
+    }
+
+    /// The entry at `key` as a read in `transaction` may use it, with its
+    /// length when known.
+    ///
+    /// - throws: `notFound` when there is none (or it expired, unless
+    ///   `includeExpired`); `changedDuringRead` when `entryID` is given and
+    ///   the entry is no longer that one.
+    private func entryToRead(
+        _ key: String, in transaction: StoreTransaction, includeExpired: Bool, entryID: UInt64?
+    ) throws -> (slot: Slot, record: EntryRecord, known: Int?) {
+        guard let (slot, record) = try transaction.index.find(key, currentAccess: false),
+            includeExpired || !record.isExpired(at: transaction.now)
+        else { throw StoreError.notFound(key: key) }
+        if let entryID, record.entryID != entryID { throw StoreError.changedDuringRead(key: key) }
+        return (slot, record, record.length ?? (record.isUnchunked ? record.unchunkedLength : nil))
     }
 
     /// Streams `range` of an entry to `body` one chunk at a time. The
@@ -236,11 +241,8 @@ extension MediaStore {
         do {
             result = try run {
                 try read { transaction in
-                    guard let (slot, record) = try transaction.index.find(key, currentAccess: false),
-                        includeExpired || !record.isExpired(at: transaction.now)
-                    else { throw StoreError.notFound(key: key) }
-                    if let entryID, record.entryID != entryID { throw StoreError.changedDuringRead(key: key) }
-                    let known = record.length ?? (record.isUnchunked ? record.unchunkedLength : nil)
+                    let (slot, record, known) = try entryToRead(
+                        key, in: transaction, includeExpired: includeExpired, entryID: entryID)
                     let chunkSize = record.chunkSize
                     var slices: [Data] = []
                     var position = range.lowerBound
