@@ -83,9 +83,9 @@ public final class HLSDownloader: Sendable {
     /// (``DownloadIndex/heldRecords()``) whose key, or whose URL's key, is
     /// the asset's, byte for byte.
     private func isHeldByDownloadQueue(_ assetKey: String) throws(StoreError) -> Bool {
-        let asset = ExactKey(assetKey)
-        return try DownloadIndex(store: cache.store).heldRecords().contains { record in
-            ExactKey(record.cacheKey) == asset || ExactKey(resources.resourceKey(for: record.url).storeKey) == asset
+        try DownloadIndex(store: cache.store).heldRecords().contains { record in
+            ExactKey.equal(record.cacheKey, assetKey)
+                || ExactKey.equal(resources.resourceKey(for: record.url).storeKey, assetKey)
         }
     }
 

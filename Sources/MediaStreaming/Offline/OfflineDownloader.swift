@@ -30,9 +30,8 @@ public final class OfflineDownloader: Sendable {
     @discardableResult
     public func download(_ url: URL, cacheKey: String? = nil, headers: [String: String] = [:]) -> OfflineDownload {
         let key = cacheKey ?? cache.cacheKey(for: url)
-        let exact = ExactKey(key)
         let (download, isNew) = queue.withLock { queue -> (OfflineDownload, Bool) in
-            if let existing = queue.first(where: { ExactKey($0.cacheKey) == exact && $0.state != .cancelled }) {
+            if let existing = queue.first(where: { ExactKey.equal($0.cacheKey, key) && $0.state != .cancelled }) {
                 return (existing, false)
             }
             let download = OfflineDownload(loader: cache.loader(for: url, cacheKey: key, headers: headers)) {
@@ -54,8 +53,8 @@ public final class OfflineDownloader: Sendable {
 
     /// The download of `url`, if any.
     public func download(for url: URL) -> OfflineDownload? {
-        let key = ExactKey(cache.cacheKey(for: url))
-        return downloads.first { ExactKey($0.cacheKey) == key }
+        let key = cache.cacheKey(for: url)
+        return downloads.first { ExactKey.equal($0.cacheKey, key) }
     }
 
     /// Unpins `url`'s entry (it becomes evictable again) and forgets its
@@ -79,10 +78,9 @@ public final class OfflineDownloader: Sendable {
     /// queue's, so it stays until released again once the queue let go.
     public func release(_ url: URL) throws(StoreError) {
         let key = cache.cacheKey(for: url)
-        let exact = ExactKey(key)
         let matching = queue.withLock { queue -> [OfflineDownload] in
-            let matching = queue.filter { ExactKey($0.cacheKey) == exact }
-            queue.removeAll { ExactKey($0.cacheKey) == exact }
+            let matching = queue.filter { ExactKey.equal($0.cacheKey, key) }
+            queue.removeAll { ExactKey.equal($0.cacheKey, key) }
             return matching
         }
         for download in matching { download.cancel() }

@@ -93,7 +93,7 @@ public struct DownloadIndex: Sendable {
     /// Whether a download the queue holds (``heldRecords()``) has `key` as
     /// its cache key, byte for byte.
     func holdsEntry(_ key: String) throws(StoreError) -> Bool {
-        try heldRecords().contains { ExactKey($0.cacheKey) == ExactKey(key) }
+        try heldRecords().contains { ExactKey.equal($0.cacheKey, key) }
     }
 
     /// Replaces the stored records with `records` (one transaction), with

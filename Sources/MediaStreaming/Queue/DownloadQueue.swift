@@ -273,9 +273,8 @@ public actor DownloadQueue {
     /// canonically equal `String`s of different bytes are two entries, and
     /// two downloads (one was taken for the other, and never fetched).
     private func held(_ key: String, kind: String) -> DownloadRecord? {
-        let exact = ExactKey(key)
-        return records.values.first {
-            ExactKey($0.cacheKey) == exact && ($0.kind ?? ProgressiveDownloadPerformer.kind) == kind
+        records.values.first {
+            ExactKey.equal($0.cacheKey, key) && ($0.kind ?? ProgressiveDownloadPerformer.kind) == kind
                 && $0.status != .removing
         }
     }
