@@ -99,6 +99,12 @@ extension MediaStore {
             try read { transaction in
                 guard let (_, record) = try transaction.index.find(key) else { return [] }
                 if record.isUnchunked { return record.unchunkedLength == 0 ? [] : [0..<record.unchunkedLength] }
+                // Chunk i holds bytes of i * chunkSize..<(i + 1) * chunkSize
+                // only, so chunks holding `length` bytes of a `length`-byte
+                // entry leave no hole: no need to walk them.
+                if let length = record.length, record.cachedBytes == length {
+                    return length == 0 ? [] : [0..<length]
+                }
                 var ranges: [Range<Int>] = []
                 for (index, length) in try transaction.extents.lengths(entryID: record.entryID) {
                     let start = index * record.chunkSize
