@@ -19,9 +19,13 @@ public enum UniformType {
 
     /// The UTI for `mimeType` (parameters and case ignored); `public.data` when unknown.
     public static func identifier(forMIMEType mimeType: String) -> String {
-        let bare =
-            mimeType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-        return identifiers[bare] ?? "public.data"
+        if let known = identifiers[mimeType] { return known }
+        // Trimmed here, not with Foundation's trimmingCharacters (an
+        // NSString round trip per call).
+        var bare = mimeType.prefix { $0 != ";" }
+        while let first = bare.first, first == " " || first == "\t" { bare.removeFirst() }
+        while let last = bare.last, last == " " || last == "\t" { bare.removeLast() }
+        return identifiers[bare.lowercased()] ?? "public.data"
     }
 
     /// Whether `mimeType` says nothing about the content (absent, or a
