@@ -164,34 +164,40 @@ public final class ResourceLoader: Sendable {
         }
     }
 
-    /// Gives `data` the cached bytes of `range`, a chunk at a time, read
-    /// off the concurrency pool up to ``storeBytesPerHop`` at a time (one
-    /// queue hop and one short read transaction, one `Data` per chunk)
-    /// and bound to `version`: an entry replaced meanwhile
-    /// stops the read (`changedDuringRead`) instead of handing out bytes of
-    /// another version. Stops early when the task is cancelled.
+    /// Gives `data` the cached bytes of `range`, a chunk at a time (one
+    /// `Data` each), bound to `version`: an entry replaced meanwhile stops
+    /// the read (`changedDuringRead`) instead of handing out bytes of
+    /// another version. Stops at the next chunk when the task is cancelled.
+    ///
+    /// The whole range is one trip off the concurrency pool: on
+    /// ``StoreIO``'s read queue, the store copies up to a MiB of chunks per
+    /// short read transaction and the pieces go to `data` from there, as
+    /// they come, outside any transaction. A hop back to the pool between
+    /// chunks cost two thread wake-ups each, which a loader serving from
+    /// the store spent more time on than on anything but the copy.
     private func readStore(_ range: Range<Int>, version: UInt64, into data: DataRequest) async throws(StoreError) {
-        let chunkSize = cache.store.configuration.chunkSize
-        let perHop = max(1, Self.storeBytesPerHop / chunkSize) * chunkSize
         let key = cacheKey
-        var position = range.lowerBound
-        while position < range.upperBound {
-            if Task.isCancelled { return }
-            let hop = position..<min(range.upperBound, (position / chunkSize) * chunkSize + perHop)
-            let pieces = try await cache.storeIO.read { store throws(StoreError) in
-                try store.readPieces(forKey: key, range: hop, version: version)
+        let served = self.served
+        let cancelled = Locked(false)
+        let outcome: Result<Void, StoreError> = await withTaskCancellationHandler {
+            do throws(StoreError) {
+                try await cache.storeIO.read { store throws(StoreError) in
+                    try store.forEachSlice(forKey: key, range: range, includeExpired: true, version: version) { piece in
+                        guard !cancelled.current else { return false }
+                        data.respond(with: piece)
+                        served.withLock { $0.bytesServedFromStore += piece.count }
+                        return true
+                    }
+                }
+                return .success(())
+            } catch {
+                return .failure(error)
             }
-            for piece in pieces {
-                if Task.isCancelled { return }
-                data.respond(with: piece)
-                served.withLock { $0.bytesServedFromStore += piece.count }
-            }
-            position = hop.upperBound
+        } onCancel: {
+            cancelled.withLock { $0 = true }
         }
+        try outcome.get()
     }
-
-    /// Cached bytes read per trip off the concurrency pool (whole chunks, at least one).
-    static let storeBytesPerHop = 1 << 20
 
     /// Fetches every missing byte into the store (what ``StreamingItem/download()``
     /// and ``OfflineDownloader`` do), reporting (cached bytes, length) as it goes.

@@ -19,17 +19,4 @@ extension MediaStore {
         return bytes ?? Data()
     }
 
-    /// The bytes of `range` of version `version` of `key`'s entry, one
-    /// piece per chunk (each its own `Data`, none copied twice), read in
-    /// one call: for a reader that moves several chunks per ``StoreIO`` call.
-    ///
-    /// - throws: as ``read(forKey:range:version:)``.
-    func readPieces(forKey key: String, range: Range<Int>, version: UInt64) throws(StoreError) -> [Data] {
-        var pieces: [Data] = []
-        try forEachSlice(forKey: key, range: range, includeExpired: true, version: version) { slice in
-            pieces.append(slice)
-            return true
-        }
-        return pieces
-    }
 }
