@@ -172,9 +172,8 @@ public final class ResourceLoader: Sendable {
     /// The whole range is one trip off the concurrency pool: on
     /// ``StoreIO``'s read queue, the store copies up to a MiB of chunks per
     /// short read transaction and the pieces go to `data` from there, as
-    /// they come, outside any transaction. A hop back to the pool between
-    /// chunks cost two thread wake-ups each, which a loader serving from
-    /// the store spent more time on than on anything but the copy.
+    /// they come, outside any transaction: no hop back to the pool (two
+    /// thread wake-ups) per MiB.
     private func readStore(_ range: Range<Int>, version: UInt64, into data: DataRequest) async throws(StoreError) {
         let key = cacheKey
         let served = self.served
