@@ -5,7 +5,8 @@ import MediaStore
 /// ``maxParallelDownloads`` at a time (the role of `AVAssetDownloadTask`).
 ///
 /// A completed download's entry is pinned: eviction never removes it
-/// until ``release(_:)``. Downloads share the cache's fetchers, so a
+/// until ``release(_:)`` (``release(cacheKey:)`` for a download queued
+/// with a cache key of its own). Downloads share the cache's fetchers, so a
 /// download and a player of the same URL fetch each byte once.
 ///
 /// ```swift
@@ -51,10 +52,15 @@ public final class OfflineDownloader: Sendable {
         queue.current.filter { $0.state != .cancelled }
     }
 
-    /// The download of `url`, if any.
+    /// The download of `url` under the cache's key for it, if any.
     public func download(for url: URL) -> OfflineDownload? {
-        let key = cache.cacheKey(for: url)
-        return downloads.first { ExactKey.equal($0.cacheKey, key) }
+        download(forCacheKey: cache.cacheKey(for: url))
+    }
+
+    /// The download stored under `cacheKey` (the key given to
+    /// ``download(_:cacheKey:headers:)``, or the cache's key for its URL), if any.
+    public func download(forCacheKey cacheKey: String) -> OfflineDownload? {
+        downloads.first { ExactKey.equal($0.cacheKey, cacheKey) }
     }
 
     /// Unpins `url`'s entry (it becomes evictable again) and forgets its
@@ -77,7 +83,13 @@ public final class OfflineDownloader: Sendable {
     /// took the download (this downloader's, say): that one is not the
     /// queue's, so it stays until released again once the queue let go.
     public func release(_ url: URL) throws(StoreError) {
-        let key = cache.cacheKey(for: url)
+        try release(cacheKey: cache.cacheKey(for: url))
+    }
+
+    /// ``release(_:)`` for the download stored under `cacheKey`: the one to
+    /// call for a download queued with a `cacheKey` of its own, which
+    /// `release(_:)` (the cache's key for the URL) does not reach.
+    public func release(cacheKey key: String) throws(StoreError) {
         let matching = queue.withLock { queue -> [OfflineDownload] in
             let matching = queue.filter { ExactKey.equal($0.cacheKey, key) }
             queue.removeAll { ExactKey.equal($0.cacheKey, key) }
