@@ -33,6 +33,14 @@ package struct Slot: Hashable, Sendable, ContiguousBytes, CustomStringConvertibl
         }
     }
 
+    /// A hash of the slot for ``SlotTable``: the digest's low word mixed
+    /// with the ordinal, without a `Hasher`. An entry's digest is a seeded
+    /// hash of its key (``MediaStore``'s key seed), so its bits are not
+    /// the client's to choose.
+    var tableHash: Int {
+        Int(truncatingIfNeeded: storage.1) ^ Int(storage.2)
+    }
+
     /// The 18 stored bytes, as an array (for the few callers that keep them).
     var bytes: [UInt8] {
         withUnsafeBytes { Array($0) }

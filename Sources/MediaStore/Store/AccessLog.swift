@@ -12,13 +12,16 @@
 /// Compaction remembers where each slot it kept stands, so each pair is
 /// hashed once: the next compaction, or ``latest()``, looks up only the
 /// pairs noted since (none, right after the compaction that scheduled a
-/// background flush: ``latest()`` then only sorts).
+/// background flush: ``latest()`` then only sorts). Where each stands is
+/// a ``SlotTable`` on ``Slot/tableHash``: a `Dictionary` seeded and
+/// finalized a `Hasher` per pair and rehashed every pair as it grew,
+/// about a tenth of a random get among a million entries.
 struct AccessLog {
     private var reads: [(slot: Slot, time: Double)] = []
     /// The pairs before it hold each slot once (compaction made it so).
     private var compacted = 0
     /// The index in `reads` of each slot of the compacted pairs.
-    private var position: [Slot: Int] = [:]
+    private var position = SlotTable()
     /// The count at which ``note(_:at:)`` compacts.
     private var compactAt: Int
 
@@ -55,14 +58,14 @@ struct AccessLog {
     /// noted since the last compaction are looked up.
     mutating func compact() {
         guard compacted < reads.count else { return }
-        position.reserveCapacity(reads.count)
         var kept = compacted
         for index in compacted..<reads.count {
             let read = reads[index]
-            if let earlier = position[read.slot] {
+            let hash = read.slot.tableHash
+            if let earlier = position.find(hash: hash, where: { reads[$0].slot == read.slot }) {
                 reads[earlier].time = max(reads[earlier].time, read.time)
             } else {
-                position[read.slot] = kept
+                position.insert(slot: kept, hash: hash)
                 reads[kept] = read
                 kept += 1
             }

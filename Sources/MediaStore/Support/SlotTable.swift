@@ -1,5 +1,7 @@
-/// The index of an ``LRUCache``: an open-addressing hash table from a
-/// key's precomputed hash to the slot that holds the key.
+/// An open-addressing hash table from a key's precomputed hash to the
+/// slot (an index into the caller's storage) that holds the key: the index
+/// of MediaCache's memory tier (`LRUCache`), and of the pending access
+/// times (``AccessLog``).
 ///
 /// A Swift `Dictionary` keyed by the hash-carrying key seeds and finalizes
 /// a `Hasher` on every lookup, insert and removal; a read that misses the
@@ -15,9 +17,9 @@
 /// The keys live with the slots: ``find(hash:where:)`` asks the caller
 /// whether a slot holds the key.
 @usableFromInline
-struct SlotTable {
+package struct SlotTable {
     @usableFromInline
-    struct Bucket: Sendable {
+    package struct Bucket: Sendable {
         /// `-1`: empty.
         @usableFromInline var slot: Int32
         /// The low 32 bits of the hash; its low bits are the home bucket.
@@ -35,12 +37,12 @@ struct SlotTable {
     /// A power of two, at least twice ``count``.
     @usableFromInline var buckets: [Bucket]
     /// Slots held.
-    @usableFromInline private(set) var count = 0
+    @usableFromInline package private(set) var count = 0
 
     @usableFromInline static let minimumCapacity = 8
 
     @inlinable
-    init() {
+    package init() {
         buckets = Array(repeating: .empty, count: Self.minimumCapacity)
     }
 
@@ -51,7 +53,7 @@ struct SlotTable {
 
     /// The slot whose hash is `hash` and for which `matches` is true, if any.
     @inlinable
-    func find(hash: Int, where matches: (Int) -> Bool) -> Int? {
+    package func find(hash: Int, where matches: (Int) -> Bool) -> Int? {
         let tag = Self.tag(hash)
         let mask = buckets.count - 1
         var index = Int(tag) & mask
@@ -66,7 +68,7 @@ struct SlotTable {
     /// Adds `slot` under `hash`. The caller makes sure no slot holds the
     /// same key (``find(hash:where:)`` missed).
     @inlinable
-    mutating func insert(slot: Int, hash: Int) {
+    package mutating func insert(slot: Int, hash: Int) {
         precondition(slot >= 0 && slot <= Int(Int32.max), "slot out of range")
         if (count + 1) * 2 > buckets.count { grow() }
         Self.place(Bucket(slot: Int32(slot), tag: Self.tag(hash)), in: &buckets)
@@ -75,7 +77,7 @@ struct SlotTable {
 
     /// Removes `slot`, added under `hash`.
     @inlinable
-    mutating func remove(slot: Int, hash: Int) {
+    package mutating func remove(slot: Int, hash: Int) {
         let mask = buckets.count - 1
         var hole = Int(Self.tag(hash)) & mask
         while buckets[hole].slot != Int32(truncatingIfNeeded: slot) {
@@ -102,7 +104,7 @@ struct SlotTable {
 
     /// Empties the table, keeping its capacity.
     @inlinable
-    mutating func removeAll() {
+    package mutating func removeAll() {
         for index in buckets.indices { buckets[index] = .empty }
         count = 0
     }
@@ -125,16 +127,16 @@ struct SlotTable {
     }
 
     /// Bucket count, for tests.
-    var capacityForTesting: Int { buckets.count }
+    package var capacityForTesting: Int { buckets.count }
 
     /// The buckets' slots (`-1`: empty), for tests.
-    var slotsForTesting: [Int] { buckets.map { Int($0.slot) } }
+    package var slotsForTesting: [Int] { buckets.map { Int($0.slot) } }
 
     /// Why the table is inconsistent, or `nil`: every entry is reachable
     /// from its home bucket without crossing an empty one, ``count``
     /// counts the entries, no slot is held twice and the table is at most
     /// half full.
-    var inconsistencyForTesting: String? {
+    package var inconsistencyForTesting: String? {
         let mask = buckets.count - 1
         guard buckets.count >= Self.minimumCapacity, buckets.count & mask == 0 else {
             return "capacity \(buckets.count) is not a power of two ≥ \(Self.minimumCapacity)"

@@ -1,10 +1,11 @@
 import TestSupport
 import Testing
 
-@testable import MediaCache
+@testable import MediaStore
 
-/// The memory tier's index: linear probing on crafted hashes (the low bits
-/// of a hash pick its home bucket), removal by backward shift, growth.
+/// The open-addressing table (the index of the memory tier and of the
+/// access log): linear probing on crafted hashes (the low bits of a hash
+/// pick its home bucket), removal by backward shift, growth.
 @Suite struct SlotTableTests {
     /// Finds `slot` by `hash`, as the cache does: the matcher stands for
     /// the key comparison.
