@@ -14,7 +14,12 @@ struct HLSPlaybackTests {
     static func decode(_ input: String, _ arguments: [String] = []) async throws -> (seconds: Double, frames: Int)? {
         let outcome = try await FFmpeg.run(
             "ffmpeg", ["-v", "error", "-stats", "-i", input] + arguments + ["-f", "null", "-"])
-        guard outcome.status == 0, !outcome.errors.contains("rror") else { return nil }
+        guard outcome.status == 0, !outcome.errors.contains("rror") else {
+            // Said where a failed expectation cannot: why ffmpeg gave up.
+            let said = outcome.errors.suffix(2_000)
+            FileHandle.standardError.write(Data("ffmpeg -i \(input): status \(outcome.status): \(said)\n".utf8))
+            return nil
+        }
         let last = outcome.errors.components(separatedBy: "\r").filter { $0.contains("time=") }.last ?? ""
         guard let time = last.components(separatedBy: "time=").last?.split(separator: " ").first else { return nil }
         let parts = time.split(separator: ":").compactMap { Double($0) }
