@@ -101,6 +101,7 @@ extension BenchmarkRunner {
         try runFacadeLargeGets()
         try runFacadeMemoryTier(keys: keys, values: values)
         try runFacadeMixedThreads(keys: keys, values: values)
+        runMemoryTier(keys: keys, values: values)
     }
 
     private func runFacadeLargeGets() throws {

@@ -47,6 +47,38 @@ import Testing
         #expect(storage.allKeys == ["new"])
     }
 
+    /// `object(forKey:)` (MemoryStorage's own, not made through `entry`)
+    /// answers as `entry(forKey:)` does, called directly and through the
+    /// protocol: the value, `notFound` when missing or expired,
+    /// `typeNotMatch` for another type's object (expired or not), and a
+    /// hit becomes the most recently used.
+    @Test func objectAnswersAsEntry() throws {
+        let storage = MemoryStorage<String, Int>(config: MemoryConfig(countLimit: 3))
+        let strings: MemoryStorage<String, String> = storage.transform()
+        storage.setObject(1, forKey: "live")
+        storage.setObject(2, forKey: "old", expiry: .seconds(-1))
+        strings.setObject("s", forKey: "string")
+        func viaProtocol<S: StorageAware>(_ storage: S, _ key: S.Key) throws -> S.Value {
+            try storage.object(forKey: key)
+        }
+        for read in [{ try storage.object(forKey: $0) }, { try viaProtocol(storage, $0) }] as [(String) throws -> Int] {
+            #expect(try read("live") == 1)
+            #expect(isNotFound { _ = try read("old") })
+            #expect(isNotFound { _ = try read("missing") })
+            #expect(throws: StorageError.typeNotMatch) { try read("string") }
+        }
+        strings.setObject("expired", forKey: "string", expiry: .seconds(-1))
+        #expect(throws: StorageError.typeNotMatch) { try storage.object(forKey: "string") }
+        #expect(throws: StorageError.typeNotMatch) { try storage.entry(forKey: "string") }
+
+        // "live" was read last of the three: a fourth key evicts "old".
+        #expect(try storage.object(forKey: "live") == 1)
+        storage.setObject(3, forKey: "new")
+        #expect(Set(storage.cache.keys) == ["live", "string", "new"])
+        storage.removeObject(forKey: "live")
+        #expect(isNotFound { _ = try storage.object(forKey: "live") })
+    }
+
     @Test func countLimitEvictsLeastRecentlyUsed() throws {
         let storage = MemoryStorage<String, Int>(config: MemoryConfig(countLimit: 2))
         for index in 0..<5 { storage.setObject(index, forKey: "k\(index)") }

@@ -35,7 +35,7 @@ public enum Expiry: Sendable {
 
 extension Expiry {
     /// The absolute expiry this resolves to at write time; `nil` for never.
-    var absoluteDate: Date? {
+    @inlinable var absoluteDate: Date? {
         if case .never = self { return nil }
         return date
     }

@@ -393,12 +393,12 @@ final class LRUCache<Key: Hashable> {
         }
     }
 
-    @discardableResult
+    @inlinable @discardableResult
     func remove(forKey key: Key) -> Capsule? {
         remove(forKey: HashedKey(key))
     }
 
-    @discardableResult
+    @inlinable @discardableResult
     func remove(forKey key: HashedKey) -> Capsule? {
         withState { $0.remove(forKey: key) }
     }

@@ -10,7 +10,7 @@ public final class MemoryStorage<Key: Hashable, Value> {
     /// The configuration.
     public let config: MemoryConfig
     @usableFromInline let cache: LRUCache<Key>
-    private let transformer: Transformer<Value>?
+    @usableFromInline let transformer: Transformer<Value>?
 
     /// Makes an empty memory storage. With a `transformer`, an object costs
     /// the byte size of its transformed data; without one, it costs 1.
@@ -34,12 +34,14 @@ public final class MemoryStorage<Key: Hashable, Value> {
     public var totalCost: Int { cache.totalCost }
 
     /// Stores `object` with an explicit `cost`. (MediaCache addition.)
+    @inlinable
     public func setObject(_ object: Value, forKey key: Key, expiry: Expiry? = nil, cost: Int) {
         let expiry = expiry ?? config.expiry
         cache.set(.init(object: object, expiry: expiry.absoluteDate, cost: max(0, cost)), forKey: key)
     }
 
     /// Stores `object`; `expiry` `nil` uses ``MemoryConfig/expiry``.
+    @inlinable
     public func setObject(_ object: Value, forKey key: Key, expiry: Expiry? = nil) {
         setObject(object, forKey: key, expiry: expiry, cost: defaultCost(of: object))
     }
@@ -49,9 +51,27 @@ public final class MemoryStorage<Key: Hashable, Value> {
         cache.set(.init(object: object, expiry: absoluteExpiry, cost: max(0, cost)), forKey: key)
     }
 
-    private func defaultCost(of object: Value) -> Int {
+    @usableFromInline
+    func defaultCost(of object: Value) -> Int {
         guard let transformer, let data = try? transformer.toData(object) else { return 1 }
         return data.count
+    }
+
+    /// The unexpired object for `key`; a hit becomes the most recently used.
+    /// - throws: ``StorageError/notFound`` when missing or expired, or
+    ///   ``StorageError/typeNotMatch`` when the memory tier holds a value
+    ///   of another type for the key.
+    ///
+    /// The same answer as ``StorageAware``'s `object(forKey:)` (through
+    /// ``entry(forKey:)``), without making an ``Entry``, and specialized in
+    /// the caller's module: a generic call across modules looks up type
+    /// metadata at run time on every get.
+    @inlinable
+    public func object(forKey key: Key) throws -> Value {
+        guard let capsule = cache.capsule(forKey: key) else { throw StorageError.notFound }
+        guard let object = capsule.object as? Value else { throw StorageError.typeNotMatch }
+        guard !capsule.isExpired(at: Date()) else { throw StorageError.notFound }
+        return object
     }
 
     /// The entry for `key`, expired or not; a hit becomes the most recently used.
@@ -65,11 +85,13 @@ public final class MemoryStorage<Key: Hashable, Value> {
     }
 
     /// Removes the object for `key`.
+    @inlinable
     public func removeObject(forKey key: Key) {
         cache.remove(forKey: key)
     }
 
     /// Removes the object for `key` (the memory tier is all there is).
+    @inlinable
     public func removeInMemoryObject(forKey key: Key) throws {
         cache.remove(forKey: key)
     }

@@ -32,12 +32,14 @@ public protocol StorageAware {
 }
 
 extension StorageAware {
+    @inlinable
     public func object(forKey key: Key) throws -> Value {
         let entry = try entry(forKey: key)
         guard !entry.expiry.isExpired else { throw StorageError.notFound }
         return entry.object
     }
 
+    @inlinable
     public func objectExists(forKey key: Key) -> Bool {
         (try? object(forKey: key)) != nil
     }
