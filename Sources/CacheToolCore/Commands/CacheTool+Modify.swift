@@ -61,6 +61,7 @@ extension CacheTool {
         let store = try openStore(parsed, write: true)
         var missing: [String] = []
         for key in parsed.positionals {
+            try warnBeforeRemoving(key, from: store)
             // The master playlist of an HLS asset: every entry of the asset.
             if let asset = try HLSAssetSummary.asset(key, in: store) {
                 // A resource another asset shares stays, as that asset's.
@@ -79,6 +80,29 @@ extension CacheTool {
             if try !store.remove(forKey: key) { missing.append(key) }
         }
         try reportMissing(missing)
+    }
+
+    /// Says on standard error what removing `key` takes from someone who
+    /// kept it: a `DownloadQueue`'s download (its queue fetches it again
+    /// when it next opens the store), the queue's own index (its downloads
+    /// are forgotten), or a pin (an offline download's, the app's). The
+    /// removal goes on: `rm` does what it is asked.
+    private func warnBeforeRemoving(_ key: String, from store: MediaStore) throws {
+        let name = Self.printable(String(key.prefix(200)))
+        if key == DownloadIndex.key {
+            console.printError(
+                "cachetool: \(name) is the download queue's index: its downloads are forgotten, and their entries stay pinned"
+            )
+            return
+        }
+        let downloads = try DownloadIndex(store: store).downloads(holding: key)
+        if let download = downloads.first {
+            console.printError(
+                "cachetool: \(name) belongs to a download of the store's download queue (\(download.status)): the queue still counts on it and downloads it again; remove the download through the queue to let it go"
+            )
+        } else if try store.info(forKey: key)?.isPinned == true {
+            console.printError("cachetool: \(name) was pinned (kept from eviction by an offline download or the app)")
+        }
     }
 
     func pin(_ parsed: ParsedArguments, _ pinned: Bool) throws {

@@ -93,7 +93,17 @@ public struct DownloadIndex: Sendable {
     /// Whether a download the queue holds (``heldRecords()``) has `key` as
     /// its cache key, byte for byte.
     func holdsEntry(_ key: String) throws(StoreError) -> Bool {
-        try heldRecords().contains { ExactKey.equal($0.cacheKey, key) }
+        try !downloads(holding: key).isEmpty
+    }
+
+    /// The downloads, as last saved, that the queue keeps pinned (not
+    /// cancelled nor being removed) and whose cache key is `key`, byte for
+    /// byte: what a tool removing the entry behind the queue's back should
+    /// warn about (at its next open, the queue fetches a completed
+    /// download's lost entry again). None when there is no index, or one
+    /// this version cannot read.
+    public func downloads(holding key: String) throws(StoreError) -> [DownloadRecord] {
+        try heldRecords().filter { ExactKey.equal($0.cacheKey, key) }
     }
 
     /// Replaces the stored records with `records` (one transaction), with

@@ -1,0 +1,57 @@
+import Foundation
+import MediaStore
+import MediaStreaming
+import Testing
+
+/// `cachetool rm` removes what it is asked to, and says on standard error
+/// whom that takes something from: a download queue's download, the
+/// queue's own index, a pin.
+@Suite struct RemoveWarningTests {
+    @Test func removingWhatSomeoneKeepsIsSaid() throws {
+        let directory = try TemporaryDirectory("rm-warnings")
+        defer { directory.remove() }
+        let path = directory.path("store")
+        let url = URL(string: "http://origin.test/album/1.mp3")!
+        do {
+            let store = try MediaStore(directory: URL(fileURLWithPath: path))
+            for key in ["queued-track", "cancelled-track", "pinned-by-app", "plain"] {
+                try store.put(Data(repeating: 1, count: 4096), forKey: key)
+            }
+            try store.setPinned(true, forKey: "queued-track")
+            try store.setPinned(true, forKey: "pinned-by-app")
+            try DownloadIndex(store: store).save([
+                DownloadRecord(url: url, cacheKey: "queued-track", status: .completed, queueOrder: 1),
+                DownloadRecord(
+                    url: url, cacheKey: "cancelled-track", status: .failed(.userCancelled), queueOrder: 2),
+            ])
+        }
+
+        let removed = try ToolProcess.cachetool([
+            "-s", path, "rm", "queued-track", "cancelled-track", "pinned-by-app", "plain",
+        ])
+        #expect(removed.status == 0, "\(removed.errors)")
+        let lines = removed.errors.split(separator: "\n").map(String.init)
+        #expect(
+            lines == [
+                "cachetool: queued-track belongs to a download of the store's download queue (completed): the queue still counts on it and downloads it again; remove the download through the queue to let it go",
+                "cachetool: pinned-by-app was pinned (kept from eviction by an offline download or the app)",
+            ], "\(removed.errors)")
+        // Everything asked for is gone; the queue's index is not.
+        let listed = try ToolProcess.cachetool(["-s", path, "ls"]).text
+        #expect(!listed.contains("track") && !listed.contains("pinned-by-app") && !listed.contains("plain"), "\(listed)")
+
+        // What the warning says: the queue takes the completed download up again.
+        do {
+            let store = try MediaStore(directory: URL(fileURLWithPath: path))
+            let records = try DownloadIndex(store: store).load()
+            #expect(records.first { $0.cacheKey == "queued-track" }?.status == .queued)
+        }
+
+        let index = try ToolProcess.cachetool(["-s", path, "rm", DownloadIndex.key])
+        #expect(index.status == 0)
+        #expect(
+            index.errors
+                == "cachetool: \(DownloadIndex.key) is the download queue's index: its downloads are forgotten, and their entries stay pinned\n"
+        )
+    }
+}
