@@ -113,6 +113,13 @@ extension BenchmarkRunner {
             fileRates.append(try Self.readRate(of: trackFile, pieceSize: store.configuration.chunkSize))
             posixRates.append(try Self.posixReadRate(of: trackFile, pieceSize: store.configuration.chunkSize))
         }
+        // The row divides two medians; a pass the machine stalled in moves
+        // it. The median of the per-pass ratios (each loader pass against
+        // the read(2) pass right after it) does not follow one pass.
+        note(
+            String(
+                format: "playback: serving the cached entry, median of %d per-pass ratios to read(2): %.2f×",
+                servePasses, Stopwatch.median(zip(loaderRates, posixRates).map { $0 / $1 })))
         let replays = trials + servePasses
         record(
             "playback: origin bytes per replay of the \(entrySize / 1_000_000) MB entry (\(replays) replays)",

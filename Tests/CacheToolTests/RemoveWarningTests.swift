@@ -33,12 +33,14 @@ import Testing
         let lines = removed.errors.split(separator: "\n").map(String.init)
         #expect(
             lines == [
-                "cachetool: queued-track belongs to a download of the store's download queue (completed): the queue still counts on it and downloads it again; remove the download through the queue to let it go",
+                "cachetool: queued-track belongs to a download of the store's download queue (completed): "
+                    + "the queue still counts on it and downloads it again; remove the download through the queue to let it go",
                 "cachetool: pinned-by-app was pinned (kept from eviction by an offline download or the app)",
             ], "\(removed.errors)")
         // Everything asked for is gone; the queue's index is not.
         let listed = try ToolProcess.cachetool(["-s", path, "ls"]).text
-        #expect(!listed.contains("track") && !listed.contains("pinned-by-app") && !listed.contains("plain"), "\(listed)")
+        #expect(
+            !listed.contains("track") && !listed.contains("pinned-by-app") && !listed.contains("plain"), "\(listed)")
 
         // What the warning says: the queue takes the completed download up again.
         do {
