@@ -59,9 +59,10 @@ extension CacheTool {
 
     func remove(_ parsed: ParsedArguments) throws {
         let store = try openStore(parsed, write: true)
+        let queued = try DownloadIndex(store: store).heldRecords()
         var missing: [String] = []
         for key in parsed.positionals {
-            try warnBeforeRemoving(key, from: store)
+            try warnBeforeRemoving(key, from: store, queued: queued)
             // The master playlist of an HLS asset: every entry of the asset.
             if let asset = try HLSAssetSummary.asset(key, in: store) {
                 // A resource another asset shares stays, as that asset's.
@@ -86,8 +87,9 @@ extension CacheTool {
     /// kept it: a `DownloadQueue`'s download (its queue fetches it again
     /// when it next opens the store), the queue's own index (its downloads
     /// are forgotten), or a pin (an offline download's, the app's). The
-    /// removal goes on: `rm` does what it is asked.
-    private func warnBeforeRemoving(_ key: String, from store: MediaStore) throws {
+    /// removal goes on: `rm` does what it is asked. `queued`: the queue's
+    /// held downloads (`DownloadIndex.heldRecords()`), read once per command.
+    private func warnBeforeRemoving(_ key: String, from store: MediaStore, queued: [DownloadRecord]) throws {
         let name = Self.printable(String(key.prefix(200)))
         if key == DownloadIndex.key {
             console.printError(
@@ -95,8 +97,7 @@ extension CacheTool {
             )
             return
         }
-        let downloads = try DownloadIndex(store: store).downloads(holding: key)
-        if let download = downloads.first {
+        if let download = queued.first(where: { ExactKey.equal($0.cacheKey, key) }) {
             console.printError(
                 "cachetool: \(name) belongs to a download of the store's download queue (\(download.status)): the queue still counts on it and downloads it again; remove the download through the queue to let it go"
             )

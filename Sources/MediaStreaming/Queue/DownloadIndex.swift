@@ -78,13 +78,15 @@ public struct DownloadIndex: Sendable {
     /// The downloads, as last saved, whose entries the queue keeps pinned
     /// (all but cancelled ones and removals: ``DownloadRecord/holdsBytes``),
     /// for `OfflineDownloader.release` and `HLSDownloader.release`, which
-    /// leave those entries pinned. None when there is no index, or one this
+    /// leave those entries pinned, and for `cachetool rm`, which says so
+    /// when it removes one (at its next open, the queue fetches a
+    /// completed download's lost entry again). None when there is no index, or one this
     /// version cannot read (no queue can open it either).
     ///
     /// The queue saves a download (queued) before it pins any of its
     /// entries, and unpins them before it saves it cancelled or drops it:
     /// the saved index never says "not held" while the queue holds a pin.
-    func heldRecords() throws(StoreError) -> [DownloadRecord] {
+    package func heldRecords() throws(StoreError) -> [DownloadRecord] {
         guard let bytes = try store.data(forKey: Self.key) else { return [] }
         let stored = (try? JSONDecoder().decode([StoredRecord].self, from: bytes)) ?? []
         return stored.map(\.record).filter(\.holdsBytes)
@@ -93,17 +95,7 @@ public struct DownloadIndex: Sendable {
     /// Whether a download the queue holds (``heldRecords()``) has `key` as
     /// its cache key, byte for byte.
     func holdsEntry(_ key: String) throws(StoreError) -> Bool {
-        try !downloads(holding: key).isEmpty
-    }
-
-    /// The downloads, as last saved, that the queue keeps pinned (not
-    /// cancelled nor being removed) and whose cache key is `key`, byte for
-    /// byte: what a tool removing the entry behind the queue's back should
-    /// warn about (at its next open, the queue fetches a completed
-    /// download's lost entry again). None when there is no index, or one
-    /// this version cannot read.
-    public func downloads(holding key: String) throws(StoreError) -> [DownloadRecord] {
-        try heldRecords().filter { ExactKey.equal($0.cacheKey, key) }
+        try heldRecords().contains { ExactKey.equal($0.cacheKey, key) }
     }
 
     /// Replaces the stored records with `records` (one transaction), with
