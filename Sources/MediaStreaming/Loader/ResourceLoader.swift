@@ -170,10 +170,10 @@ public final class ResourceLoader: Sendable {
     /// another version. Stops at the next chunk when the task is cancelled.
     ///
     /// The whole range is one trip off the concurrency pool: on
-    /// ``StoreIO``'s read queue, the store copies up to a MiB of chunks per
+    /// ``StoreIO``'s read queue, the store copies up to 256 KiB of chunks per
     /// short read transaction and the pieces go to `data` from there, as
     /// they come, outside any transaction: no hop back to the pool (two
-    /// thread wake-ups) per MiB.
+    /// thread wake-ups) per transaction.
     private func readStore(_ range: Range<Int>, version: UInt64, into data: DataRequest) async throws(StoreError) {
         let key = cacheKey
         let served = self.served
