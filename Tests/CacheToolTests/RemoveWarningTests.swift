@@ -56,4 +56,44 @@ import Testing
                 == "cachetool: \(DownloadIndex.key) is the download queue's index: its downloads are forgotten, and their entries stay pinned\n"
         )
     }
+
+    /// An HLS asset downloaded by the queue under a cache key of its own:
+    /// its master is stored under the key policy's key, and its URL,
+    /// recorded in the entry, finds the download.
+    @Test func removingAQueuedHLSAssetUnderItsOwnKeyIsSaid() throws {
+        let directory = try TemporaryDirectory("rm-warnings-hls")
+        defer { directory.remove() }
+        let path = directory.path("store")
+        let master = URL(string: "http://origin.test/hls/master.m3u8")!
+        let masterKey = "policy:hls/master"
+        do {
+            let store = try MediaStore(directory: URL(fileURLWithPath: path))
+            let segmentURL = URL(string: "http://origin.test/hls/0.ts")!
+            let playlist = HLSResource(
+                kind: .masterPlaylist, url: master, cacheKey: HLSResourceKey(key: masterKey), playlistURL: nil)
+            let segment = HLSResource(
+                kind: .segment, url: segmentURL, cacheKey: HLSResourceKey(key: "policy:hls/0.ts"), playlistURL: master)
+            for (key, resource) in [(masterKey, playlist), ("policy:hls/0.ts", segment)] {
+                try store.put(Data(repeating: 1, count: 4096), forKey: key)
+                try store.setMetadata(
+                    HLSEntryMetadata.metadata(
+                        for: resource, assetKey: masterKey, playlistKey: nil, mimeType: "application/octet-stream"),
+                    forKey: key)
+                try store.setPinned(true, forKey: key)
+            }
+            try DownloadIndex(store: store).save([
+                DownloadRecord(url: master, cacheKey: "album 7", kind: "hls", status: .completed, queueOrder: 1)
+            ])
+        }
+
+        let removed = try ToolProcess.cachetool(["-s", path, "rm", masterKey])
+        #expect(removed.status == 0, "\(removed.errors)")
+        let lines = removed.errors.split(separator: "\n").map(String.init)
+        #expect(
+            lines == [
+                "cachetool: \(masterKey) belongs to a download of the store's download queue (completed): "
+                    + "the queue still counts on it and downloads it again; remove the download through the queue to let it go",
+                "cachetool: removed the HLS asset \(masterKey) (2 entries)",
+            ], "\(removed.errors)")
+    }
 }

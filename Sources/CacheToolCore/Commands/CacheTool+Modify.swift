@@ -97,11 +97,23 @@ extension CacheTool {
             )
             return
         }
-        if let download = queued.first(where: { ExactKey.equal($0.cacheKey, key) }) {
+        let info = try store.info(forKey: key)
+        // An HLS asset's master is keyed by the app's key policy, which may
+        // differ from its download's cache key: its URL, recorded in the
+        // entry, finds the download (as `HLSDownloader` does under the policy).
+        let assetURL = info.flatMap { info -> String? in
+            let fields = info.metadata.userInfo
+            guard let asset = fields[HLSEntryMetadata.asset], ExactKey.equal(asset, key) else { return nil }
+            return fields[HLSEntryMetadata.url]
+        }
+        if let download = queued.first(where: { record in
+            ExactKey.equal(record.cacheKey, key)
+                || assetURL.map { ExactKey.equal(record.url.absoluteString, $0) } == true
+        }) {
             console.printError(
                 "cachetool: \(name) belongs to a download of the store's download queue (\(download.status)): the queue still counts on it and downloads it again; remove the download through the queue to let it go"
             )
-        } else if try store.info(forKey: key)?.isPinned == true {
+        } else if info?.isPinned == true {
             console.printError("cachetool: \(name) was pinned (kept from eviction by an offline download or the app)")
         }
     }

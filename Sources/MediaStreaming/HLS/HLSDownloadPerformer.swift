@@ -11,7 +11,7 @@ import MediaStore
 /// let queue = try await DownloadQueue.open(cache: cache, performers: [HLSDownloadPerformer()])
 /// try await queue.enqueue(masterURL, kind: HLSDownloadPerformer.kind)
 /// ```
-public struct HLSDownloadPerformer: DownloadPerformer {
+public struct HLSDownloadPerformer: DownloadPerformer, CompletionKeyedPerformer {
     /// The default kind of records it performs.
     public static let kind = "hls"
 
@@ -89,6 +89,13 @@ public struct HLSDownloadPerformer: DownloadPerformer {
         let assetKey = downloader.resources.resourceKey(for: record.url).storeKey
         let entries = (try? downloader.entries(of: record.url)) ?? []
         return entries.filter { HLSEntryMetadata.releasing($0, fromAsset: assetKey) == nil }.map(\.key)
+    }
+
+    /// The key of the asset's master playlist (the cache's key for the
+    /// record's URL): a download queued under a cache key of its own is
+    /// still stored under it.
+    func completionKey(of record: DownloadRecord, in cache: StreamingCache) -> String {
+        HLSDownloader(cache: cache, parallelFetches: parallelFetches).resources.resourceKey(for: record.url).storeKey
     }
 
     static func failure(_ error: HLSDownloadError) -> DownloadFailure {

@@ -32,15 +32,22 @@ public struct DownloadIndex: Sendable {
 
     /// The records, in queue order, reconciled with the store: a transfer
     /// that was running when the process ended is queued again, and a
-    /// completed download whose entry is no longer complete is queued to
-    /// fetch what is missing (its pin is kept).
+    /// completed download whose entry under its cache key is no longer
+    /// complete is queued to fetch what is missing (its pin is kept).
+    /// ``DownloadQueue/open(cache:configuration:monitor:performers:)``
+    /// asks the record's performer which entry that is: an HLS download's
+    /// is its master playlist's, under the cache's key policy.
     public func load() throws(DownloadIndexError) -> [DownloadRecord] {
         try loadWithPins().records
     }
 
     /// ``load()``, and for each record with any, the keys of its entries
     /// pinned elsewhere when the queue took it.
-    func loadWithPins() throws(DownloadIndexError) -> (
+    ///
+    /// - parameter completionKey: the key of the entry whose completeness
+    ///   says a completed download is still all there (the queue asks the
+    ///   record's performer: an HLS download's is its master playlist's).
+    func loadWithPins(completionKey: (DownloadRecord) -> String = \.cacheKey) throws(DownloadIndexError) -> (
         records: [DownloadRecord], pinnedElsewhere: [UUID: Set<ExactKey>]
     ) {
         let bytes: Data?
@@ -62,7 +69,7 @@ public struct DownloadIndex: Sendable {
             do {
                 try record.apply(.relaunch)
                 if record.status == .completed {
-                    let info = try store.info(forKey: record.cacheKey)
+                    let info = try store.info(forKey: completionKey(record))
                     if info?.isComplete != true { try record.apply(.entryLost) }
                 }
             } catch let error as StoreError {

@@ -139,10 +139,18 @@ public actor DownloadQueue {
     ) async throws(DownloadQueueError) -> DownloadQueue {
         typealias Loaded = (records: [DownloadRecord], pinnedElsewhere: [UUID: Set<ExactKey>])
         let loaded: Result<Loaded, DownloadIndexError>
+        var keyed: [String: any CompletionKeyedPerformer] = [:]
+        for case let performer as any CompletionKeyedPerformer in performers { keyed[performer.kind] = performer }
+        let completionKeyed = keyed
         do {
             loaded = try await cache.storeIO.read { store in
                 Result<Loaded, DownloadIndexError> { () throws(DownloadIndexError) in
-                    try DownloadIndex(store: store).loadWithPins()
+                    try DownloadIndex(store: store).loadWithPins { record in
+                        guard let kind = record.kind, let performer = completionKeyed[kind] else {
+                            return record.cacheKey
+                        }
+                        return performer.completionKey(of: record, in: cache)
+                    }
                 }
             }
         } catch {

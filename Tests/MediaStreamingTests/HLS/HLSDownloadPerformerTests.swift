@@ -64,4 +64,42 @@ struct HLSDownloadPerformerTests {
         let stored = completed?.bytesStored ?? 0
         #expect(stored > 0)
     }
+
+    @Test("a completed HLS record with a cache key of its own stays completed across reopening the queue")
+    func customKeyHLSRecordStaysCompleted() async throws {
+        let origin = try HLSOrigin()
+        let test = try TestCache()
+        let master = origin.url("master/master.m3u8")
+        let performer = HLSDownloadPerformer(variant: .lowestBandwidth, audio: .languages(["en"]))
+        let queue = try await DownloadQueue.open(cache: test.cache, performers: [performer])
+        let record = try await queue.enqueue(master, cacheKey: "album 7", kind: HLSDownloadPerformer.kind)
+        try await queue.completion(of: record.id)
+        #expect(await queue.download(record.id)?.status == .completed)
+        await origin.waitForLog(atLeast: 8)
+        try await Task.sleep(for: .milliseconds(100))
+        let fetched = origin.requests().count
+        #expect(fetched == 1 + 2 + 2 + 3)
+
+        // A relaunch: the asset is all there, so the download is still done.
+        test.freshCache()
+        let reopened = try await DownloadQueue.open(cache: test.cache, performers: [performer])
+        #expect(await reopened.download(record.id)?.status == .completed)
+        try await reopened.completion(of: record.id)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(origin.requests().count == fetched)
+        #expect(try HLSDownloader(cache: test.cache).entries(of: master).allSatisfy { $0.isComplete && $0.isPinned })
+
+        // The master playlist lost: the next relaunch queues the download again, and it fetches it.
+        let masterKey = HLSDownloader(cache: test.cache).resources.resourceKey(for: master).storeKey
+        #expect(masterKey != "album 7")
+        #expect(try test.store.remove(forKey: masterKey))
+        test.freshCache()
+        let again = try await DownloadQueue.open(cache: test.cache, performers: [performer])
+        let status = await again.download(record.id)?.status
+        #expect(status != .completed, "\(String(describing: status))")
+        try await again.completion(of: record.id)
+        #expect(try test.store.info(forKey: masterKey)?.isComplete == true)
+        await origin.waitForLog(atLeast: fetched + 1)
+        #expect(origin.requests().dropFirst(fetched).contains("GET /master/master.m3u8"))
+    }
 }
