@@ -253,16 +253,16 @@ public actor DownloadQueue {
         let key = cacheKey ?? cache.cacheKey(for: url)
         let kindName = kind ?? ProgressiveDownloadPerformer.kind
         guard performers[kindName] != nil else { throw .unknownKind(kindName) }
-        if let existing = held(key, kind: kindName) { return try await reuse(existing) }
         var record = DownloadRecord(
             url: url, cacheKey: key, headers: headers, kind: kind, priority: priority, conditions: conditions,
             queueOrder: 0)
+        if let existing = held(like: record) { return try await reuse(existing) }
         let info = try? await cache.storeIO.read { store throws(StoreError) in try store.info(forKey: key) }
         // Not held yet, so the queue pins none of them: every pin is someone else's.
         let pinned = await pinnedKeys(of: record)
         // Another call may have queued the key while the store was read (an
         // actor lets other calls in at an `await`): that one is the download.
-        if let existing = held(key, kind: kindName) { return try await reuse(existing) }
+        if let existing = held(like: record) { return try await reuse(existing) }
         record.queueOrder = takeOrder()
         if let info {
             record.bytesStored = info.cachedBytes
@@ -276,14 +276,22 @@ public actor DownloadQueue {
         return records[record.id] ?? record
     }
 
-    /// The download of `key` and performer kind `kind` the queue holds (not
-    /// being removed). Keys compare by their bytes, as the store's: two
+    /// The download the queue holds (not being removed) of the same
+    /// performer kind as `record` and the same entry: its cache key, or for
+    /// a performer that stores it under a key of its own (HLS: the master
+    /// playlist's, under the key policy), that key: one asset queued under
+    /// two cache keys is one download (as two, removing one deleted the
+    /// asset the other still reported completed). Keys compare by their
+    /// bytes, as the store's: two
     /// canonically equal `String`s of different bytes are two entries, and
     /// two downloads (one was taken for the other, and never fetched).
-    private func held(_ key: String, kind: String) -> DownloadRecord? {
-        records.values.first {
-            ExactKey.equal($0.cacheKey, key) && ($0.kind ?? ProgressiveDownloadPerformer.kind) == kind
-                && $0.status != .removing
+    private func held(like record: DownloadRecord) -> DownloadRecord? {
+        let kind = record.kind ?? ProgressiveDownloadPerformer.kind
+        let keyed = performers[kind] as? any CompletionKeyedPerformer
+        let key = keyed?.completionKey(of: record, in: cache) ?? record.cacheKey
+        return records.values.first {
+            guard ($0.kind ?? ProgressiveDownloadPerformer.kind) == kind, $0.status != .removing else { return false }
+            return ExactKey.equal(keyed?.completionKey(of: $0, in: cache) ?? $0.cacheKey, key)
         }
     }
 

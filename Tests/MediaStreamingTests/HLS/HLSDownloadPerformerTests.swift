@@ -102,4 +102,22 @@ struct HLSDownloadPerformerTests {
         await origin.waitForLog(atLeast: fetched + 1)
         #expect(origin.requests().dropFirst(fetched).contains("GET /master/master.m3u8"))
     }
+
+    @Test("one HLS asset queued under two cache keys is one download")
+    func oneAssetUnderTwoKeysIsOneDownload() async throws {
+        let origin = try HLSOrigin()
+        let test = try TestCache()
+        let master = origin.url("master/master.m3u8")
+        let performer = HLSDownloadPerformer(variant: .lowestBandwidth, audio: .languages(["en"]))
+        let queue = try await DownloadQueue.open(cache: test.cache, performers: [performer])
+        let first = try await queue.enqueue(master, cacheKey: "album 7", kind: HLSDownloadPerformer.kind)
+        try await queue.completion(of: first.id)
+        let second = try await queue.enqueue(master, cacheKey: "album 7 again", kind: HLSDownloadPerformer.kind)
+        #expect(second.id == first.id)
+        #expect(await queue.downloads.count == 1)
+        // A progressive download of the same URL is another kind: its own download.
+        let file = try await queue.enqueue(master, cacheKey: "album 7")
+        #expect(file.id != first.id)
+        try await queue.cancel(file.id)
+    }
 }
