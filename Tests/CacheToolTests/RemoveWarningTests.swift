@@ -81,8 +81,10 @@ import Testing
                     forKey: key)
                 try store.setPinned(true, forKey: key)
             }
+            // A progressive download of the master's file is not the asset's.
             try DownloadIndex(store: store).save([
-                DownloadRecord(url: master, cacheKey: "album 7", kind: "hls", status: .completed, queueOrder: 1)
+                DownloadRecord(url: master, cacheKey: "master file", status: .queued, queueOrder: 1),
+                DownloadRecord(url: master, cacheKey: "album 7", kind: "hls", status: .completed, queueOrder: 2),
             ])
         }
 

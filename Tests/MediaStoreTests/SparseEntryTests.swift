@@ -246,6 +246,29 @@ import Testing
         #expect(received.allSatisfy { $0.count == chunk && $0.allSatisfy { $0 == 1 } })
     }
 
+    /// A read starting inside a chunk: its first transaction still copies
+    /// at most `sliceBytesPerTransaction` bytes (the partial chunk and
+    /// the whole ones that fit), all from the old version.
+    @Test func aTransactionNeverCopiesMoreThanItsShare() throws {
+        let chunk = 4096
+        let limit = MediaStore.sliceBytesPerTransaction
+        let start = 100
+        let length = 3 * limit
+        let t = try TestStore(configuration: StoreConfiguration(chunkSize: chunk, initialMapSize: 64 << 20))
+        try t.store.put([UInt8](repeating: 1, count: length), forKey: "k")
+        var received: [Data] = []
+        #expect(throws: StoreError.changedDuringRead(key: "k")) {
+            try t.store.read(forKey: "k", range: start..<length) { data in
+                received.append(data)
+                if received.count == 1 { try t.store.put([UInt8](repeating: 2, count: length), forKey: "k") }
+            }
+        }
+        let wholeChunks = (limit - (chunk - start)) / chunk
+        #expect(received.count == 1 + wholeChunks)
+        #expect(received.reduce(0) { $0 + $1.count } <= limit)
+        #expect(received.allSatisfy { $0.allSatisfy { $0 == 1 } })
+    }
+
     /// A hole still there when the read reaches it: what came before is
     /// handed out, then the read stops with the hole.
     @Test func aHoleStopsTheReadAfterTheBytesBeforeIt() throws {

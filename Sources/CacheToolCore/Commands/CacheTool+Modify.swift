@@ -99,8 +99,9 @@ extension CacheTool {
         }
         let info = try store.info(forKey: key)
         // An HLS asset's master is keyed by the app's key policy, which may
-        // differ from its download's cache key: its URL, recorded in the
-        // entry, finds the download (as `HLSDownloader` does under the policy).
+        // differ from its download's cache key, and the tool does not know
+        // the policy: the master's URL, recorded in its entry, finds the
+        // download, of a kind other than a progressive file's.
         let assetURL = info.flatMap { info -> String? in
             let fields = info.metadata.userInfo
             guard let asset = fields[HLSEntryMetadata.asset], ExactKey.equal(asset, key) else { return nil }
@@ -108,7 +109,8 @@ extension CacheTool {
         }
         if let download = queued.first(where: { record in
             ExactKey.equal(record.cacheKey, key)
-                || assetURL.map { ExactKey.equal(record.url.absoluteString, $0) } == true
+                || (record.kind.map { $0 != ProgressiveDownloadPerformer.kind } == true
+                    && assetURL.map { ExactKey.equal(record.url.absoluteString, $0) } == true)
         }) {
             console.printError(
                 "cachetool: \(name) belongs to a download of the store's download queue (\(download.status)): the queue still counts on it and downloads it again; remove the download through the queue to let it go"

@@ -95,7 +95,9 @@ public struct HLSDownloadPerformer: DownloadPerformer, CompletionKeyedPerformer 
     /// record's URL): a download queued under a cache key of its own is
     /// still stored under it.
     func completionKey(of record: DownloadRecord, in cache: StreamingCache) -> String {
-        HLSDownloader(cache: cache, parallelFetches: parallelFetches).resources.resourceKey(for: record.url).storeKey
+        // What `HLSResourceStore.resourceKey(for:)` gives the master, without
+        // going through the shared registry of resource stores.
+        HLSResourceKey(key: cache.cacheKey(for: record.url)).storeKey
     }
 
     static func failure(_ error: HLSDownloadError) -> DownloadFailure {

@@ -16,11 +16,15 @@ extension DownloadQueue {
         pinnedElsewhere.withLock { $0 = loadedPins }
         for record in loaded where record.status == .removing { await finishRemoval(of: record.id) }
         let unfinished = loaded.filter { $0.status != .removing && $0.status != .completed }
-        let keys = unfinished.map(\.cacheKey)
+        // Bytes so far, from the entry under the cache key; a performer that
+        // stores the download under another key (HLS) reports its own as it runs.
+        let keys = unfinished.map { keyedPerformer(of: $0) == nil ? $0.cacheKey : nil }
         let infos: [EntryInfo?] =
             (try? await cache.storeIO.read { store throws(StoreError) -> [EntryInfo?] in
                 var infos: [EntryInfo?] = []
-                for key in keys { infos.append(try store.info(forKey: key)) }
+                for key in keys {
+                    infos.append(try key.flatMap { key throws(StoreError) in try store.info(forKey: key) })
+                }
                 return infos
             }) ?? []
         for (record, info) in zip(unfinished, infos) {
@@ -78,15 +82,18 @@ extension DownloadQueue {
     }
 
     /// Unpins the entries of downloads `ids` (they stay cached, evictable),
-    /// except those pinned elsewhere: only the pins the queue set.
+    /// except those pinned elsewhere and those another download the queue
+    /// holds counts on too: only the pins the queue set, and no longer needs.
     func releasePins(of ids: [UUID]) async {
-        let keys = await storeKeys(of: ids.compactMap { records[$0] })
+        let released = ids.compactMap { records[$0] }
+        let keys = await storeKeys(of: released)
         guard !keys.isEmpty else { return }
+        let shared = await handOverSharedPins(of: keys, besides: released)
         let pinnedElsewhere = pinnedElsewhere
         _ = try? await cache.storeIO.write { store throws(StoreError) in
             for (id, keys) in keys {
                 let others = pinnedElsewhere.withLock { $0[id] } ?? []
-                for key in keys where !others.contains(ExactKey(key)) {
+                for key in keys where !others.contains(ExactKey(key)) && !shared.contains(ExactKey(key)) {
                     guard try store.info(forKey: key)?.isPinned == true else { continue }
                     try store.setPinned(false, forKey: key)
                 }
@@ -99,10 +106,11 @@ extension DownloadQueue {
     func finishRemoval(of id: UUID) async {
         guard let record = records[id] else { return }
         let keys = await storeKeys(of: [record]).flatMap(\.keys)
+        let shared = await handOverSharedPins(of: [(id, keys)], besides: [record])
         let pinnedElsewhere = pinnedElsewhere
         _ = try? await cache.storeIO.write { store throws(StoreError) in
             let others = pinnedElsewhere.withLock { $0[id] } ?? []
-            for key in keys {
+            for key in keys where !shared.contains(ExactKey(key)) {
                 guard let info = try store.info(forKey: key), !(others.contains(ExactKey(key)) && info.isPinned) else {
                     continue
                 }
@@ -131,6 +139,37 @@ extension DownloadQueue {
             }
         }
         return keys ?? []
+    }
+
+    /// Of `released` (the keys of downloads `records`, which let their
+    /// pins go), the keys another download the queue holds
+    /// (``DownloadRecord/holdsBytes``) counts on too: one stored under the
+    /// same entry, as two HLS selections (performer kinds) of one master,
+    /// or two records of one asset in an index saved before `enqueue` took
+    /// them for one. Those entries stay, pinned; a pin the released
+    /// download set is handed over: the other download takes the key off
+    /// its keys pinned elsewhere, so that the last of them lets it go.
+    func handOverSharedPins(of released: [(id: UUID, keys: [String])], besides records: [DownloadRecord]) async
+        -> Set<ExactKey>
+    {
+        let ids = Set(records.map(\.id))
+        let entries = Set(records.map { ExactKey(entryKey(of: $0)) })
+        let others = self.records.values.filter {
+            !ids.contains($0.id) && $0.holdsBytes && entries.contains(ExactKey(entryKey(of: $0)))
+        }
+        guard !others.isEmpty else { return [] }
+        let held = await storeKeys(of: others).map { (id: $0.id, keys: Set($0.keys.map(ExactKey.init))) }
+        var shared: Set<ExactKey> = []
+        pinnedElsewhere.withLock { lists in
+            for (id, keys) in released {
+                let owned = Set(keys.map(ExactKey.init)).subtracting(lists[id] ?? [])
+                for other in held {
+                    shared.formUnion(other.keys.intersection(keys.map(ExactKey.init)))
+                    lists[other.id]?.subtract(owned.intersection(other.keys))
+                }
+            }
+        }
+        return shared
     }
 
     /// The keys of `record`'s entries that are pinned now (on the store's

@@ -257,7 +257,11 @@ public actor DownloadQueue {
             url: url, cacheKey: key, headers: headers, kind: kind, priority: priority, conditions: conditions,
             queueOrder: 0)
         if let existing = held(like: record) { return try await reuse(existing) }
-        let info = try? await cache.storeIO.read { store throws(StoreError) in try store.info(forKey: key) }
+        // Bytes so far, from the entry under its cache key; a performer that
+        // stores it under another key (HLS) reports its own as it runs.
+        let info =
+            keyedPerformer(of: record) != nil
+            ? nil : try? await cache.storeIO.read { store throws(StoreError) in try store.info(forKey: key) }
         // Not held yet, so the queue pins none of them: every pin is someone else's.
         let pinned = await pinnedKeys(of: record)
         // Another call may have queued the key while the store was read (an
@@ -287,12 +291,23 @@ public actor DownloadQueue {
     /// two downloads (one was taken for the other, and never fetched).
     private func held(like record: DownloadRecord) -> DownloadRecord? {
         let kind = record.kind ?? ProgressiveDownloadPerformer.kind
-        let keyed = performers[kind] as? any CompletionKeyedPerformer
-        let key = keyed?.completionKey(of: record, in: cache) ?? record.cacheKey
+        let key = entryKey(of: record)
         return records.values.first {
             guard ($0.kind ?? ProgressiveDownloadPerformer.kind) == kind, $0.status != .removing else { return false }
-            return ExactKey.equal(keyed?.completionKey(of: $0, in: cache) ?? $0.cacheKey, key)
+            return ExactKey.equal(entryKey(of: $0), key)
         }
+    }
+
+    /// The key of the entry that holds `record`'s download: its cache key,
+    /// or what its performer stores it under (``CompletionKeyedPerformer``:
+    /// an HLS asset's master playlist, under the key policy).
+    func entryKey(of record: DownloadRecord) -> String {
+        keyedPerformer(of: record)?.completionKey(of: record, in: cache) ?? record.cacheKey
+    }
+
+    /// `record`'s performer when it stores the download under a key of its own.
+    func keyedPerformer(of record: DownloadRecord) -> (any CompletionKeyedPerformer)? {
+        performers[record.kind ?? ProgressiveDownloadPerformer.kind] as? any CompletionKeyedPerformer
     }
 
     /// What ``enqueue(_:cacheKey:headers:kind:priority:conditions:)`` returns for a download it

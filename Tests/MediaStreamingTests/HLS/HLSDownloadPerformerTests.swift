@@ -118,6 +118,41 @@ struct HLSDownloadPerformerTests {
         // A progressive download of the same URL is another kind: its own download.
         let file = try await queue.enqueue(master, cacheKey: "album 7")
         #expect(file.id != first.id)
-        try await queue.cancel(file.id)
+        try await queue.remove(file.id)
+    }
+
+    @Test(
+        "two selections of one HLS master: removing one keeps what the other holds, and the last remove, after a reopen, takes the asset"
+    )
+    func twoSelectionsOfOneMasterKeepEachOthersEntries() async throws {
+        let origin = try HLSOrigin()
+        let test = try TestCache()
+        let master = origin.url("master/master.m3u8")
+        let english = HLSDownloadPerformer(kind: "hls-en", variant: .lowestBandwidth, audio: .languages(["en"]))
+        let french = HLSDownloadPerformer(kind: "hls-fr", variant: .lowestBandwidth, audio: .languages(["fr"]))
+        let queue = try await DownloadQueue.open(cache: test.cache, performers: [english, french])
+        let first = try await queue.enqueue(master, kind: "hls-en")
+        try await queue.completion(of: first.id)
+        let second = try await queue.enqueue(master, kind: "hls-fr")
+        #expect(second.id != first.id)
+        try await queue.completion(of: second.id)
+        let downloader = HLSDownloader(cache: test.cache)
+        let both = try downloader.entries(of: master)
+        let expected = 12  // master, 3 media playlists, 2 + 3 + 3 segments
+        #expect(both.count == expected)
+        #expect(both.allSatisfy { $0.isComplete && $0.isPinned })
+
+        try await queue.remove(first.id)
+        let kept = try downloader.entries(of: master)
+        #expect(kept.count == both.count)
+        #expect(kept.allSatisfy { $0.isComplete && $0.isPinned })
+        #expect(await queue.download(second.id)?.status == .completed)
+
+        // The pins handed over are saved: after a relaunch, the last one's remove takes the asset.
+        test.freshCache()
+        let reopened = try await DownloadQueue.open(cache: test.cache, performers: [english, french])
+        #expect(await reopened.download(second.id)?.status == .completed)
+        try await reopened.remove(second.id)
+        #expect(try HLSDownloader(cache: test.cache).entries(of: master).isEmpty)
     }
 }
