@@ -293,8 +293,14 @@ public final class HLSDownload: Sendable {
             $0.seconds = 0
             $0.fetchedResources = 0
         }
-        // The playlists are known finished (the planner refused live ones): keep them.
-        for resource in plan.resources where playlists[resource.cacheKey] != nil {
+        // The playlists are known finished (the planner refused live ones):
+        // keep them, the master last. A pinned master is served as its
+        // downloaded selection (the media playlists pinned), so pinned
+        // first, it was served for a moment with the variant's playlist
+        // pinned and no audio rendition's yet: a player got a master with
+        // no audio in it (`keepsTheMasterLast`).
+        let kept = plan.resources.filter { playlists[$0.cacheKey] != nil }
+        for resource in kept.filter({ $0.kind != .masterPlaylist }) + kept.filter({ $0.kind == .masterPlaylist }) {
             let data = playlists[resource.cacheKey]!
             try await keepPlaylist(resource, data: data)
             record(

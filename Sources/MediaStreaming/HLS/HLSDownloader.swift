@@ -116,7 +116,7 @@ public final class HLSDownloader: Sendable {
         for download in running { download.cancel() }
         guard try !isHeldByDownloadQueue(assetKey) else { return 0 }
         var count = 0
-        for entry in try entries(of: url) {
+        for entry in try masterFirst(entries(of: url), assetKey: assetKey) {
             if let shared = HLSEntryMetadata.releasing(entry, fromAsset: assetKey) {
                 try cache.store.setMetadata(shared, forKey: entry.key, version: entry.version)
             } else if entry.isPinned {
@@ -136,9 +136,18 @@ public final class HLSDownloader: Sendable {
         _ = try release(url)
         guard try !isHeldByDownloadQueue(resources.resourceKey(for: url).storeKey) else { return 0 }
         var count = 0
-        for entry in try entries(of: url) where try cache.store.remove(forKey: entry.key, version: entry.version) {
+        let assetKey = resources.resourceKey(for: url).storeKey
+        for entry in try masterFirst(entries(of: url), assetKey: assetKey)
+        where try cache.store.remove(forKey: entry.key, version: entry.version) {
             count += 1
         }
         return count
+    }
+
+    /// `entries` with the asset's master first: a pinned master is served
+    /// as its downloaded selection (`MediaServer` filters it by the media
+    /// playlists pinned), so it goes before them, never while they go.
+    private func masterFirst(_ entries: [EntryInfo], assetKey: String) -> [EntryInfo] {
+        entries.filter { ExactKey.equal($0.key, assetKey) } + entries.filter { !ExactKey.equal($0.key, assetKey) }
     }
 }

@@ -51,6 +51,9 @@ public final class HLSResourceStore: Sendable {
     /// Awaited by ``data(for:metadata:pinned:headers:priority:store:)``
     /// once it found nothing stored, before it fetches or joins a fetch.
     let storeLookGateForTesting = Locked<(@Sendable () async -> Void)?>(nil)
+    /// Awaited, with the store key, before a download keeps (pins) a
+    /// resource: ``write(_:key:metadata:pinned:)`` pinned, ``keep(_:metadata:)``.
+    let keepGateForTesting = Locked<(@Sendable (String) async -> Void)?>(nil)
 
     private static let registry = Locked<[ObjectIdentifier: WeakStore]>([:])
     private struct WeakStore {
@@ -296,6 +299,7 @@ public final class HLSResourceStore: Sendable {
 
     /// Stores `data` whole under `key`.
     func write(_ data: Data, key: String, metadata: EntryMetadata, pinned: Bool) async throws(StoreError) {
+        if pinned, let gate = keepGateForTesting.current { await gate(key) }
         let options = WriteOptions(
             expiry: pinned ? .never : cache.configuration.expiry, metadata: metadata, pinned: pinned)
         try await cache.storeIO.write { store throws(StoreError) in
@@ -306,6 +310,7 @@ public final class HLSResourceStore: Sendable {
     /// Pins `key`'s entry (and gives it `metadata` and no expiry), as a
     /// download does with a resource the player fetched before it.
     func keep(_ key: String, metadata: EntryMetadata) async throws(StoreError) {
+        if let gate = keepGateForTesting.current { await gate(key) }
         try await cache.storeIO.write { store throws(StoreError) in
             guard let info = try store.info(forKey: key) else { return }
             var merged = metadata
