@@ -88,7 +88,11 @@ public struct HLSDownloadPerformer: DownloadPerformer, CompletionKeyedPerformer 
         let downloader = HLSDownloader(cache: cache, parallelFetches: parallelFetches)
         let assetKey = downloader.resources.resourceKey(for: record.url).storeKey
         let entries = (try? downloader.entries(of: record.url)) ?? []
-        return entries.filter { HLSEntryMetadata.releasing($0, fromAsset: assetKey) == nil }.map(\.key)
+        let keys = entries.filter { HLSEntryMetadata.releasing($0, fromAsset: assetKey) == nil }.map(\.key)
+        // The master last: the queue pins in this order and unpins and
+        // removes in the reverse, and a pinned master is served as the
+        // selection pinned (its media playlists must be pinned before it).
+        return keys.filter { !ExactKey.equal($0, assetKey) } + keys.filter { ExactKey.equal($0, assetKey) }
     }
 
     /// The key of the asset's master playlist (the cache's key for the

@@ -24,7 +24,8 @@ public protocol DownloadPerformer: Sendable {
     ) async throws(DownloadFailure) -> [StoredEntry]
 
     /// The store keys `record`'s bytes live under (unpinned on cancel,
-    /// removed on remove). It may read the store (a blocking call): the
+    /// removed on remove), in the order to pin them: the queue pins in
+    /// this order, and unpins and removes in the reverse one. It may read the store (a blocking call): the
     /// queue asks on a dispatch queue of the store's, never on its own
     /// executor or a thread of the concurrency pool.
     func keys(of record: DownloadRecord, in cache: StreamingCache) -> [String]

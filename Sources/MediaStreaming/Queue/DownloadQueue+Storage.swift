@@ -93,7 +93,7 @@ extension DownloadQueue {
         _ = try? await cache.storeIO.write { store throws(StoreError) in
             for (id, keys) in keys {
                 let others = pinnedElsewhere.withLock { $0[id] } ?? []
-                for key in keys where !others.contains(ExactKey(key)) && !shared.contains(ExactKey(key)) {
+                for key in keys.reversed() where !others.contains(ExactKey(key)) && !shared.contains(ExactKey(key)) {
                     guard try store.info(forKey: key)?.isPinned == true else { continue }
                     try store.setPinned(false, forKey: key)
                 }
@@ -110,7 +110,7 @@ extension DownloadQueue {
         let pinnedElsewhere = pinnedElsewhere
         _ = try? await cache.storeIO.write { store throws(StoreError) in
             let others = pinnedElsewhere.withLock { $0[id] } ?? []
-            for key in keys where !shared.contains(ExactKey(key)) {
+            for key in keys.reversed() where !shared.contains(ExactKey(key)) {
                 guard let info = try store.info(forKey: key), !(others.contains(ExactKey(key)) && info.isPinned) else {
                     continue
                 }
