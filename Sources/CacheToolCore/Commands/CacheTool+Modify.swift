@@ -98,26 +98,59 @@ extension CacheTool {
             return
         }
         let info = try store.info(forKey: key)
-        // An HLS asset's master is keyed by the app's key policy, which may
-        // differ from its download's cache key, and the tool does not know
-        // the policy: the master's URL, recorded in its entry, finds the
-        // download, of a kind other than a progressive file's.
+        if let download = try queueDownload(holding: key, info: info, in: store, queued: queued) {
+            console.printError(
+                "cachetool: \(name) belongs to a download of the store's download queue (\(download.status)): the queue still counts on it and downloads it again; remove the download through the queue to let it go"
+            )
+        } else if let (asset, download) = try queueDownload(
+            ofAssetKeeping: info, besides: key, in: store, queued: queued)
+        {
+            let what =
+                download.status == .completed
+                ? "its offline playback misses it (the queue checks only the master of a completed download and does not fetch it again)"
+                : "the queue fetches it again when the download runs"
+            console.printError(
+                "cachetool: \(name) belongs to the HLS asset \(Self.printable(String(asset.prefix(200)))), which a download of the store's download queue holds (\(download.status)): \(what); remove the download through the queue to let it go"
+            )
+        } else if info?.isPinned == true {
+            console.printError("cachetool: \(name) was pinned (kept from eviction by an offline download or the app)")
+        }
+    }
+
+    /// The queue's download whose entry is `key`: its cache key, or, for
+    /// an HLS asset's master, its URL. The master is keyed by the app's key
+    /// policy, which may differ from the download's cache key, and the tool
+    /// does not know the policy: the master's URL, recorded in its entry,
+    /// finds the download, of a kind other than a progressive file's.
+    private func queueDownload(holding key: String, info: EntryInfo?, in store: MediaStore, queued: [DownloadRecord])
+        throws -> DownloadRecord?
+    {
         let assetURL = info.flatMap { info -> String? in
             let fields = info.metadata.userInfo
             guard let asset = fields[HLSEntryMetadata.asset], ExactKey.equal(asset, key) else { return nil }
             return fields[HLSEntryMetadata.url]
         }
-        if let download = queued.first(where: { record in
+        return queued.first { record in
             ExactKey.equal(record.cacheKey, key)
                 || (record.kind.map { $0 != ProgressiveDownloadPerformer.kind } == true
                     && assetURL.map { ExactKey.equal(record.url.absoluteString, $0) } == true)
-        }) {
-            console.printError(
-                "cachetool: \(name) belongs to a download of the store's download queue (\(download.status)): the queue still counts on it and downloads it again; remove the download through the queue to let it go"
-            )
-        } else if info?.isPinned == true {
-            console.printError("cachetool: \(name) was pinned (kept from eviction by an offline download or the app)")
         }
+    }
+
+    /// For an entry of HLS assets (a playlist, segment or key, not the
+    /// master `key` itself): the first of its assets a queue download
+    /// holds, and that download.
+    private func queueDownload(
+        ofAssetKeeping info: EntryInfo?, besides key: String, in store: MediaStore, queued: [DownloadRecord]
+    ) throws -> (asset: String, download: DownloadRecord)? {
+        guard let info else { return nil }
+        for asset in HLSEntryMetadata.keepers(of: info.metadata.userInfo) where !ExactKey.equal(asset, key) {
+            let master = try store.info(forKey: asset)
+            if let download = try queueDownload(holding: asset, info: master, in: store, queued: queued) {
+                return (asset, download)
+            }
+        }
+        return nil
     }
 
     func pin(_ parsed: ParsedArguments, _ pinned: Bool) throws {
