@@ -99,8 +99,8 @@ import Testing
         #expect(
             segment.errors
                 == "cachetool: policy:hls/0.ts belongs to the HLS asset \(masterKey), which a download of the store's "
-                + "download queue holds (completed): its offline playback misses it (the queue checks only the master "
-                + "of a completed download and does not fetch it again); remove the download through the queue to let it go\n"
+                + "download queue holds (completed): the queue still counts on it and downloads it again; "
+                + "remove the download through the queue to let it go\n"
         )
         let removed = try ToolProcess.cachetool(["-s", path, "rm", masterKey])
         #expect(removed.status == 0, "\(removed.errors)")

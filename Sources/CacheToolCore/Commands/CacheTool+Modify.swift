@@ -105,12 +105,8 @@ extension CacheTool {
         } else if let (asset, download) = try queueDownload(
             ofAssetKeeping: info, besides: key, in: store, queued: queued)
         {
-            let what =
-                download.status == .completed
-                ? "its offline playback misses it (the queue checks only the master of a completed download and does not fetch it again)"
-                : "the queue fetches it again when the download runs"
             console.printError(
-                "cachetool: \(name) belongs to the HLS asset \(Self.printable(String(asset.prefix(200)))), which a download of the store's download queue holds (\(download.status)): \(what); remove the download through the queue to let it go"
+                "cachetool: \(name) belongs to the HLS asset \(Self.printable(String(asset.prefix(200)))), which a download of the store's download queue holds (\(download.status)): the queue still counts on it and downloads it again; remove the download through the queue to let it go"
             )
         } else if info?.isPinned == true {
             console.printError("cachetool: \(name) was pinned (kept from eviction by an offline download or the app)")

@@ -44,10 +44,11 @@ public struct DownloadIndex: Sendable {
     /// ``load()``, and for each record with any, the keys of its entries
     /// pinned elsewhere when the queue took it.
     ///
-    /// - parameter completionKey: the key of the entry whose completeness
-    ///   says a completed download is still all there (the queue asks the
-    ///   record's performer: an HLS download's is its master playlist's).
-    func loadWithPins(completionKey: (DownloadRecord) -> String = \.cacheKey) throws(DownloadIndexError) -> (
+    /// - parameter isStored: whether a completed download is still all in
+    ///   the store, or `nil` to ask whether the entry under its cache key
+    ///   is complete (the queue asks an HLS record's performer, which
+    ///   checks every resource of its selection).
+    func loadWithPins(isStored: (DownloadRecord) -> Bool? = { _ in nil }) throws(DownloadIndexError) -> (
         records: [DownloadRecord], pinnedElsewhere: [UUID: Set<ExactKey>]
     ) {
         let bytes: Data?
@@ -69,8 +70,8 @@ public struct DownloadIndex: Sendable {
             do {
                 try record.apply(.relaunch)
                 if record.status == .completed {
-                    let info = try store.info(forKey: completionKey(record))
-                    if info?.isComplete != true { try record.apply(.entryLost) }
+                    let stored = try isStored(record) ?? (store.info(forKey: record.cacheKey)?.isComplete == true)
+                    if !stored { try record.apply(.entryLost) }
                 }
             } catch let error as StoreError {
                 throw .storage(error)

@@ -146,10 +146,8 @@ public actor DownloadQueue {
             loaded = try await cache.storeIO.read { store in
                 Result<Loaded, DownloadIndexError> { () throws(DownloadIndexError) in
                     try DownloadIndex(store: store).loadWithPins { record in
-                        guard let kind = record.kind, let performer = completionKeyed[kind] else {
-                            return record.cacheKey
-                        }
-                        return performer.completionKey(of: record, in: cache)
+                        guard let kind = record.kind, let performer = completionKeyed[kind] else { return nil }
+                        return performer.isStored(record, in: cache, store: store)
                     }
                 }
             }

@@ -155,4 +155,40 @@ struct HLSDownloadPerformerTests {
         try await reopened.remove(second.id)
         #expect(try HLSDownloader(cache: test.cache).entries(of: master).isEmpty)
     }
+
+    @Test("a completed HLS download missing a segment is queued again at open and fetches only that segment")
+    func lostSegmentIsFetchedAgain() async throws {
+        let origin = try HLSOrigin()
+        let test = try TestCache()
+        let master = origin.url("master/master.m3u8")
+        let performer = HLSDownloadPerformer(variant: .lowestBandwidth, audio: .languages(["en"]))
+        let queue = try await DownloadQueue.open(cache: test.cache, performers: [performer])
+        let record = try await queue.enqueue(master, kind: HLSDownloadPerformer.kind)
+        try await queue.completion(of: record.id)
+        await origin.waitForLog(atLeast: 8)
+        try await Task.sleep(for: .milliseconds(100))
+        let fetched = origin.requests().count
+        // A segment gone (dropped as corrupt on a read, or removed by hand).
+        let segment = try #require(
+            try HLSDownloader(cache: test.cache).entries(of: master).first {
+                $0.metadata.userInfo[HLSEntryMetadata.kind] == HLSResourceKind.segment.rawValue
+            })
+        #expect(try test.store.remove(forKey: segment.key))
+
+        test.freshCache()
+        let reopened = try await DownloadQueue.open(cache: test.cache, performers: [performer])
+        let status = await reopened.download(record.id)?.status
+        #expect(status != .completed, "\(String(describing: status))")
+        try await reopened.completion(of: record.id)
+        await origin.waitForLog(atLeast: fetched + 1)
+        try await Task.sleep(for: .milliseconds(100))
+        let path = try #require(URL(string: segment.key)?.path)
+        #expect(Array(origin.requests().dropFirst(fetched)) == ["GET \(path)"])
+        #expect(try HLSDownloader(cache: test.cache).entries(of: master).allSatisfy { $0.isComplete && $0.isPinned })
+
+        // Whole again: the next open leaves it completed.
+        test.freshCache()
+        let again = try await DownloadQueue.open(cache: test.cache, performers: [performer])
+        #expect(await again.download(record.id)?.status == .completed)
+    }
 }
