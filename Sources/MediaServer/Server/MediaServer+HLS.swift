@@ -47,16 +47,19 @@ extension MediaServer {
             })
         guard route.isPlaylist else { return (data, mimeType) }
         var playlist = data
-        if route.kind == .masterPlaylist, try await isKept(resource.cacheKey) {
+        if route.kind == .masterPlaylist, try await isKept(resource.cacheKey, byDownload: true) {
             playlist = try await downloadedSelection(of: data, url: origin)
         }
         return (try rewrite(playlist, route: route), mimeType)
     }
 
     /// Whether `key`'s entry is pinned: an asset a download keeps.
-    private func isKept(_ key: HLSResourceKey) async throws(HLSDownloadError) -> Bool {
+    private func isKept(_ key: HLSResourceKey, byDownload: Bool = false) async throws(HLSDownloadError) -> Bool {
         do {
-            return try await hlsResources.info(key)?.isPinned == true
+            guard let info = try await hlsResources.info(key), info.isPinned else { return false }
+            // A master an HLSDownload kept (last, after its media playlists) names its keepers;
+            // one pinned otherwise (a DownloadQueue's pin of a running download's entries) does not.
+            return !byDownload || !HLSEntryMetadata.keepers(of: info.metadata.userInfo).isEmpty
         } catch {
             throw .streaming(error)
         }

@@ -302,7 +302,7 @@ public final class HLSDownload: Sendable {
         let kept = plan.resources.filter { playlists[$0.cacheKey] != nil }
         for resource in kept.filter({ $0.kind != .masterPlaylist }) + kept.filter({ $0.kind == .masterPlaylist }) {
             let data = playlists[resource.cacheKey]!
-            try await keepPlaylist(resource, data: data)
+            try await keepPlaylist(resource, data: data, run: run)
             record(
                 resource, run: run, bytes: data.count, fetched: fetchedPlaylists.contains(resource.cacheKey),
                 variantTrack: variantTrack)
@@ -333,14 +333,23 @@ public final class HLSDownload: Sendable {
         }
     }
 
-    private func keepPlaylist(_ resource: HLSResource, data: Data) async throws(HLSDownloadError) {
+    /// Whether run `run` is still the latest and downloading (a cancelled one pins nothing more).
+    private func isLive(_ run: Int) -> @Sendable () -> Bool {
+        { [status] in
+            let current = status.current
+            return current.run == run && current.progress.state == .downloading
+        }
+    }
+
+    private func keepPlaylist(_ resource: HLSResource, data: Data, run: Int) async throws(HLSDownloadError) {
         let metadata = HLSEntryMetadata.metadata(
             for: resource, assetKey: assetKey, playlistKey: nil, mimeType: HLSContentType.playlist)
         do {
             if try await resources.info(resource.cacheKey)?.isComplete == true {
-                try await resources.keep(resource.cacheKey.storeKey, metadata: metadata)
+                try await resources.keep(resource.cacheKey.storeKey, metadata: metadata, pinWhile: isLive(run))
             } else {
-                try await resources.write(data, key: resource.cacheKey.storeKey, metadata: metadata, pinned: true)
+                try await resources.write(
+                    data, key: resource.cacheKey.storeKey, metadata: metadata, pinned: true, pinWhile: isLive(run))
             }
         } catch let error as StoreError {
             throw .streaming(.store(error))
@@ -381,11 +390,12 @@ public final class HLSDownload: Sendable {
             for: resource, assetKey: assetKey, playlistKey: resource.playlistURL.map { policy.key(for: $0) },
             mimeType: HLSContentType.mimeType(for: resource.url, kind: resource.kind, mediaType: resource.mediaType))
         let (data, fetched) = try await resources.data(
-            for: resource, metadata: metadata, pinned: true, headers: headers, priority: priority)
+            for: resource, metadata: metadata, pinned: true, headers: headers, priority: priority,
+            pinWhile: isLive(run))
         if !fetched {
             // Found in the store, or fetched by a player meanwhile: keep it too.
             do {
-                try await resources.keep(resource.cacheKey.storeKey, metadata: metadata)
+                try await resources.keep(resource.cacheKey.storeKey, metadata: metadata, pinWhile: isLive(run))
             } catch {
                 throw .streaming(.store(error))
             }

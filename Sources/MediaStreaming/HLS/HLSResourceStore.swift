@@ -121,7 +121,8 @@ public final class HLSResourceStore: Sendable {
     ///   call first looked, or from a fetch another caller started).
     public func data(
         for resource: HLSResource, metadata: EntryMetadata, pinned: Bool = false, headers: [String: String] = [:],
-        priority: FetchPriority = .playback, store shouldStore: @escaping @Sendable (Data) -> Bool = { _ in true }
+        priority: FetchPriority = .playback, store shouldStore: @escaping @Sendable (Data) -> Bool = { _ in true },
+        pinWhile live: (@Sendable () -> Bool)? = nil
     ) async throws(HLSDownloadError) -> (data: Data, fetched: Bool) {
         do {
             if let data = try await stored(resource.cacheKey) { return (data, false) }
@@ -148,7 +149,7 @@ public final class HLSResourceStore: Sendable {
                     if let data = try await stored(resource.cacheKey) { return (data, false) }
                     let data = try await fetch(resource, headers: headers, flight: flight)
                     if shouldStore(data) {
-                        try await write(data, key: key, metadata: metadata, pinned: pinned)
+                        try await write(data, key: key, metadata: metadata, pinned: pinned, pinWhile: live)
                     }
                     return (data, true)
                 }
@@ -298,21 +299,27 @@ public final class HLSResourceStore: Sendable {
     }
 
     /// Stores `data` whole under `key`.
-    func write(_ data: Data, key: String, metadata: EntryMetadata, pinned: Bool) async throws(StoreError) {
+    func write(
+        _ data: Data, key: String, metadata: EntryMetadata, pinned: Bool, pinWhile live: (@Sendable () -> Bool)? = nil
+    ) async throws(StoreError) {
         if pinned, let gate = keepGateForTesting.current { await gate(key) }
-        let options = WriteOptions(
-            expiry: pinned ? .never : cache.configuration.expiry, metadata: metadata, pinned: pinned)
+        let expiry = cache.configuration.expiry
         try await cache.storeIO.write { store throws(StoreError) in
+            // Checked in the store's serial write: a release that cancelled the download first is not undone.
+            guard live?() ?? true else { return }
+            let options = WriteOptions(expiry: pinned ? .never : expiry, metadata: metadata, pinned: pinned)
             _ = try store.put(data, forKey: key, options: options)
         }
     }
 
     /// Pins `key`'s entry (and gives it `metadata` and no expiry), as a
     /// download does with a resource the player fetched before it.
-    func keep(_ key: String, metadata: EntryMetadata) async throws(StoreError) {
+    func keep(_ key: String, metadata: EntryMetadata, pinWhile live: (@Sendable () -> Bool)? = nil)
+        async throws(StoreError)
+    {
         if let gate = keepGateForTesting.current { await gate(key) }
         try await cache.storeIO.write { store throws(StoreError) in
-            guard let info = try store.info(forKey: key) else { return }
+            guard live?() ?? true, let info = try store.info(forKey: key) else { return }
             var merged = metadata
             // The download's fields win (a player's fetch knew less), but an
             // entry another asset keeps stays grouped with it and kept by both.

@@ -9,8 +9,12 @@ import Foundation
 /// Dropped: an `EXT-X-STREAM-INF` and its URI line, an `EXT-X-MEDIA` or
 /// `EXT-X-I-FRAME-STREAM-INF` whose URI is not available. A kept variant's
 /// `AUDIO`, `SUBTITLES` or `VIDEO` attribute naming a group left with no
-/// rendition is removed (so the playlist stays valid). When no variant
-/// would be left, the playlist is returned as it was.
+/// rendition is removed (so the playlist stays valid). A kept variant
+/// whose `AUDIO` group lost every rendition is dropped instead, as long as
+/// another kept variant keeps its audio: offered without its group, it
+/// would play silent (an Apple-style master lists one video playlist once
+/// per audio group; a download keeps one group). When no variant would be
+/// left, the playlist is returned as it was.
 public enum MasterPlaylistFilter {
     /// `data`, a master playlist read from `url`, keeping what `isAvailable`
     /// accepts (given each resolved media playlist URL). A media playlist
@@ -27,8 +31,15 @@ public enum MasterPlaylistFilter {
         {
             return data
         }
+        // AUDIO groups whose renditions (with URIs) were all dropped: a
+        // variant naming one would be offered silent. Dropped when another
+        // kept variant keeps its audio.
+        let lostAudio = Set(master.renditions.filter { $0.type == .audio }.map(\.groupID))
+            .subtracting(keptRenditions.filter { $0.type == .audio }.map(\.groupID))
+        let dropSilent = keptVariants.contains { $0.audioGroup.map { !lostAudio.contains($0) } ?? true }
         var output: [UInt8] = []
         var heldStreamInf: [UInt8]?
+        var heldLosesAudio = false
         for line in PlaylistLine.split(bytes) {
             let content = String(decoding: bytes[line.content], as: UTF8.self)
             let text = content.trimmingCharacters(in: [" ", "\t", "\r"])
@@ -38,7 +49,7 @@ public enum MasterPlaylistFilter {
                 let held = heldStreamInf
                 heldStreamInf = nil
                 guard let resolved = try? PlaylistParser.resolve(text, base: url, line: line.number),
-                    isAvailable(resolved)
+                    isAvailable(resolved), !(dropSilent && heldLosesAudio)
                 else { continue }
                 if let held { output += held }
                 output += bytes[line.whole]
@@ -46,6 +57,10 @@ public enum MasterPlaylistFilter {
             }
             if text.hasPrefix("#EXT-X-STREAM-INF:") {
                 heldStreamInf = Array(streamInf(text, groups: groups, line: line.number).utf8) + ending
+                let attributes = try? AttributeList(
+                    text.drop { $0 != ":" }.dropFirst(), tag: "EXT-X-STREAM-INF", line: line.number)
+                let audio = attributes?["AUDIO"]
+                heldLosesAudio = audio.map { lostAudio.contains(String($0.value)) } ?? false
                 continue
             }
             if text.hasPrefix("#EXT-X-MEDIA:") || text.hasPrefix("#EXT-X-I-FRAME-STREAM-INF:") {

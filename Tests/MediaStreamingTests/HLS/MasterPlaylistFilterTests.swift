@@ -51,4 +51,30 @@ struct MasterPlaylistFilterTests {
             }
         }
     }
+
+    /// Apple-style master: one video playlist listed once per audio group.
+    /// A download of the first variant with English keeps v.m3u8 and aac-en.m3u8.
+    @Test func aVariantSharingTheKeptPlaylistIsNotOfferedWithoutItsAudio() throws {
+        let url = URL(string: "https://cdn.example.com/a/master.m3u8")!
+        let text = """
+            #EXTM3U
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aac",NAME="English",LANGUAGE="en",DEFAULT=YES,URI="aac-en.m3u8"
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="ec3",NAME="English",LANGUAGE="en",DEFAULT=YES,URI="ec3-en.m3u8"
+            #EXT-X-STREAM-INF:BANDWIDTH=1000000,CODECS="avc1.640028,mp4a.40.2",AUDIO="aac"
+            v.m3u8
+            #EXT-X-STREAM-INF:BANDWIDTH=1400000,CODECS="avc1.640028,ec-3",AUDIO="ec3"
+            v.m3u8
+
+            """
+        let kept: Set = ["v.m3u8", "aac-en.m3u8"]
+        let data = try MasterPlaylistFilter.filter(Data(text.utf8), url: url) { kept.contains($0.lastPathComponent) }
+        let master = try #require(try PlaylistParser.parse(data, url: url).master)
+        // It served a 1.4 Mb/s variant with no AUDIO group (video-only v.m3u8,
+        // CODECS still ec-3): a player picking the highest bandwidth played it silent.
+        #expect(master.variants.map(\.audioGroup) == ["aac"], "\(String(decoding: data, as: UTF8.self))")
+        // Downloaded with no audio at all (`audio: .none`): the variants stay, without the group.
+        let none = try MasterPlaylistFilter.filter(Data(text.utf8), url: url) { $0.lastPathComponent == "v.m3u8" }
+        let bare = try #require(try PlaylistParser.parse(none, url: url).master)
+        #expect(bare.variants.count == 2 && bare.variants.allSatisfy { $0.audioGroup == nil })
+    }
 }
