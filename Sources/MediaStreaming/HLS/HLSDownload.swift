@@ -391,7 +391,7 @@ public final class HLSDownload: Sendable {
             mimeType: HLSContentType.mimeType(for: resource.url, kind: resource.kind, mediaType: resource.mediaType))
         let (data, fetched) = try await resources.data(
             for: resource, metadata: metadata, pinned: true, headers: headers, priority: priority,
-            pinWhile: isLive(run))
+            store: { _ in true }, pinWhile: isLive(run))
         if !fetched {
             // Found in the store, or fetched by a player meanwhile: keep it too.
             do {

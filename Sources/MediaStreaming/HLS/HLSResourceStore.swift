@@ -121,8 +121,21 @@ public final class HLSResourceStore: Sendable {
     ///   call first looked, or from a fetch another caller started).
     public func data(
         for resource: HLSResource, metadata: EntryMetadata, pinned: Bool = false, headers: [String: String] = [:],
-        priority: FetchPriority = .playback, store shouldStore: @escaping @Sendable (Data) -> Bool = { _ in true },
-        pinWhile live: (@Sendable () -> Bool)? = nil
+        priority: FetchPriority = .playback, store shouldStore: @escaping @Sendable (Data) -> Bool = { _ in true }
+    ) async throws(HLSDownloadError) -> (data: Data, fetched: Bool) {
+        try await data(
+            for: resource, metadata: metadata, pinned: pinned, headers: headers, priority: priority,
+            store: shouldStore, pinWhile: nil)
+    }
+
+    /// ``data(for:metadata:pinned:headers:priority:store:)``, storing a
+    /// fetched entry only while `live` says so (checked inside the store's
+    /// serial write): a download's run that was cancelled or paused stores
+    /// and pins nothing more.
+    func data(
+        for resource: HLSResource, metadata: EntryMetadata, pinned: Bool, headers: [String: String],
+        priority: FetchPriority, store shouldStore: @escaping @Sendable (Data) -> Bool,
+        pinWhile live: (@Sendable () -> Bool)?
     ) async throws(HLSDownloadError) -> (data: Data, fetched: Bool) {
         do {
             if let data = try await stored(resource.cacheKey) { return (data, false) }
