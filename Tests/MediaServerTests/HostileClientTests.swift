@@ -128,6 +128,36 @@ struct HostileClientTests {
         #expect(fixture.server.ensureListening())
     }
 
+    /// After a stop, the port the minted URLs name may be held for a
+    /// moment (a client connection's ephemeral port took it in one CI run):
+    /// the restart waits for it instead of failing.
+    @Test func restartWaitsForItsPortHeldForAMoment() async throws {
+        let fixture = try ServerFixture(configuration: Self.configuration)
+        let port = fixture.port
+        fixture.server.stop()
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        try #require(bound == 0 && listen(holder, 1) == 0)
+        let closer = Thread {
+            usleep(300_000)
+            close(holder)
+        }
+        closer.start()
+        let started = ContinuousClock.now
+        try fixture.server.start()
+        #expect(ContinuousClock.now - started >= .milliseconds(250))
+        #expect(fixture.server.port == port)
+        #expect(try await stillServes(fixture))
+    }
+
     @Test func stopEndsEveryConnectionAndDownload() async throws {
         // A slow origin: the body is still arriving when the server stops.
         let fixture = try ServerFixture(delayPerPiece: .milliseconds(20))

@@ -100,9 +100,7 @@ public final class MediaServer: Sendable {
         signal(SIGPIPE, SIG_IGN)
         let port = state.withLock { $0.running ? nil : ($0.port ?? configuration.port) }
         guard let port else { return }
-        let listener = try ListeningSocket(
-            port: port, allInterfaces: configuration.binding == .allInterfaces,
-            closedForTesting: listenerClosedForTesting.current)
+        let listener = try listen(on: port)
         let thread = Thread { [self] in acceptLoop() }
         thread.name = "MediaServer accept"
         state.withLock {
@@ -117,6 +115,25 @@ public final class MediaServer: Sendable {
             return self.hlsURL(for: url)
         }
         emit(.started(port: listener.port))
+    }
+
+    /// Binds `port`. A given port taken by someone else (`EADDRINUSE`) is
+    /// tried again every 50 ms for up to 2 s: after a ``stop()``, the
+    /// port the minted URLs name may be held for a moment by a client
+    /// connection's ephemeral port (a restart failed so in CI).
+    private func listen(on port: Int) throws(MediaServerError) -> ListeningSocket {
+        let deadline = ContinuousClock.now + .seconds(2)
+        while true {
+            do {
+                return try ListeningSocket(
+                    port: port, allInterfaces: configuration.binding == .allInterfaces,
+                    closedForTesting: listenerClosedForTesting.current)
+            } catch .cannotListen(_, let reason)
+                where port != 0 && reason == String(cString: strerror(EADDRINUSE)) && ContinuousClock.now < deadline
+            {
+                usleep(50_000)
+            }
+        }
     }
 
     /// Stops listening, ends every connection and the loading requests they
