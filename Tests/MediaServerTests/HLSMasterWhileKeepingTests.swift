@@ -18,28 +18,34 @@ struct HLSMasterWhileKeepingTests {
         let master = fixture.originURL("HLS/master/master.m3u8")
         let downloader = HLSDownloader(cache: fixture.cache, parallelFetches: 1)
         let english = downloader.resources.resourceKey(for: fixture.originURL("HLS/master/english.m3u8")).storeKey
-        let (reached, reachedGate) = AsyncStream<Void>.makeStream()
-        let (released, release) = AsyncStream<Void>.makeStream()
-        downloader.resources.keepGateForTesting.withLock {
-            $0 = { key in
-                guard key == english else { return }
-                reachedGate.yield()
-                for await _ in released { break }
-            }
-        }
+        let (reached, release) = Self.hold(downloader, at: english)
         defer { downloader.resources.keepGateForTesting.withLock { $0 = nil } }
         let download = downloader.download(master, variant: .first, audio: .languages(["en"]))
         for await _ in reached { break }
 
-        let local = fixture.server.hlsURL(for: master)
-        let during = String(decoding: try await HLSPlaybackTests.get(local).body, as: UTF8.self)
+        let during = try await Self.served(master, by: fixture)
         #expect(during.contains("TYPE=AUDIO") && during.contains("LANGUAGE=\"en\""), "\(during)")
 
         release.yield()
         try await download.completion()
         // Kept: the downloaded selection, English audio and no French.
-        let after = String(decoding: try await HLSPlaybackTests.get(local).body, as: UTF8.self)
+        let after = try await Self.served(master, by: fixture)
         #expect(after.contains("LANGUAGE=\"en\"") && !after.contains("LANGUAGE=\"fr\""), "\(after)")
+    }
+
+    /// The master playlist `master` as the server hands it out now.
+    static func served(_ master: URL, by fixture: ServerFixture) async throws -> String {
+        String(decoding: try await HLSPlaybackTests.get(fixture.server.hlsURL(for: master)).body, as: UTF8.self)
+    }
+
+    /// Polls every 10 ms, `polls` times, until `master`'s entry is pinned:
+    /// time for a run that should pin nothing more to do it anyway.
+    static func waitForAPin(of master: URL, in downloader: HLSDownloader, polls: Int) async throws {
+        let key = downloader.resources.resourceKey(for: master)
+        for _ in 0..<polls {
+            if try await downloader.resources.info(key)?.isPinned == true { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
     }
 
     /// Holds the download at the pin of `key` until `release` yields.
@@ -82,8 +88,7 @@ struct HLSMasterWhileKeepingTests {
         defer { downloader.resources.keepGateForTesting.withLock { $0 = nil } }
         let download = downloader.download(master, variant: .first)
         for await _ in reached { break }
-        let served = String(
-            decoding: try await HLSPlaybackTests.get(fixture.server.hlsURL(for: master)).body, as: UTF8.self)
+        let served = try await Self.served(master, by: fixture)
         release.yield()
         try await download.completion()
         let parsed = try #require(try PlaylistParser.parse(served, url: master).master)
@@ -104,11 +109,7 @@ struct HLSMasterWhileKeepingTests {
         try downloader.release(master)  // the user deletes the download
         #expect(download.state == .cancelled)
         release.yield()
-        let masterKey = downloader.resources.resourceKey(for: master)
-        for _ in 0..<100 {
-            if try await downloader.resources.info(masterKey)?.isPinned == true { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await Self.waitForAPin(of: master, in: downloader, polls: 100)
         let pinned = try downloader.entries(of: master).filter(\.isPinned).map(\.key)
         #expect(pinned.isEmpty, "pinned after release: \(pinned)")
     }
@@ -126,11 +127,7 @@ struct HLSMasterWhileKeepingTests {
 
         try downloader.remove(master)
         release.yield()
-        let masterKey = downloader.resources.resourceKey(for: master)
-        for _ in 0..<100 {
-            if try await downloader.resources.info(masterKey)?.isPinned == true { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await Self.waitForAPin(of: master, in: downloader, polls: 100)
         let left = try downloader.entries(of: master).map { "\($0.key) pinned=\($0.isPinned)" }
         #expect(left.isEmpty, "left after remove: \(left)")
     }
@@ -150,13 +147,8 @@ struct HLSMasterWhileKeepingTests {
         let record = try await queue.enqueue(master, kind: HLSDownloadPerformer.kind)
         for await _ in reached { break }
         // The queue's tick pins "a running download's entries as soon as it has bytes".
-        let masterKey = downloader.resources.resourceKey(for: master)
-        for _ in 0..<200 {
-            if try await downloader.resources.info(masterKey)?.isPinned == true { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        let served = String(
-            decoding: try await HLSPlaybackTests.get(fixture.server.hlsURL(for: master)).body, as: UTF8.self)
+        try await Self.waitForAPin(of: master, in: downloader, polls: 200)
+        let served = try await Self.served(master, by: fixture)
         release.yield()
         try await queue.completion(of: record.id)
         #expect(served.contains("TYPE=AUDIO") && served.contains("AUDIO=\"audio\""), "\(served)")

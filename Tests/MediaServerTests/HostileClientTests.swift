@@ -136,10 +136,7 @@ struct HostileClientTests {
         let port = fixture.port
         fixture.server.stop()
         let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var address = RawClient.loopback(port: port)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
