@@ -83,7 +83,8 @@ extension StreamingFuzzing {
 
     /// The downloaded-selection filter: keeping every other media playlist
     /// URL, the result parses back (a master) with only available variants
-    /// and renditions, or, with no variant left, is unchanged.
+    /// (less those whose audio group lost every rendition, while another
+    /// keeps its audio) and renditions, or, with no variant left, is unchanged.
     static func checkFilter(_ bytes: [UInt8], _ master: MasterPlaylist) throws(FuzzFailure) {
         let urls = master.variants.map(\.url) + master.renditions.compactMap(\.url) + master.iFramePlaylistURLs
         let available = Set(urls.enumerated().filter { $0.offset % 2 == 0 }.map(\.element.absoluteString))
@@ -102,7 +103,16 @@ extension StreamingFuzzing {
             throw FuzzFailure("the filtered master does not parse")
         }
         try fuzzCheck(result.variants.allSatisfy { isAvailable($0.url) }, "an unavailable variant kept")
-        try fuzzCheck(result.variants.count == master.variants.filter { isAvailable($0.url) }.count, "a variant lost")
+        // A variant whose AUDIO group lost every rendition goes, while
+        // another available variant keeps its audio (else it plays silent).
+        let audio = master.renditions.filter { $0.type == .audio }
+        let lostAudio = Set(audio.map(\.groupID)).subtracting(
+            audio.filter { $0.url.map(isAvailable) ?? true }.map(\.groupID))
+        let keepsAudio: (VariantStream) -> Bool = { $0.audioGroup.map { !lostAudio.contains($0) } ?? true }
+        let kept = master.variants.filter { isAvailable($0.url) }
+        let dropSilent = kept.contains(where: keepsAudio)
+        let expected = kept.filter { !dropSilent || keepsAudio($0) }
+        try fuzzCheck(result.variants.count == expected.count, "a variant lost, or one offered without its audio")
         try fuzzCheck(result.renditions.allSatisfy { $0.url.map(isAvailable) ?? true }, "an unavailable rendition kept")
     }
 
