@@ -120,15 +120,9 @@ let package = Package(
             dependencies: ["MediaStore", "TestSupport"],
             path: "Tests/CrashWriter"
         ),
-        // Test-only: the vendored xxHash under other names, compared with
-        // the system's libxxhash by MediaStoreTests.
-        .target(
-            name: "XXHashVendoredCheck",
-            path: "Tests/XXHashVendoredCheck"
-        ),
         .testTarget(
             name: "MediaStoreTests",
-            dependencies: ["MediaStore", "TestSupport", "XXHashVendoredCheck"]
+            dependencies: ["MediaStore", "TestSupport"]
         ),
         .testTarget(
             name: "MediaCacheTests",
