@@ -6,12 +6,15 @@ import PackageDescription
 // Linux: the system libraries through pkg-config (Tools/bootstrap installs
 // liblmdb-dev, libzstd-dev, libxxhash-dev). Apple platforms: built from
 // source for every Apple platform (an iOS device has none of the three,
-// and Homebrew's are macOS-only): LMDB from swiftlang/swift-lmdb, zstd
-// from facebook/zstd, xxHash vendored in Sources/XXHash. Module names:
-// CLMDB and CXXHash on both; zstd is CZstd on Linux, libzstd on Apple
-// platforms. MEDIACACHE_APPLE_DEPENDENCIES=1 takes the Apple branch on
-// Linux too (Tools/check-apple-manifest). See README "Using it on Apple
-// platforms" for the versions and why.
+// and Homebrew's are macOS-only), each from a SwiftPM package required by
+// version, none with unsafe flags, so that an app can require MediaCache
+// by version: LMDB from tannerdsilva/CLMDB, zstd from facebook/zstd,
+// xxHash from Jaesung-Jung/XXHashKit (the package SwiftXXHash; our shims
+// over it in Sources/XXHash make the module CXXHash). Module names: CLMDB and CXXHash on both;
+// zstd is CZstd on Linux, libzstd on Apple platforms.
+// MEDIACACHE_APPLE_DEPENDENCIES=1 takes the Apple branch on Linux too
+// (Tools/check-apple-manifest). See README "Using it on Apple platforms"
+// for the versions and why.
 #if os(Linux)
     let appleDependencies = Context.environment["MEDIACACHE_APPLE_DEPENDENCIES"] == "1"
 #else
@@ -24,13 +27,18 @@ let lmdb: Target.Dependency
 let zstd: Target.Dependency
 let xxhash: Target.Dependency = "CXXHash"
 if appleDependencies {
+    // Each tag checked upstream (README "Where the C libraries come from").
     cPackages = [
-        // No semantic-version tags: the toolchain's release tag, fixed.
-        .package(url: "https://github.com/swiftlang/swift-lmdb.git", branch: "swift-6.3.2-RELEASE"),
-        .package(url: "https://github.com/facebook/zstd.git", from: "1.5.7"),
+        .package(url: "https://github.com/tannerdsilva/CLMDB.git", from: "0.9.31"),
+        .package(url: "https://github.com/facebook/zstd.git", from: "1.5.6"),
+        .package(url: "https://github.com/Jaesung-Jung/XXHashKit.git", from: "1.0.0"),
     ]
-    cTargets = [.target(name: "CXXHash", path: "Sources/XXHash")]
-    lmdb = .product(name: "CLMDB", package: "swift-lmdb")
+    cTargets = [
+        .target(
+            name: "CXXHash", dependencies: [.product(name: "XXHash", package: "XXHashKit")],
+            path: "Sources/XXHash")
+    ]
+    lmdb = .product(name: "CLMDB", package: "CLMDB")
     zstd = .product(name: "libzstd", package: "zstd")
 } else {
     cPackages = []
@@ -120,15 +128,9 @@ let package = Package(
             dependencies: ["MediaStore", "TestSupport"],
             path: "Tests/CrashWriter"
         ),
-        // Test-only: the vendored xxHash under other names, compared with
-        // the system's libxxhash by MediaStoreTests.
-        .target(
-            name: "XXHashVendoredCheck",
-            path: "Tests/XXHashVendoredCheck"
-        ),
         .testTarget(
             name: "MediaStoreTests",
-            dependencies: ["MediaStore", "TestSupport", "XXHashVendoredCheck"]
+            dependencies: ["MediaStore", "TestSupport"]
         ),
         .testTarget(
             name: "MediaCacheTests",

@@ -69,13 +69,18 @@ final class LMDBEnvironment: @unchecked Sendable {
         mdb_reader_check(handle, &dead)
     }
 
-    /// Whether LMDB's own locks are unusable here. On iOS, tvOS, watchOS
-    /// and visionOS swift-lmdb compiles LMDB with SysV semaphores, which the
-    /// app sandbox refuses (SIGSYS in `semget`), so stores there run with
+    /// Whether LMDB's own locks are unusable here. On Apple platforms LMDB
+    /// (tannerdsilva/CLMDB, LMDB 0.9.31 with no defines) locks with named
+    /// POSIX semaphores (`sem_open("/MDB…")`), which the app sandbox
+    /// refuses unless the name starts with an app group: always on iOS,
+    /// tvOS, watchOS and visionOS, and on macOS in a sandboxed app (the
+    /// sandbox sets `APP_SANDBOX_CONTAINER_ID`). Stores there run with
     /// `MDB_NOLOCK` and ``ProcessLocalLocks``: one process per store.
     static var platformNeedsProcessLocalLocking: Bool {
         #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
             true
+        #elseif os(macOS)
+            ProcessInfo.processInfo.environment["APP_SANDBOX_CONTAINER_ID"] != nil
         #else
             false
         #endif

@@ -3,10 +3,11 @@ import Foundation
 /// What LMDB's lock file provides, done inside one process, for an
 /// environment opened with `MDB_NOLOCK`.
 ///
-/// Used where LMDB's own locks are unusable: on iOS, tvOS, watchOS and
-/// visionOS, swiftlang/swift-lmdb builds LMDB with SysV semaphores, which
-/// the app sandbox refuses (`semget` kills the app with SIGSYS on a
-/// device; README "Using it on Apple platforms").
+/// Used where LMDB's own locks are unusable: on Apple platforms LMDB
+/// 0.9.x (tannerdsilva/CLMDB) locks with named POSIX semaphores, which the
+/// app sandbox refuses unless their names start with an app group (iOS,
+/// tvOS, watchOS, visionOS, and sandboxed macOS apps; README "Using it on
+/// Apple platforms").
 ///
 /// LMDB's rule for `MDB_NOLOCK`: the caller enforces a single writer and
 /// makes sure no reader uses an old snapshot while a writer is active (a

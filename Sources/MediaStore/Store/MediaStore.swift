@@ -92,7 +92,8 @@ public final class MediaStore: @unchecked Sendable {
 
     /// - parameter processLocalLocking: `MDB_NOLOCK` with locks kept in
     ///   this process, and other processes kept out (the default on iOS,
-    ///   tvOS, watchOS and visionOS; tests use it on Linux).
+    ///   tvOS, watchOS, visionOS and in a sandboxed macOS app; tests use
+    ///   it on Linux).
     init(
         directory: URL, configuration: StoreConfiguration, readOnly: Bool,
         keyHash: (@Sendable (String) -> ContentDigest)?,

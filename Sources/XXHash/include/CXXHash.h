@@ -1,12 +1,12 @@
-#ifndef MEDIACACHE_VENDORED_CXXHASH_H
-#define MEDIACACHE_VENDORED_CXXHASH_H
-/* The module CXXHash on Apple platforms: xxHash 0.8.1, vendored verbatim
- * in xxhash.h beside this file (BSD 2-Clause; see README "Using it on
- * Apple platforms"). On Linux, Sources/CXXHash maps the system's
- * libxxhash instead; both expose the same declarations, and the same
- * `mediacache_` functions MediaStore hashes through (here the plain ones:
- * arm64 builds use NEON without dispatching). */
-#include "xxhash.h"
+#ifndef MEDIACACHE_APPLE_CXXHASH_H
+#define MEDIACACHE_APPLE_CXXHASH_H
+/* The module CXXHash on Apple platforms: xxHash's own C code, compiled by
+ * the package Jaesung-Jung/XXHashKit (its C target libxxhash, from
+ * Cyan4973/xxHash; see README "Using it on Apple platforms"), under the
+ * same `mediacache_` functions that Sources/CXXHash/shim.h declares over
+ * the system's libxxhash on Linux. MediaStore hashes through these (here
+ * the plain functions: arm64 builds use NEON without dispatching). */
+#include <xxhash.h>
 
 static inline XXH64_hash_t mediacache_XXH3_64bits(const void *input, size_t length) {
     return XXH3_64bits(input, length);
