@@ -1,4 +1,5 @@
 import Foundation
+import MediaStore
 
 // crash-writer: the child process of the crash-safety test (issue 2,
 // point 10) and its checker. See CrashRun and CrashCheck.
@@ -12,6 +13,9 @@ import Foundation
 //       (and records the resolved state in the log) or 1 with the problems.
 //   crash-writer app <storeDir> <close|hang>
 //       An app for the recovery tests (see RecoveryApp).
+//   crash-writer open <storeDir>
+//       Opens the store for writing (upgrading an older format) and closes
+//       it: the child of the upgrade's crash test.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
@@ -22,6 +26,7 @@ func usage() -> Never {
             usage: crash-writer <storeDir> <seed> <ackFile> [maxOperations]
                    crash-writer check <storeDir> <ackFile>
                    crash-writer app <storeDir> <close|hang>
+                   crash-writer open <storeDir>
 
             """.utf8))
     exit(64)
@@ -35,6 +40,17 @@ if arguments.first == "check" {
 if arguments.first == "app" {
     guard arguments.count == 3, ["close", "hang"].contains(arguments[2]) else { usage() }
     exit(RecoveryApp.run(directory: arguments[1], mode: arguments[2]))
+}
+
+if arguments.first == "open" {
+    guard arguments.count == 2 else { usage() }
+    do {
+        try MediaStore(directory: URL(fileURLWithPath: arguments[1])).close()
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("crash-writer: \(error)\n".utf8))
+        exit(2)
+    }
 }
 
 guard arguments.count == 3 || arguments.count == 4, let seed = UInt64(arguments[1]) else { usage() }

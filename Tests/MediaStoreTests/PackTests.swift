@@ -347,7 +347,7 @@ import Testing
         }
         let store = try open()
         let format = try withReadTransaction(store) { try $0.txn.value($0.db.meta, key: Array("format".utf8)) }
-        #expect(format.flatMap(StoreFormat.version(of:)) == 4)
+        #expect(format.flatMap(StoreFormat.version(of:)) == StoreFormat.version)
         try store.performBatch { batch in
             try batch.put(Self.value(3, length: 1_000), forKey: Self.key(3))
             try batch.put(Self.value(4, length: 1_000), forKey: Self.key(4))

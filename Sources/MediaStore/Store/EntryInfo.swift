@@ -23,7 +23,7 @@ public struct EntryInfo: Sendable, Equatable {
     public var expiry: Date?
     /// The caller-defined cost.
     public var cost: Int
-    /// Whether eviction skips it.
+    /// Whether anyone holds it (``MediaStore/holders(of:)``): eviction and expiry sweeps skip it.
     public var isPinned: Bool
     /// The chunk size it was cut with.
     public var chunkSize: Int

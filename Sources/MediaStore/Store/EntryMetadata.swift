@@ -49,7 +49,8 @@ public struct WriteOptions: Sendable, Equatable {
     public var metadata: EntryMetadata
     /// A caller-defined cost, reported back; `0` by default.
     public var cost: Int
-    /// Pinned entries are never evicted (offline downloads).
+    /// Whether the new entry is held by ``MediaStore/appHolder`` (never
+    /// evicted; see ``MediaStore/hold(_:by:version:)``).
     public var pinned: Bool
 
     public init(

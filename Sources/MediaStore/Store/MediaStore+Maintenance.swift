@@ -120,6 +120,7 @@ extension MediaStore {
                         references[extent.chunk, default: 0] += 1
                     }
                 }
+                try verifyHolds(transaction, records: records, report: &report)
                 try verifyChunkTable(transaction, references: references, recount: &recount, report: &report)
                 try verifyPackTable(transaction, references: packReferences, report: &report)
                 let counters = transaction.counters
@@ -135,6 +136,29 @@ extension MediaStore {
                 return report
             }
         }
+    }
+
+    /// Every hold row names an entry that carries the pinned flag, every
+    /// pinned entry has a hold row, and `heldBy` mirrors `holds`.
+    private func verifyHolds(
+        _ transaction: StoreTransaction, records: [(slot: Slot, record: EntryRecord)], report: inout VerificationReport
+    ) throws {
+        guard transaction.db.holds != nil else { return }
+        var held: Set<Slot> = []
+        for row in try transaction.holds.allRows() {
+            guard let slot = row.slot else {
+                report.problems.append("a hold row with a malformed entry slot")
+                continue
+            }
+            held.insert(slot)
+        }
+        for (slot, record) in records where record.isPinned != held.contains(slot) {
+            report.problems.append(
+                record.isPinned ? "\(record.key): pinned, but nobody holds it" : "\(record.key): held, but not pinned")
+        }
+        let slots = Set(records.map(\.slot))
+        for slot in held where !slots.contains(slot) { report.problems.append("a hold of \(slot), which has no entry") }
+        if try !transaction.holds.mirrorMatches() { report.problems.append("heldBy does not mirror holds") }
     }
 
     private func verifyChunks(

@@ -138,35 +138,38 @@ extension MediaStore {
         }
     }
 
-    /// Pins or unpins an entry. Pinned entries are never evicted.
+    /// Pins or unpins an entry for the app: holds it by ``appHolder`` or
+    /// releases that hold (see ``hold(_:by:version:)``). An entry another
+    /// holder holds stays kept after the app unpins it.
     ///
-    /// - parameter pinned: whether the entry is kept out of eviction.
+    /// - parameter pinned: whether the app holds the entry.
     /// - parameter key: the entry's key.
     /// - parameter version: when given, the entry must still be that
     ///   ``EntryInfo/version`` (e.g. the one a download filled), otherwise
     ///   ``StoreError/entryReplaced(key:expected:found:)`` is thrown and
     ///   nothing changes.
     public func setPinned(_ pinned: Bool, forKey key: String, version: UInt64? = nil) throws(StoreError) {
-        try updateRecord(forKey: key, version: version) { transaction, record, slot in
-            guard record.isPinned != pinned else { return }
-            record.isPinned = pinned
-            try transaction.index.touch(&record, slot: slot, at: transaction.now)
-        }
+        _ = try exchangePinned(pinned, forKey: key, version: version)
     }
 
-    /// ``setPinned(_:forKey:version:)`` that returns whether the entry was
-    /// pinned before, read in the same write transaction: a caller that
-    /// later undoes its pin restores what it found, and never drops a pin
-    /// someone else had set.
+    /// ``setPinned(_:forKey:version:)`` that returns whether the app held
+    /// the entry before, read in the same write transaction.
     package func exchangePinned(_ pinned: Bool, forKey key: String, version: UInt64? = nil) throws(StoreError)
         -> Bool
     {
         var previous = false
         try updateRecord(forKey: key, version: version) { transaction, record, slot in
-            previous = record.isPinned
-            guard record.isPinned != pinned else { return }
-            record.isPinned = pinned
-            try transaction.index.touch(&record, slot: slot, at: transaction.now)
+            if pinned {
+                previous = try !transaction.holds.add(HoldTable.appHolderBytes, to: slot)
+                guard !record.isPinned else { return }
+                record.isPinned = true
+                try transaction.index.touch(&record, slot: slot, at: transaction.now)
+            } else {
+                previous = try transaction.holds.remove(HoldTable.appHolderBytes, from: slot)
+                guard record.isPinned, try transaction.holds.holders(of: slot).isEmpty else { return }
+                record.isPinned = false
+                try transaction.index.touch(&record, slot: slot, at: transaction.now)
+            }
         }
         return previous
     }

@@ -29,16 +29,24 @@ struct StoreDatabases: Sendable {
     let packs: LMDBDatabase?
     /// Pack id → how much of the pack is still referenced (``PackUse``).
     let packUse: LMDBDatabase?
+    /// Entry slot ‖ holder → nothing: who holds each entry (``HoldTable``);
+    /// `nil` only in a store of format 4 or older opened read-only.
+    let holds: LMDBDatabase?
+    /// Holder ‖ 0 ‖ entry slot → nothing: the mirror of `holds`.
+    let heldBy: LMDBDatabase?
 
     static let names = [
-        "meta", "keys", "extents", "chunks", "refs", "lru", "access", "expiry", "staging", "packs", "packUse",
+        "meta", "keys", "extents", "chunks", "refs", "lru", "access", "expiry", "staging", "packs", "packUse", "holds",
+        "heldBy",
     ]
     /// The databases that format 4 added: absent from older stores until
     /// their first writable open.
     static let addedInFormat4: Set = ["packs", "packUse"]
+    /// The databases that format 5 added.
+    static let addedInFormat5: Set = ["holds", "heldBy"]
 
     /// Opens every database with `open`, which returns `nil` for one that
-    /// does not exist (allowed only for those of ``addedInFormat4``).
+    /// does not exist (allowed only for those of ``addedInFormat4`` and ``addedInFormat5``).
     init(open openIfPresent: (String) throws -> LMDBDatabase?) throws {
         func open(_ name: String) throws -> LMDBDatabase {
             guard let database = try openIfPresent(name) else { throw LMDBError.notFound }
@@ -55,5 +63,7 @@ struct StoreDatabases: Sendable {
         staging = try open("staging")
         packs = try openIfPresent("packs")
         packUse = try openIfPresent("packUse")
+        holds = try openIfPresent("holds")
+        heldBy = try openIfPresent("heldBy")
     }
 }

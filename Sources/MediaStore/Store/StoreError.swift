@@ -49,6 +49,9 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case closed
     /// Any other LMDB or I/O failure, with its code and message.
     case storage(code: Int32, message: String)
+    /// A holder name that is empty, longer than 200 UTF-8 bytes, or has a
+    /// control character (``MediaStore/hold(_:by:version:)``).
+    case invalidHolder(String)
 
     public var description: String {
         switch self {
@@ -81,6 +84,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .writerClosed: "the writer was already finished or cancelled"
         case .closed: "the store was closed"
         case .storage(let code, let message): "storage error \(code): \(message)"
+        case .invalidHolder(let holder):
+            "'\(holder.prefix(200))' is not a holder name (1–200 UTF-8 bytes, no control characters)"
         }
     }
 }

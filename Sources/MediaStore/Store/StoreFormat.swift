@@ -19,7 +19,13 @@ package enum StoreFormat {
     /// format 1–3 stores open unchanged and are marked 4 on the first
     /// writable open (which creates the two databases); older versions
     /// refuse a format 4 store.
-    static let version: UInt16 = 4
+    /// 5: entries are held by named holders (`holds` and `heldBy`,
+    /// ``HoldTable``); the record's pinned flag says "held by someone".
+    /// A format 4 store's pinned entries become held by
+    /// ``MediaStore/appHolder`` in the transaction that marks the store 5
+    /// (its first writable open); read-only, a pinned flag without rows
+    /// reads as that holder. Older versions refuse a format 5 store.
+    static let version: UInt16 = 5
 
     static func encoded() -> [UInt8] {
         var writer = ByteWriter()

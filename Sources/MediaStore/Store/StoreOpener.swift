@@ -130,7 +130,8 @@ package struct StoreOpener {
             do {
                 return try transaction.openDatabase(name, create: !readOnly)
             } catch let error as LMDBError
-                where error == .notFound && readOnly && StoreDatabases.addedInFormat4.contains(name)
+                where error == .notFound && readOnly
+                && StoreDatabases.addedInFormat4.union(StoreDatabases.addedInFormat5).contains(name)
             {
                 return nil
             }
@@ -152,6 +153,8 @@ package struct StoreOpener {
             if !readOnly, let formatBytes, let version = StoreFormat.version(of: formatBytes),
                 version < StoreFormat.version
             {
+                // In the transaction that marks the new format: a crash leaves the old store or the new one.
+                if version < 5 { try HoldTable.migratePinnedFlags(transaction, databases) }
                 try transaction.put(databases.meta, key: Array("format".utf8), value: StoreFormat.encoded())
             }
         }

@@ -145,9 +145,11 @@ struct EntryIndex {
     }
 
     /// Saves a new record at `slot` (free, see ``locate(_:currentAccess:)``)
-    /// and indexes it (LRU, expiry, counters). Returns the record as saved.
+    /// and indexes it (LRU, expiry, counters); a pinned one (written with
+    /// ``WriteOptions/pinned``) is held by the app. Returns the record as saved.
     func add(_ record: EntryRecord, at slot: Slot, expiry: Date?, now: Double) throws -> EntryRecord {
         var record = record
+        if record.isPinned { _ = try HoldTable(txn: txn, db: db).add(HoldTable.appHolderBytes, to: slot) }
         try setExpiry(&record, slot: slot, to: expiry)
         try touch(&record, slot: slot, at: now)
         try save(record, at: slot)
@@ -160,8 +162,9 @@ struct EntryIndex {
         return record
     }
 
-    /// Deletes an entry's record and index rows (not its extents).
+    /// Deletes an entry's record and index rows, its holds with them (not its extents).
     func remove(_ record: EntryRecord, at slot: Slot) throws {
+        if record.isPinned { try HoldTable(txn: txn, db: db).removeAll(of: slot) }
         if record.accessTick != 0 {
             try txn.delete(db.lru, key: StoreKeys.lru(tick: record.accessTick, slot: slot))
         }
