@@ -33,15 +33,19 @@ extension CacheTool {
         _ = info
     }
 
-    /// Streams `input` into an entry in 1 MiB pieces.
+    /// Streams `input` into an entry in 1 MiB pieces: to its end, or at
+    /// most `limit` bytes.
     func stream(
-        _ input: FileHandle, into store: MediaStore, key: String, options: WriteOptions, expectedLength: Int?
+        _ input: FileHandle, into store: MediaStore, key: String, options: WriteOptions, expectedLength: Int?,
+        limit: Int? = nil
     ) throws -> EntryInfo {
         let writer = try store.makeWriter(forKey: key, options: options, expectedLength: expectedLength)
         while true {
             let piece: Data?
+            let wanted = min(1 << 20, limit.map { $0 - writer.bytesWritten } ?? .max)
+            guard wanted > 0 else { break }
             do {
-                piece = try input.read(upToCount: 1 << 20)
+                piece = try input.read(upToCount: wanted)
             } catch {
                 writer.cancel()
                 throw ToolError("cannot read the input: \(error)")
