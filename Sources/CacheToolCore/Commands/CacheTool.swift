@@ -12,6 +12,8 @@ public struct CacheTool {
     static let verifyChildVariable = "CACHETOOL_VERIFY_CHILD"
 
     let arguments: [String]
+    /// Why the command line is refused before parsing (an argument not UTF-8).
+    let argumentError: UsageError?
     let environment: [String: String]
     let console: Console
     /// The executable to re-run for `verify`'s child walk; `nil` walks in-process.
@@ -21,10 +23,49 @@ public struct CacheTool {
         arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
         console: Console = Console(), executablePath: String? = CacheTool.currentExecutable()
     ) {
+        self.init(
+            arguments: arguments, argumentError: nil, environment: environment, console: console,
+            executablePath: executablePath)
+    }
+
+    private init(
+        arguments: [String], argumentError: UsageError?, environment: [String: String], console: Console,
+        executablePath: String?
+    ) {
         self.arguments = arguments
+        self.argumentError = argumentError
         self.environment = environment
         self.console = console
         self.executablePath = executablePath
+    }
+
+    /// A run of the command line as the OS gives it, bytes per argument
+    /// (without the program name). An argument that is not valid UTF-8 is
+    /// a usage error: as a String it would be repaired with U+FFFD, and two
+    /// different keys (`cafe\xff`, `cafe\xfe`) would become one entry.
+    public init(
+        commandLine: [[UInt8]], environment: [String: String] = ProcessInfo.processInfo.environment,
+        console: Console = Console(), executablePath: String? = CacheTool.currentExecutable()
+    ) {
+        var argumentError: UsageError?
+        if let index = commandLine.firstIndex(where: { String(validating: $0, as: UTF8.self) == nil }) {
+            let shown = commandLine[index].prefix(80).map { byte in
+                (0x20..<0x7F).contains(byte) ? String(UnicodeScalar(byte)) : "\\x" + String(byte, radix: 16)
+            }
+            argumentError = UsageError(
+                "argument \(index + 1) is not valid UTF-8 ('\(shown.joined())'); keys and paths must be UTF-8")
+        }
+        self.init(
+            arguments: commandLine.map { String(decoding: $0, as: UTF8.self) }, argumentError: argumentError,
+            environment: environment, console: console, executablePath: executablePath)
+    }
+
+    /// This process's command line, without the program name, as bytes.
+    public static func currentCommandLine() -> [[UInt8]] {
+        (1..<Int(CommandLine.argc)).map { index in
+            guard let argument = CommandLine.unsafeArgv[index] else { return [] }
+            return Array(UnsafeBufferPointer(start: argument, count: strlen(argument))).map { UInt8(bitPattern: $0) }
+        }
     }
 
     /// This process's executable (`/proc/self/exe` on Linux).
@@ -35,6 +76,7 @@ public struct CacheTool {
 
     /// Runs the command line; returns the exit status.
     public func run() -> Int32 {
+        if let argumentError { return usage(argumentError) }
         let parsed: ParsedArguments
         do {
             parsed = try CommandTable.parser.parse(arguments)

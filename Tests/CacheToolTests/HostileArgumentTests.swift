@@ -1,0 +1,46 @@
+import Foundation
+import MediaStore
+import Testing
+
+/// cachetool's command line and store given by someone careless or
+/// hostile: arguments that are not UTF-8, an empty `--store`, a damaged
+/// store, files that are not regular.
+@Suite struct HostileArgumentTests {
+    /// Runs cachetool through `sh`, with every `@KEY@` argument replaced
+    /// by the bytes `printf` makes of `key` (Process takes only UTF-8).
+    static func cachetool(_ arguments: [String], key: String) throws -> ToolProcess.Result {
+        let script = """
+            tool=$1; key=$(printf "$2"); shift 2
+            for a; do shift; if [ "$a" = @KEY@ ]; then set -- "$@" "$key"; else set -- "$@" "$a"; fi; done
+            exec "$tool" "$@"
+            """
+        return try ToolProcess.run(
+            URL(fileURLWithPath: "/bin/sh"),
+            ["-c", script, "sh", try ToolProcess.executable("cachetool").path, key] + arguments)
+    }
+
+    @Test func keysThatAreNotUTF8AreRefusedNotMerged() throws {
+        let directory = try TemporaryDirectory("non-utf8-keys")
+        defer { directory.remove() }
+        let store = directory.path("store")
+        let input = directory.path("input")
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: input))
+        // A key that really holds U+FFFD, which a repaired argument would name.
+        #expect(try ToolProcess.cachetool(["-s", store, "put", "cafe\u{FFFD}", input]).status == 0)
+        for (key, command) in [
+            (#"cafe\377"#, ["put", "@KEY@", input]), (#"cafe\376"#, ["put", "@KEY@", input]),
+            (#"cafe\377"#, ["pin", "@KEY@"]), (#"cafe\377"#, ["unpin", "@KEY@"]), (#"cafe\377"#, ["info", "@KEY@"]),
+            (#"cafe\377"#, ["cat", "@KEY@"]), (#"cafe\377"#, ["rm", "@KEY@"]),
+        ] {
+            let run = try Self.cachetool(["-s", store] + command, key: key)
+            #expect(run.status == 2, "\(command): \(run.status) \(run.errors)")
+            #expect(run.output.isEmpty, "\(command)")
+            #expect(
+                run.errors.hasPrefix("cachetool: argument 4 is not valid UTF-8 ('caf"), "\(command): \(run.errors)")
+        }
+        let listed = try ToolProcess.cachetool(["-s", store, "ls", "--json"])
+        let entries = try #require(listed.json?["entries"] as? [[String: Any]])
+        #expect(entries.map { $0["key"] as? String } == ["cafe\u{FFFD}"])
+        #expect(entries.first?["pinned"] as? Bool == false)
+    }
+}
