@@ -43,4 +43,24 @@ import Testing
         #expect(entries.map { $0["key"] as? String } == ["cafe\u{FFFD}"])
         #expect(entries.first?["pinned"] as? Bool == false)
     }
+
+    @Test func anEmptyStoreIsAUsageErrorNotTheDefaultStore() throws {
+        let directory = try TemporaryDirectory("empty-store")
+        defer { directory.remove() }
+        let input = directory.path("input")
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: input))
+        let environment = ["XDG_CACHE_HOME": directory.path("cache"), "HOME": directory.path("home")]
+        for arguments in [
+            ["--store", "", "put", "k", input], ["-s", "", "put", "k", input], ["put", "--store=", "k", input],
+            ["ls", "--store", ""], ["stats", "-s", ""],
+        ] {
+            let run = try ToolProcess.cachetool(arguments, environment: environment)
+            #expect(run.status == 2, "\(arguments): \(run.status) \(run.errors)")
+            #expect(
+                run.errors.hasPrefix("cachetool: --store needs a directory, not an empty string\n"),
+                "\(arguments): \(run.errors)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path("cache")), "the default store was written")
+        #expect(!FileManager.default.fileExists(atPath: directory.path("home")))
+    }
 }

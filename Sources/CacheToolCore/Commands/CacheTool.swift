@@ -95,6 +95,10 @@ public struct CacheTool {
             console.print(CommandTable.parser.help(for: command), terminator: "")
             return 0
         }
+        // An empty --store is a mistake (an unset variable), not a request for the default store.
+        if parsed.value("store")?.isEmpty == true {
+            return usage(UsageError("--store needs a directory, not an empty string", command: command.name))
+        }
         do {
             try dispatch(command.name, parsed)
             return 0
@@ -147,8 +151,8 @@ public struct CacheTool {
 
     // MARK: The store
 
-    /// `--store`, else `$MEDIACACHE_STORE`, else `$XDG_CACHE_HOME/mediacache`,
-    /// else `~/.cache/mediacache`.
+    /// `--store` (never empty: `run` refuses that), else `$MEDIACACHE_STORE`,
+    /// else `$XDG_CACHE_HOME/mediacache`, else `~/.cache/mediacache`.
     func storeDirectory(_ parsed: ParsedArguments) -> URL {
         if let path = parsed.value("store"), !path.isEmpty { return URL(fileURLWithPath: path) }
         if let path = environment["MEDIACACHE_STORE"], !path.isEmpty { return URL(fileURLWithPath: path) }
