@@ -63,4 +63,24 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: directory.path("cache")), "the default store was written")
         #expect(!FileManager.default.fileExists(atPath: directory.path("home")))
     }
+
+    @Test func aWriteToADamagedStoreSaysItWasMovedAside() throws {
+        let directory = try TemporaryDirectory("damaged-store")
+        defer { directory.remove() }
+        let store = directory.path("store")
+        #expect(try ToolProcess.cachetool(["-s", store, "put", "old", "-"], input: Data("old".utf8)).status == 0)
+        // Meta page 0's page size (offset 40) zeroed: the open-time check finds it.
+        let data = try FileHandle(forWritingTo: URL(fileURLWithPath: store + "/data.mdb"))
+        try data.seek(toOffset: 40)
+        try data.write(contentsOf: Data(count: 4))
+        try data.close()
+        let run = try ToolProcess.cachetool(["-s", store, "put", "new", "-"], input: Data("new".utf8))
+        #expect(run.status == 0, "\(run.errors)")
+        let copies = try FileManager.default.contentsOfDirectory(atPath: store).filter { $0.hasPrefix("damaged-") }
+        #expect(copies.count == 1)
+        let lines = run.errors.split(separator: "\n").map(String.init)
+        #expect(lines.count == 1, "\(run.errors)")
+        #expect(lines.first?.hasPrefix("cachetool: the store was damaged (") == true, "\(run.errors)")
+        #expect(lines.first?.hasSuffix("; the damaged files are in \(store)/\(copies.first ?? "?")") == true)
+    }
 }

@@ -165,7 +165,8 @@ public struct CacheTool {
     }
 
     /// Opens the store: read-only unless `write`; a missing store is
-    /// created only when `create`.
+    /// created only when `create`. A read-write open that moved a damaged
+    /// store aside says so on standard error, naming the folder.
     func openStore(_ parsed: ParsedArguments, write: Bool = false, create: Bool = false) throws -> MediaStore {
         let directory = storeDirectory(parsed)
         if !create || !write {
@@ -178,7 +179,11 @@ public struct CacheTool {
                 throw ToolError("no store at \(directory.path) (no data.mdb in it)")
             }
         }
-        return write ? try MediaStore(directory: directory) : try MediaStore.openReadOnly(directory: directory)
+        guard write else { return try MediaStore.openReadOnly(directory: directory) }
+        let store = try MediaStore(directory: directory)
+        // A damaged store was moved aside and replaced by an empty one: every entry seems gone, so say where.
+        if let recovery = store.recovery { console.printError("cachetool: \(recovery)") }
+        return store
     }
 
     static func message(for error: StoreError) -> String {
