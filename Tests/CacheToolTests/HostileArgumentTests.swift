@@ -83,4 +83,23 @@ import Testing
         #expect(lines.first?.hasPrefix("cachetool: the store was damaged (") == true, "\(run.errors)")
         #expect(lines.first?.hasSuffix("; the damaged files are in \(store)/\(copies.first ?? "?")") == true)
     }
+
+    @Test func putOfADirectoryOrAProcFileSaysOneClearThing() throws {
+        let directory = try TemporaryDirectory("put-odd-files")
+        defer { directory.remove() }
+        let store = directory.path("store")
+        let folder = directory.path("folder")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let run = try ToolProcess.cachetool(["-s", store, "put", "k", folder])
+        #expect(run.status == 1)
+        #expect(run.errors == "cachetool: put: \(folder) is a directory\n")
+        let missing = try ToolProcess.cachetool(["-s", store, "put", "k", directory.path("none")])
+        #expect(missing.errors == "cachetool: put: cannot read \(directory.path("none")): No such file or directory\n")
+        #if os(Linux)
+            // /proc files say 0 bytes and hold more: stored as read.
+            let proc = try ToolProcess.cachetool(["-s", store, "put", "status", "/proc/self/status"])
+            #expect(proc.status == 0, "\(proc.errors)")
+            #expect(try ToolProcess.cachetool(["-s", store, "cat", "status"]).text.hasPrefix("Name:\tcachetool\n"))
+        #endif
+    }
 }
