@@ -75,12 +75,14 @@ extension CacheTool {
         return info
     }
 
-    /// A system error as its one-line text (`strerror` for POSIX codes).
+    /// A system error as its one-line text: `strerror` for a POSIX code,
+    /// also one wrapped in a Foundation error (how FileHandle reports them).
     static func reason(_ error: any Error) -> String {
         let error = error as NSError
         if error.domain == NSPOSIXErrorDomain, let code = Int32(exactly: error.code) {
             return String(cString: strerror(code))
         }
+        if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError { return reason(underlying) }
         return error.localizedDescription
     }
 
