@@ -3,4 +3,4 @@ import Foundation
 
 // cachetool: inspect and maintain a MediaCache store. See `cachetool --help`
 // and README.md, "cachetool: inspect and maintain a store".
-exit(CacheTool(arguments: Array(CommandLine.arguments.dropFirst())).run())
+exit(CacheTool(commandLine: CacheTool.currentCommandLine()).run())

@@ -154,4 +154,26 @@ import Testing
         }
         #expect(passed >= 2, "the seed stores should pass the checks")
     }
+
+    /// cachetool import's manifest.json (FuzzImportManifest): every seed
+    /// keeps the properties; a valid-* seed is accepted with no entry
+    /// error, a hostile-* one is refused whole or has entry errors.
+    @Test func importManifestCorpus() throws {
+        let inputs = try Self.inputs("FuzzImportManifest")
+        #expect(inputs.count >= 20)
+        var valid = 0
+        for input in inputs {
+            guard Self.replay(input, CacheToolFuzzing.parseImportManifest) != nil else { continue }
+            let manifest = try? ImportManifest(Data(input.bytes))
+            if input.name.contains("/valid-") {
+                valid += 1
+                #expect(manifest?.errors == [], "\(input.name)")
+            } else if input.name.contains("/hostile-") {
+                #expect(manifest.map { !$0.errors.isEmpty } ?? true, "\(input.name) was accepted")
+            }
+        }
+        #expect(valid >= 4)
+        let full = try #require(inputs.first { $0.name.hasSuffix("/valid-full.json") })
+        #expect(try ImportManifest(Data(full.bytes)).entries.map(\.cost) == [7, 0])
+    }
 }

@@ -2,6 +2,12 @@ import Foundation
 import MediaStore
 import MediaStreaming
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The write commands: put, rm, pin/unpin, expire, evict, compact.
 extension CacheTool {
     func put(_ parsed: ParsedArguments) throws {
@@ -18,43 +24,66 @@ extension CacheTool {
         }
         options.metadata.mimeType = parsed.value("mime")
         let input: FileHandle
-        var length: Int?
+        // Only shown in the progress line: a file of /proc or /sys says 0
+        // or 4096 bytes whatever it holds, so the entry is what is read.
+        var size: Int?
         if path == "-" {
             input = .standardInput
         } else {
-            guard let handle = FileHandle(forReadingAtPath: path) else { throw ToolError("cannot read \(path)") }
+            var status = stat()
+            guard stat(path, &status) == 0 else {
+                throw ToolError("put: cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+            if status.st_mode & S_IFMT == S_IFDIR { throw ToolError("put: \(path) is a directory") }
+            guard let handle = FileHandle(forReadingAtPath: path) else {
+                throw ToolError("put: cannot read \(path): \(String(cString: strerror(errno)))")
+            }
             input = handle
-            let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-            if (attributes?[.type] as? FileAttributeType) == .typeRegular { length = (attributes?[.size] as? Int) }
+            if status.st_mode & S_IFMT == S_IFREG && status.st_size > 0 { size = Int(exactly: status.st_size) }
         }
         let store = try openStore(parsed, write: true, create: true)
-        let info = try stream(input, into: store, key: key, options: options, expectedLength: length)
+        let info = try stream(input, into: store, key: key, options: options, expectedLength: nil, size: size)
         if path != "-" { try? input.close() }
         _ = info
     }
 
-    /// Streams `input` into an entry in 1 MiB pieces.
+    /// Streams `input` into an entry in 1 MiB pieces: to its end, or at
+    /// most `limit` bytes. `size`, when known, is shown in the progress line.
     func stream(
-        _ input: FileHandle, into store: MediaStore, key: String, options: WriteOptions, expectedLength: Int?
+        _ input: FileHandle, into store: MediaStore, key: String, options: WriteOptions, expectedLength: Int?,
+        limit: Int? = nil, size: Int? = nil
     ) throws -> EntryInfo {
         let writer = try store.makeWriter(forKey: key, options: options, expectedLength: expectedLength)
         while true {
             let piece: Data?
+            let wanted = min(1 << 20, limit.map { $0 - writer.bytesWritten } ?? .max)
+            guard wanted > 0 else { break }
             do {
-                piece = try input.read(upToCount: 1 << 20)
+                piece = try input.read(upToCount: wanted)
             } catch {
                 writer.cancel()
-                throw ToolError("cannot read the input: \(error)")
+                throw ToolError("cannot read the input: \(Self.reason(error))")
             }
             guard let piece, !piece.isEmpty else { break }
             try writer.append(piece)
             console.progress(
                 "put \(Self.printable(String(key.prefix(60)))): \(ByteSize.format(writer.bytesWritten))"
-                    + (expectedLength.map { " of \(ByteSize.format($0))" } ?? ""))
+                    + ((expectedLength ?? size).map { " of \(ByteSize.format($0))" } ?? ""))
         }
         let info = try writer.finish()
         console.endProgress()
         return info
+    }
+
+    /// A system error as its one-line text: `strerror` for a POSIX code,
+    /// also one wrapped in a Foundation error (how FileHandle reports them).
+    static func reason(_ error: any Error) -> String {
+        let error = error as NSError
+        if error.domain == NSPOSIXErrorDomain, let code = Int32(exactly: error.code) {
+            return String(cString: strerror(code))
+        }
+        if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError { return reason(underlying) }
+        return error.localizedDescription
     }
 
     func remove(_ parsed: ParsedArguments) throws {

@@ -1,6 +1,12 @@
 import Foundation
 import MediaStore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// `export DIR` and `import DIR`: complete entries as plain files (one
 /// per distinct content, named by its XXH3-128 digest, so `xxh128sum`
 /// checks them) under `DIR/files/`, described by `DIR/manifest.json`.
@@ -105,64 +111,116 @@ extension CacheTool {
     func importEntries(_ parsed: ParsedArguments) throws {
         let source = URL(fileURLWithPath: parsed.positionals[0])
         let manifestURL = source.appendingPathComponent(Self.manifestName)
-        guard let data = FileManager.default.contents(atPath: manifestURL.path) else {
-            throw ToolError("no \(Self.manifestName) in \(source.path)")
+        let manifest: ImportManifest
+        do {
+            manifest = try ImportManifest(try Self.readManifest(manifestURL))
+        } catch let error as ImportManifest.ManifestError {
+            throw ToolError("import: \(manifestURL.path) is not a cachetool export manifest: \(error)")
         }
-        guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            root["schema"] as? String == "cachetool-export/1", let entries = root["entries"] as? [[String: Any]]
-        else { throw ToolError("\(manifestURL.path) is not a cachetool export manifest") }
+        guard let root = Self.resolvedPath(source.path) else {
+            throw ToolError("import: cannot resolve \(source.path): \(String(cString: strerror(errno)))")
+        }
         let store = try openStore(parsed, write: true, create: true)
         var imported = 0
-        var failures: [String] = []
-        let dates = ISO8601DateFormatter()
-        for (index, item) in entries.enumerated() {
-            console.progress("import: \(index + 1)/\(entries.count) entries")
-            guard let key = item["key"] as? String, let name = item["file"] as? String, !name.contains(".."),
-                let digest = item["contentDigest"] as? String
-            else {
-                failures.append("entry \(index): missing key, file or contentDigest")
+        var failures = manifest.errors.map { ($0.number, "import: \($0)") }
+        for (index, entry) in manifest.entries.enumerated() {
+            console.progress("import: \(index + 1)/\(manifest.entries.count) entries")
+            let options = WriteOptions(
+                expiry: entry.expiry.map { .at($0) } ?? .never, metadata: entry.metadata, cost: entry.cost,
+                pinned: entry.pinned)
+            let name = "file '\(Self.printable(entry.file))'"
+            let stored: EntryInfo
+            do {
+                let handle = try Self.openExportFile(entry, root: root)
+                defer { try? handle.close() }
+                stored = try stream(
+                    handle, into: store, key: entry.key, options: options, expectedLength: entry.length,
+                    limit: entry.length)
+            } catch let error as ToolError {
+                failures.append((entry.number, "import: entry \(entry.number): \(name) \(error.message)"))
+                continue
+            } catch StoreError.lengthMismatch(_, _, let actual) {
+                failures.append((entry.number, "import: entry \(entry.number): \(name) ended after \(actual) bytes"))
                 continue
             }
-            var options = WriteOptions(pinned: item["pinned"] as? Bool ?? false)
-            options.metadata = EntryMetadata(
-                mimeType: item["mimeType"] as? String, etag: item["etag"] as? String,
-                lastModified: item["lastModified"] as? String, userInfo: item["userInfo"] as? [String: String] ?? [:])
-            options.cost = item["cost"] as? Int ?? 0
-            if let text = item["expiry"] as? String, let date = dates.date(from: text) {
-                options.expiry = .at(date)
-            } else {
-                options.expiry = .never
-            }
-            let file = source.appendingPathComponent(name)
-            guard let handle = FileHandle(forReadingAtPath: file.path) else {
-                failures.append("\(key): cannot read \(name)")
-                continue
-            }
-            defer { try? handle.close() }
-            let stored = try stream(
-                handle, into: store, key: key, options: options, expectedLength: item["length"] as? Int)
-            if stored.contentDigest?.hexString != digest {
+            if stored.contentDigest?.hexString != entry.contentDigest {
                 // Only the entry just imported, not one written since by someone else.
-                _ = try? store.remove(forKey: key, version: stored.version)
-                failures.append("\(key): \(name) does not match its digest \(digest); not imported")
+                _ = try? store.remove(forKey: entry.key, version: stored.version)
+                failures.append(
+                    (
+                        entry.number,
+                        "import: entry \(entry.number): \(name) does not match its digest \(entry.contentDigest); not imported"
+                    ))
                 continue
             }
             imported += 1
         }
         console.endProgress()
+        let messages = failures.sorted { $0.0 < $1.0 }.map(\.1)
         if parsed.flag("json") {
             printJSON(
                 "import",
                 [
                     ("store", .string(store.directory.path)), ("imported", .int(imported)),
-                    ("failed", .array(failures.map(JSONValue.string))),
+                    ("failed", .array(messages.map(JSONValue.string))),
                 ])
         } else {
-            console.print("imported \(imported) of \(entries.count) entries")
+            console.print("imported \(imported) of \(manifest.count) entries")
         }
-        if !failures.isEmpty {
-            for failure in failures.dropLast() { console.printError("cachetool: \(failure)") }
-            throw ToolError(failures[failures.count - 1])
+        if !messages.isEmpty {
+            for failure in messages.dropLast() { console.printError("cachetool: \(failure)") }
+            throw ToolError(messages[messages.count - 1])
         }
+    }
+
+    /// The manifest's bytes: a regular file (following a symlink) only,
+    /// so that a device or FIFO named manifest.json is not read forever.
+    static func readManifest(_ url: URL) throws -> Data {
+        var status = stat()
+        guard stat(url.path, &status) == 0 else {
+            throw ToolError("import: no \(manifestName) in \(url.deletingLastPathComponent().path)")
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw ToolError("import: \(url.path) is not a regular file")
+        }
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw ToolError("import: cannot read \(url.path)")
+        }
+        return data
+    }
+
+    /// `path` with every symlink resolved, or `nil` (see `errno`).
+    static func resolvedPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Opens an entry's file: a regular file inside the export directory
+    /// `root` once symlinks are resolved, of exactly the declared length.
+    /// Throws a `ToolError` whose message completes "file 'x' …".
+    static func openExportFile(_ entry: ImportManifest.Entry, root: String) throws -> FileHandle {
+        let path = (root as NSString).appendingPathComponent(entry.file)
+        guard let resolved = resolvedPath(path) else {
+            throw ToolError("cannot be read: \(String(cString: strerror(errno)))")
+        }
+        guard resolved.hasPrefix(root.hasSuffix("/") ? root : root + "/") else {
+            throw ToolError("is outside the export")
+        }
+        var status = stat()
+        // Checked before opening too: opening a device or FIFO can block or act.
+        guard stat(resolved, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw ToolError("is not a regular file")
+        }
+        let descriptor = open(resolved, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { throw ToolError("cannot be read: \(String(cString: strerror(errno)))") }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw ToolError("is not a regular file")
+        }
+        guard status.st_size == entry.length else {
+            throw ToolError("has \(status.st_size) bytes, not the \(entry.length) the manifest says")
+        }
+        return handle
     }
 }

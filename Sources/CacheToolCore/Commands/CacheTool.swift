@@ -12,6 +12,8 @@ public struct CacheTool {
     static let verifyChildVariable = "CACHETOOL_VERIFY_CHILD"
 
     let arguments: [String]
+    /// Why the command line is refused before parsing (an argument not UTF-8).
+    let argumentError: UsageError?
     let environment: [String: String]
     let console: Console
     /// The executable to re-run for `verify`'s child walk; `nil` walks in-process.
@@ -21,10 +23,49 @@ public struct CacheTool {
         arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
         console: Console = Console(), executablePath: String? = CacheTool.currentExecutable()
     ) {
+        self.init(
+            arguments: arguments, argumentError: nil, environment: environment, console: console,
+            executablePath: executablePath)
+    }
+
+    private init(
+        arguments: [String], argumentError: UsageError?, environment: [String: String], console: Console,
+        executablePath: String?
+    ) {
         self.arguments = arguments
+        self.argumentError = argumentError
         self.environment = environment
         self.console = console
         self.executablePath = executablePath
+    }
+
+    /// A run of the command line as the OS gives it, bytes per argument
+    /// (without the program name). An argument that is not valid UTF-8 is
+    /// a usage error: as a String it would be repaired with U+FFFD, and two
+    /// different keys (`cafe\xff`, `cafe\xfe`) would become one entry.
+    public init(
+        commandLine: [[UInt8]], environment: [String: String] = ProcessInfo.processInfo.environment,
+        console: Console = Console(), executablePath: String? = CacheTool.currentExecutable()
+    ) {
+        var argumentError: UsageError?
+        if let index = commandLine.firstIndex(where: { String(validating: $0, as: UTF8.self) == nil }) {
+            let shown = commandLine[index].prefix(80).map { byte in
+                (0x20..<0x7F).contains(byte) ? String(UnicodeScalar(byte)) : "\\x" + String(byte, radix: 16)
+            }
+            argumentError = UsageError(
+                "argument \(index + 1) is not valid UTF-8 ('\(shown.joined())'); keys and paths must be UTF-8")
+        }
+        self.init(
+            arguments: commandLine.map { String(decoding: $0, as: UTF8.self) }, argumentError: argumentError,
+            environment: environment, console: console, executablePath: executablePath)
+    }
+
+    /// This process's command line, without the program name, as bytes.
+    public static func currentCommandLine() -> [[UInt8]] {
+        (1..<Int(CommandLine.argc)).map { index in
+            guard let argument = CommandLine.unsafeArgv[index] else { return [] }
+            return Array(UnsafeBufferPointer(start: argument, count: strlen(argument))).map { UInt8(bitPattern: $0) }
+        }
     }
 
     /// This process's executable (`/proc/self/exe` on Linux).
@@ -35,6 +76,7 @@ public struct CacheTool {
 
     /// Runs the command line; returns the exit status.
     public func run() -> Int32 {
+        if let argumentError { return usage(argumentError) }
         let parsed: ParsedArguments
         do {
             parsed = try CommandTable.parser.parse(arguments)
@@ -52,6 +94,10 @@ public struct CacheTool {
         if parsed.wantsHelp {
             console.print(CommandTable.parser.help(for: command), terminator: "")
             return 0
+        }
+        // An empty --store is a mistake (an unset variable), not a request for the default store.
+        if parsed.value("store")?.isEmpty == true {
+            return usage(UsageError("--store needs a directory, not an empty string", command: command.name))
         }
         do {
             try dispatch(command.name, parsed)
@@ -105,8 +151,8 @@ public struct CacheTool {
 
     // MARK: The store
 
-    /// `--store`, else `$MEDIACACHE_STORE`, else `$XDG_CACHE_HOME/mediacache`,
-    /// else `~/.cache/mediacache`.
+    /// `--store` (never empty: `run` refuses that), else `$MEDIACACHE_STORE`,
+    /// else `$XDG_CACHE_HOME/mediacache`, else `~/.cache/mediacache`.
     func storeDirectory(_ parsed: ParsedArguments) -> URL {
         if let path = parsed.value("store"), !path.isEmpty { return URL(fileURLWithPath: path) }
         if let path = environment["MEDIACACHE_STORE"], !path.isEmpty { return URL(fileURLWithPath: path) }
@@ -119,7 +165,8 @@ public struct CacheTool {
     }
 
     /// Opens the store: read-only unless `write`; a missing store is
-    /// created only when `create`.
+    /// created only when `create`. A read-write open that moved a damaged
+    /// store aside says so on standard error, naming the folder.
     func openStore(_ parsed: ParsedArguments, write: Bool = false, create: Bool = false) throws -> MediaStore {
         let directory = storeDirectory(parsed)
         if !create || !write {
@@ -132,7 +179,11 @@ public struct CacheTool {
                 throw ToolError("no store at \(directory.path) (no data.mdb in it)")
             }
         }
-        return write ? try MediaStore(directory: directory) : try MediaStore.openReadOnly(directory: directory)
+        guard write else { return try MediaStore.openReadOnly(directory: directory) }
+        let store = try MediaStore(directory: directory)
+        // A damaged store was moved aside and replaced by an empty one: every entry seems gone, so say where.
+        if let recovery = store.recovery { console.printError("cachetool: \(recovery)") }
+        return store
     }
 
     static func message(for error: StoreError) -> String {

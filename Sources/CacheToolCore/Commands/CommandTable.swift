@@ -84,7 +84,15 @@ public enum CommandTable {
             options: [OptionSpec("prefix", value: "TEXT", help: "only keys starting with TEXT"), json]),
         CommandSpec(
             "import", summary: "store the entries of an export in DIR (checking each digest)",
-            positionals: [PositionalSpec("DIR")], options: [json], writes: true),
+            positionals: [PositionalSpec("DIR")], options: [json], writes: true,
+            details: """
+                Every field of every entry is checked first: key, file, length and contentDigest are required; \
+                length and cost are integers from 0 to 2^63-1; expiry an ISO 8601 date or null; pinned true or \
+                false; text must be UTF-8. Each file must be a regular file inside DIR (after symlinks) of \
+                exactly its length. An entry that fails is skipped and named on standard error (entries count \
+                from 1), the others are imported, and the exit status is 1. A manifest that is not JSON, not \
+                UTF-8 or of another schema is refused whole.
+                """),
         CommandSpec(
             "serve", summary: "play the store to any player over loopback HTTP (MediaServer)",
             options: [
