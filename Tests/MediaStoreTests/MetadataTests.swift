@@ -67,6 +67,14 @@ import Testing
         #expect(info.contentDigest == ContentDigest(of: [UInt8]([1])))
     }
 
+    /// A negative cost from a caller is stored as 0 (it trapped in the record encoder).
+    @Test func aNegativeCostIsStoredAsZero() throws {
+        let t = try TestStore()
+        let info = try t.store.put([1, 2, 3], forKey: "k", options: WriteOptions(cost: -1))
+        #expect(info.cost == 0)
+        #expect(try t.store.info(forKey: "k")?.cost == 0)
+    }
+
     @Test func settersChangeOneThingAndPersist() throws {
         let t = try TestStore()
         var generator = SplitMix64(seed: 72)

@@ -103,7 +103,7 @@ package struct EntryRecord: Equatable {
         writer.write(lastAccess)
         writer.writeVarint(accessTick)
         writer.write(exactExpiry?.timeIntervalSinceReferenceDate ?? expiry ?? .infinity)
-        writer.writeVarint(UInt64(cost))
+        writer.writeVarint(UInt64(max(0, cost)))
         writer.write(optional: metadata.mimeType)
         writer.write(optional: metadata.etag)
         writer.write(optional: metadata.lastModified)

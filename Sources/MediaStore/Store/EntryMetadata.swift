@@ -47,7 +47,7 @@ public enum ExpiryPolicy: Sendable, Equatable {
 public struct WriteOptions: Sendable, Equatable {
     public var expiry: ExpiryPolicy
     public var metadata: EntryMetadata
-    /// A caller-defined cost, reported back; `0` by default.
+    /// A caller-defined cost, reported back; `0` by default (a negative one is stored as `0`).
     public var cost: Int
     /// Whether the new entry is held by ``MediaStore/appHolder`` (never
     /// evicted; see ``MediaStore/hold(_:by:version:)``).

@@ -92,7 +92,7 @@ struct EntryIndex {
         return EntryRecord(
             key: key, flags: options.pinned ? [.pinned] : [], entryID: counters.current.nextEntryID - 1,
             length: length, chunkSize: chunkSize, presentChunks: 0, cachedBytes: 0,
-            digest: nil, created: now, lastAccess: now, accessTick: 0, expiry: nil, cost: options.cost,
+            digest: nil, created: now, lastAccess: now, accessTick: 0, expiry: nil, cost: max(0, options.cost),
             metadata: options.metadata, ownerPID: 0, inlineBytes: [])
     }
 
