@@ -49,7 +49,8 @@ import Testing
             ).status == 0)
 
         let entryFields = [
-            "key", "length", "cachedBytes", "complete", "pinned", "expired", "contentDigest", "mimeType", "etag",
+            "key", "length", "cachedBytes", "complete", "pinned", "holders", "expired", "contentDigest", "mimeType",
+            "etag",
             "lastModified", "userInfo", "created", "lastAccess", "expiry", "cost", "chunkSize", "chunkCount",
         ]
         let ls = try ToolProcess.cachetool(["-s", store, "ls", "--json"])
@@ -224,6 +225,32 @@ import Testing
         #expect(keys == ["keep"])
         #expect(try ToolProcess.cachetool(["-s", store, "unpin", "keep"]).status == 0)
         #expect(try ToolProcess.cachetool(["-s", store, "evict", "--to", "0"]).text == "evicted 1 entry; 0 B stored\n")
+    }
+
+    /// `pin`/`unpin` hold and release for a holder (the app's by default);
+    /// `info` and `ls` name the holders; an entry others hold stays kept.
+    @Test func holdersAreShownAndReleasedOneByOne() throws {
+        let directory = try TemporaryDirectory("holders")
+        defer { directory.remove() }
+        let store = directory.path("store")
+        var random = SplitMix64(seed: 23)
+        #expect(try ToolProcess.cachetool(["-s", store, "put", "k", "-"], input: random.data(50_000)).status == 0)
+        #expect(try ToolProcess.cachetool(["-s", store, "pin", "--holder", "queue/1", "k"]).status == 0)
+        #expect(try ToolProcess.cachetool(["-s", store, "pin", "k"]).status == 0)
+        let info = try #require(try ToolProcess.cachetool(["-s", store, "info", "--json", "k"]).json)
+        #expect(info["holders"] as? [String] == ["app", "queue/1"])
+        #expect(try ToolProcess.cachetool(["-s", store, "info", "k"]).text.contains("held by        app, queue/1"))
+        #expect(try ToolProcess.cachetool(["-s", store, "ls"]).text.hasSuffix(" k  (held by app, queue/1)\n"))
+        let unpin = try ToolProcess.cachetool(["-s", store, "unpin", "k"])
+        #expect(unpin.status == 0)
+        #expect(unpin.errors.contains("k stays held by queue/1"), "\(unpin.errors)")
+        #expect(try ToolProcess.cachetool(["-s", store, "evict", "--to", "0", "--json"]).json?["evicted"] as? Int == 0)
+        #expect(try ToolProcess.cachetool(["-s", store, "unpin", "--holder", "queue/1", "k"]).status == 0)
+        let ls = try #require(
+            try ToolProcess.cachetool(["-s", store, "ls", "--json"]).json?["entries"] as? [[String: Any]])
+        #expect(ls.first?["holders"] as? [String] == [])
+        #expect(ls.first?["pinned"] as? Bool == false)
+        #expect(try ToolProcess.cachetool(["-s", store, "pin", "--holder", "", "k"]).status != 0)
     }
 
     @Test func compactRefusesWhileOpenThenShrinksTheFile() throws {

@@ -97,16 +97,24 @@ extension CacheTool {
         }
         if parsed.flag("reverse") { entries.reverse() }
         let now = Date()
+        // Only a pinned entry has holders: one lookup for each of those.
+        let holders = try entries.map { $0.isPinned ? try store.holders(of: $0.key) : [] }
         if parsed.flag("json") {
             printJSON(
                 "ls",
                 [
                     ("store", .string(store.directory.path)),
-                    ("entries", .array(entries.map { .object(EntryFormatting.json($0, now: now)) })),
+                    (
+                        "entries",
+                        .array(
+                            zip(entries, holders).map {
+                                .object(EntryFormatting.json($0, holders: $1, now: now))
+                            })
+                    ),
                 ])
             return
         }
-        for entry in entries {
+        for (entry, held) in zip(entries, holders) {
             let size = EntryFormatting.size(entry)
             console.print(
                 [
@@ -114,7 +122,8 @@ extension CacheTool {
                     EntryFormatting.flags(entry, now: now), EntryFormatting.date(entry.lastAccess),
                     EntryFormatting.date(entry.expiry).padding(toLength: 20, withPad: " ", startingAt: 0),
                     Self.printable(entry.key),
-                ].joined(separator: " "))
+                ].joined(separator: " ")
+                    + (held.isEmpty ? "" : "  (held by \(held.map(Self.printable).joined(separator: ", ")))"))
         }
     }
 
@@ -131,17 +140,19 @@ extension CacheTool {
         let key = parsed.positionals[0]
         let store = try openStore(parsed)
         guard let info = try store.info(forKey: key) else { throw StoreError.notFound(key: key) }
+        let holders = try store.holders(of: key)
         let ranges = try store.cachedRanges(forKey: key)
         let sharing = try store.chunkSharing(forKey: key)
         let asset = try HLSAssetSummary.asset(key, in: store)
         if parsed.flag("json") {
             printJSON(
                 "info",
-                EntryFormatting.json(info) + (asset.map { [("hls", .object(Self.json($0)))] } ?? []) + [
-                    ("cachedRanges", .array(ranges.map { .array([.int($0.lowerBound), .int($0.upperBound)]) })),
-                    ("sharedChunks", .int(sharing?.sharedChunkCount ?? 0)),
-                    ("sharingKeys", .array((sharing?.sharingKeys ?? []).map(JSONValue.string))),
-                ])
+                EntryFormatting.json(info, holders: holders) + (asset.map { [("hls", .object(Self.json($0)))] } ?? [])
+                    + [
+                        ("cachedRanges", .array(ranges.map { .array([.int($0.lowerBound), .int($0.upperBound)]) })),
+                        ("sharedChunks", .int(sharing?.sharedChunkCount ?? 0)),
+                        ("sharingKeys", .array((sharing?.sharingKeys ?? []).map(JSONValue.string))),
+                    ])
             return
         }
         let rows: [(String, String)] =
@@ -158,6 +169,7 @@ extension CacheTool {
                 ("last access", EntryFormatting.date(info.lastAccess)),
                 ("expiry", EntryFormatting.date(info.expiry) + (info.isExpired() ? " (expired)" : "")),
                 ("pinned", info.isPinned ? "yes" : "no"),
+                ("held by", holders.isEmpty ? "-" : holders.map(Self.printable).joined(separator: ", ")),
                 ("cost", String(info.cost)),
                 ("chunks", "\(info.chunkCount) of \(info.chunkSize) bytes"),
                 (

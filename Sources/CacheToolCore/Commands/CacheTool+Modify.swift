@@ -178,12 +178,29 @@ extension CacheTool {
         return nil
     }
 
+    /// `pin` holds each key for `--holder` (the app's holder by default), `unpin` releases that hold;
+    /// an entry that stays held by others says so.
     func pin(_ parsed: ParsedArguments, _ pinned: Bool) throws {
+        let holder = parsed.value("holder") ?? MediaStore.appHolder
         let store = try openStore(parsed, write: true)
         var missing: [String] = []
         for key in parsed.positionals {
             do {
-                try store.setPinned(pinned, forKey: key)
+                if pinned {
+                    try store.hold(key, by: holder)
+                    continue
+                }
+                guard try store.info(forKey: key) != nil else { throw StoreError.notFound(key: key) }
+                let released = try store.release(key, by: holder)
+                let others = try store.holders(of: key)
+                if !released {
+                    console.printError("cachetool: \(Self.printable(key)) was not held by \(Self.printable(holder))")
+                }
+                if !others.isEmpty {
+                    console.printError(
+                        "cachetool: \(Self.printable(key)) stays held by \(others.map(Self.printable).joined(separator: ", "))"
+                    )
+                }
             } catch StoreError.notFound {
                 missing.append(key)
             }

@@ -2,6 +2,7 @@
 /// what the parser accepts and what `--help` prints.
 public enum CommandTable {
     static let json = OptionSpec("json", short: "j", help: "print JSON (a stable schema, see the README)")
+    static let holder = OptionSpec("holder", value: "NAME", help: "the holder (default: app, the app's own)")
 
     /// Options every command accepts.
     public static let globalOptions: [OptionSpec] = [
@@ -56,9 +57,15 @@ public enum CommandTable {
             positionals: [PositionalSpec("KEY", variadic: true)], writes: true),
         CommandSpec(
             "pin", summary: "pin entries (eviction skips them)", positionals: [PositionalSpec("KEY", variadic: true)],
-            writes: true),
+            options: [holder], writes: true,
+            details: """
+                An entry is kept while anyone holds it: the app (the default holder), a download \
+                queue's download, an HLS asset. `info` and `ls` show the holders.
+                """),
         CommandSpec(
-            "unpin", summary: "unpin entries", positionals: [PositionalSpec("KEY", variadic: true)], writes: true),
+            "unpin", summary: "release the holds of --holder (the app's by default) on entries",
+            positionals: [PositionalSpec("KEY", variadic: true)], options: [holder], writes: true,
+            details: "An entry other holders hold stays kept; unpin says who still holds it."),
         CommandSpec("expire", summary: "remove every expired entry", options: [json], writes: true),
         CommandSpec(
             "evict", summary: "evict least recently used entries down to SIZE stored bytes",

@@ -4,13 +4,14 @@ import MediaStore
 /// How entries and sizes are shown, as text and as JSON.
 enum EntryFormatting {
     /// The JSON object of an entry (`ls` items and `info`), fields in a fixed order.
-    static func json(_ info: EntryInfo, now: Date = Date()) -> [(String, JSONValue)] {
+    static func json(_ info: EntryInfo, holders: [String], now: Date = Date()) -> [(String, JSONValue)] {
         [
             ("key", .string(info.key)),
             ("length", .optional(info.length, JSONValue.int)),
             ("cachedBytes", .int(info.cachedBytes)),
             ("complete", .bool(info.isComplete)),
             ("pinned", .bool(info.isPinned)),
+            ("holders", .array(holders.map(JSONValue.string))),
             ("expired", .bool(info.isExpired(at: now))),
             ("contentDigest", .optional(info.contentDigest?.hexString, JSONValue.string)),
             ("mimeType", .optional(info.metadata.mimeType, JSONValue.string)),
