@@ -35,6 +35,18 @@ final class BlockingWait<Value: Sendable, Failure: Error>: @unchecked Sendable {
         return result
     }
 
+    /// The outcome if the operation ends by `deadline`: ``WaitStep/pending``
+    /// when it has not, ``WaitStep/stopped`` when ``abandon()`` was called first.
+    func wait(until deadline: Date) -> WaitStep<Result<Value, Failure>> {
+        condition.lock()
+        defer { condition.unlock() }
+        while result == nil && !abandoned {
+            if !condition.wait(until: deadline) { break }
+        }
+        if let result { return .done(result) }
+        return abandoned ? .stopped : .pending
+    }
+
     /// Cancels the operation and makes ``wait()`` return at once, whether or
     /// not the operation notices the cancellation. Any thread.
     func abandon() {
@@ -44,4 +56,12 @@ final class BlockingWait<Value: Sendable, Failure: Error>: @unchecked Sendable {
         condition.broadcast()
         condition.unlock()
     }
+}
+
+/// What a wait with a deadline found: the outcome, a stop from another
+/// thread, or nothing yet.
+enum WaitStep<Value> {
+    case done(Value)
+    case stopped
+    case pending
 }
