@@ -87,7 +87,9 @@ struct HostileRangeTests {
     /// then answers `/ping`.
     @Test func aFloodLeavesTheServerAnswering() async throws {
         let fixture = try Self.serving()
-        let items = (0..<80).map { Self.cases[$0 % 7] }  // the 416s of 64-bit boundaries
+        // First bytes at or past Int.max: each once held its connection forever.
+        let boundaries = [0, 1, 3, 4].map { Self.cases[$0] }
+        let items = (0..<80).map { boundaries[$0 % boundaries.count] }
         let paths = Dictionary(uniqueKeysWithValues: Set(items.map(\.path)).map { ($0, fixture.localPath($0)) })
         let responses = try await withThrowingTaskGroup(of: (Case, ScriptedServer.Response).self) { group in
             for item in items {
