@@ -44,6 +44,7 @@ let package = Package(
         .executableTarget(name: "FuzzPlaylist", dependencies: ["FuzzEntryPoints"]),
         .executableTarget(name: "FuzzStoreFile", dependencies: ["FuzzEntryPoints"]),
         .executableTarget(name: "FuzzServerRequest", dependencies: ["FuzzEntryPoints"]),
+        .executableTarget(name: "FuzzRange", dependencies: ["FuzzEntryPoints"]),
     ],
     swiftLanguageModes: [.v6]
 )
