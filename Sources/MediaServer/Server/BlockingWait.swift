@@ -1,7 +1,8 @@
 import Foundation
 
 /// Runs an async operation from a plain thread and blocks that thread
-/// (never a pool thread) until it ends or is cancelled from elsewhere.
+/// (never a pool thread) until it ends, is cancelled from elsewhere, or a
+/// deadline passes: every wait has one.
 final class BlockingWait<Value: Sendable, Failure: Error>: @unchecked Sendable {
     private let condition = NSCondition()
     private var result: Result<Value, Failure>?
@@ -25,14 +26,6 @@ final class BlockingWait<Value: Sendable, Failure: Error>: @unchecked Sendable {
         result = outcome
         condition.broadcast()
         condition.unlock()
-    }
-
-    /// The outcome once the operation ends; `nil` when ``abandon()`` was called first.
-    func wait() -> Result<Value, Failure>? {
-        condition.lock()
-        defer { condition.unlock() }
-        while result == nil && !abandoned { condition.wait() }
-        return result
     }
 
     /// The outcome if the operation ends by `deadline`: ``WaitStep/pending``

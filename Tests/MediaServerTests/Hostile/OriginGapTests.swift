@@ -8,7 +8,7 @@ import Testing
 /// range inside the cached part is served, one inside the gap gets an
 /// error status with a reason (never a 206 head followed by no body), and
 /// so does a cold entry.
-@Suite("Origin gap")
+@Suite("Origin gap", .serialized)
 struct OriginGapTests {
     /// How the origin fails once it has served the first chunk.
     enum Failure: String, Sendable, CaseIterable {
@@ -28,7 +28,7 @@ struct OriginGapTests {
     func aRangeInTheGapGetsAnErrorStatus(_ failure: Failure) async throws {
         let content = ScriptedServer.content(200_000)
         let failing = Switch()
-        let fixture = try ScriptedServer(configuration: MediaServerConfiguration(originWaitTimeout: 5)) {
+        let fixture = try ScriptedServer(configuration: MediaServerConfiguration(originWaitTimeout: 8)) {
             request, reply in
             guard failing.isOn else { return reply.serve(content, for: request) }
             switch failure {
