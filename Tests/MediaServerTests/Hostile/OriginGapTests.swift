@@ -28,7 +28,7 @@ struct OriginGapTests {
     func aRangeInTheGapGetsAnErrorStatus(_ failure: Failure) async throws {
         let content = ScriptedServer.content(200_000)
         let failing = Switch()
-        let fixture = try ScriptedServer(configuration: MediaServerConfiguration(originWaitTimeout: 8)) {
+        let fixture = try ScriptedServer(configuration: MediaServerConfiguration()) {
             request, reply in
             guard failing.isOn else { return reply.serve(content, for: request) }
             switch failure {

@@ -11,6 +11,11 @@ import TestSupport
 /// A started ``MediaServer`` over a fresh store (16 KiB chunks) whose
 /// origin is a ``ScriptedOrigin`` answering with `handler`: the base of the
 /// hostile-server suites. Everything is stopped and removed on deinit.
+///
+/// `originTimeout` is the ``HTTPOrigin``'s idle timeout, and picks its
+/// process-wide URLSession (one per timeout, at most 32 connections per
+/// host): suites that hold many silent origin connections use a timeout of
+/// their own, so that they do not queue other suites' requests behind theirs.
 final class ScriptedServer: @unchecked Sendable {
     static let chunkSize = 16 * 1024
 
@@ -23,7 +28,7 @@ final class ScriptedServer: @unchecked Sendable {
     init(
         configuration: MediaServerConfiguration,
         streaming: StreamingConfiguration = StreamingConfiguration(chunksPerRequest: 1, maxRetries: 0, stallTimeout: 5),
-        handler: @escaping ScriptedOrigin.Handler
+        originTimeout: TimeInterval = 7, handler: @escaping ScriptedOrigin.Handler
     ) throws {
         signal(SIGPIPE, SIG_IGN)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -32,7 +37,7 @@ final class ScriptedServer: @unchecked Sendable {
         store = try MediaStore(
             directory: directory.appendingPathComponent("store"),
             configuration: StoreConfiguration(chunkSize: Self.chunkSize, initialMapSize: 64 << 20))
-        cache = StreamingCache(store: store, origin: HTTPOrigin(timeout: 5), configuration: streaming)
+        cache = StreamingCache(store: store, origin: HTTPOrigin(timeout: originTimeout), configuration: streaming)
         server = MediaServer(cache: cache, configuration: configuration)
         try server.start()
     }
@@ -61,9 +66,13 @@ final class ScriptedServer: @unchecked Sendable {
     }
 
     /// Sends `GET path` with `headers` and `Connection: close` on a new
-    /// connection and reads the answer until the server closes (at most 10 s).
+    /// connection and reads the answer until the server closes or sends
+    /// nothing for 30 s (a generous bound: the first answers of a run on a
+    /// loaded machine take seconds; a hang still ends the test).
     func get(_ path: String, headers: [String: String] = [:]) async throws -> Response {
         let client = try RawClient(port: port)
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(client.descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         client.send(head + "\r\n")
