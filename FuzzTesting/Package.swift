@@ -45,6 +45,7 @@ let package = Package(
         .executableTarget(name: "FuzzStoreFile", dependencies: ["FuzzEntryPoints"]),
         .executableTarget(name: "FuzzServerRequest", dependencies: ["FuzzEntryPoints"]),
         .executableTarget(name: "FuzzImportManifest", dependencies: ["FuzzEntryPoints"]),
+        .executableTarget(name: "FuzzRange", dependencies: ["FuzzEntryPoints"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -120,6 +120,15 @@ import Testing
         #expect(parsed >= 8 && parsed < inputs.count, "\(parsed) of \(inputs.count) seeds parsed")
     }
 
+    /// `Range` values (FuzzRange): 64-bit boundaries, numbers beyond 64
+    /// bits, many ranges; the valid seeds parse, the malformed ones do not.
+    @Test func rangeCorpus() throws {
+        let inputs = try Self.inputs("FuzzRange")
+        #expect(inputs.count >= 10)
+        let parsed = inputs.filter { Self.replay($0, ServerFuzzing.planRange) == true }.count
+        #expect(parsed >= 8 && parsed < inputs.count, "\(parsed) of \(inputs.count) seeds parsed")
+    }
+
     /// Arbitrary bytes as `data.mdb` (FuzzStoreFile). The checks before
     /// mapping run here for every input, and a file they refuse must be
     /// refused by opening too. A file they pass is opened only in a child

@@ -59,13 +59,15 @@ public enum ServerFuzzing {
         case .ping, .forbidden, .notFound, .badTarget:
             break
         }
-        for length in [0, 1, 100, 1 << 20] {
+        // The lengths include the 64-bit boundaries: no range arithmetic may trap there.
+        for length in [0, 1, 100, 1 << 20, Int.max - 1, Int.max] {
             let representation = Representation(
                 length: length, mimeType: request.header("Content-Type") ?? "audio/mpeg",
                 etag: request.header("X-ETag"),
                 lastModified: request.header("X-Last-Modified"))
             for method in ["GET", "HEAD"] {
                 let plan = ResponsePlanner.plan(method: method, request: request, representation: representation)
+                try checkRangePlan(plan, length: length)
                 if let body = plan.body {
                     try fuzzCheck(body.lowerBound >= 0 && body.upperBound <= length, "body outside the representation")
                     try fuzzCheck(
@@ -84,10 +86,65 @@ public enum ServerFuzzing {
         return true
     }
 
+    /// The entry point of `FuzzRange`: arbitrary bytes as the value of a
+    /// `Range` header, planned for a `GET` of entries of lengths up to
+    /// `Int.max`, alone and under a matching `If-Range`. Planning never
+    /// traps; each plan is a 206 inside the entry, a 416 or the whole body
+    /// (``checkRangePlan(_:length:)``); the bytes a server starts fetching
+    /// before it knows the length are those the plan then sends. Returns
+    /// whether the value parsed as a range set.
+    @discardableResult
+    public static func planRange(_ bytes: [UInt8]) throws(FuzzFailure) -> Bool {
+        let header = String(decoding: bytes, as: UTF8.self)
+        try checkRange(header)
+        let set = ByteRangeSet.parse(header)
+        let known = set?.bytesKnownBeforeLength
+        if let known { try fuzzCheck(!known.isEmpty && known.lowerBound >= 0, "speculated bytes \(known)") }
+        for length in [0, 1, 7, 16384, 1 << 40, Int.max - 1, Int.max] {
+            let representation = Representation(
+                length: length, mimeType: "audio/mpeg", etag: "\"v1\"", lastModified: "Sun, 06 Nov 1994 08:49:37 GMT")
+            for ifRange in [nil, "\"v1\""] {
+                var headers = [(name: "Range", value: header)]
+                if let ifRange { headers.append((name: "If-Range", value: ifRange)) }
+                let request = HTTPRequest(method: "GET", target: "/", headers: headers)
+                let plan = ResponsePlanner.plan(method: "GET", request: request, representation: representation)
+                try checkRangePlan(plan, length: length)
+                // What the server fetches with the content information is what it then sends.
+                if let known, plan.head.status == 206, let body = plan.body {
+                    try fuzzCheck(
+                        body == known.lowerBound..<min(known.upperBound, length), "speculated \(known), sent \(body)")
+                }
+            }
+        }
+        return set != nil
+    }
+
+    /// A planned answer is a whole body, one range inside the entry with its
+    /// `Content-Range`, or a 416 naming the length (or a conditional's status).
+    static func checkRangePlan(_ plan: ResponsePlan, length: Int) throws(FuzzFailure) {
+        let status = plan.head.status
+        try fuzzCheck([200, 206, 304, 412, 416].contains(status), "status \(status)")
+        switch status {
+        case 206:
+            guard let body = plan.body else { throw FuzzFailure("a 206 without a body") }
+            try fuzzCheck(!body.isEmpty && body.lowerBound >= 0 && body.upperBound <= length, "206 outside the entry")
+            try fuzzCheck(
+                plan.head.value("Content-Range") == "bytes \(body.lowerBound)-\(body.upperBound - 1)/\(length)",
+                "Content-Range differs from the body")
+        case 416:
+            try fuzzCheck(plan.body == nil, "a 416 with a body")
+            try fuzzCheck(plan.head.value("Content-Range") == "bytes */\(length)", "a 416 without the length")
+        case 200:
+            try fuzzCheck(plan.body == nil || plan.body == 0..<length, "a 200 with part of the body")
+        default:
+            try fuzzCheck(plan.body == nil, "a body with \(status)")
+        }
+    }
+
     static func checkRange(_ header: String) throws(FuzzFailure) {
         guard let set = ByteRangeSet.parse(header) else { return }
         try fuzzCheck(!set.specs.isEmpty && set.specs.count <= ByteRangeSet.maxRanges, "range count")
-        for length in [0, 1, 7, 1000, Int.max] {
+        for length in [0, 1, 7, 1000, Int.max - 1, Int.max] {
             switch set.resolve(length: length) {
             case .single(let range):
                 try fuzzCheck(

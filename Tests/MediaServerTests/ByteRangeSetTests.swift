@@ -34,6 +34,21 @@ import Testing
         #expect(resolve("bytes=0-", 0) == .unsatisfiable)
     }
 
+    /// Numbers at and beyond the 64-bit boundary: nothing overflows, a first
+    /// byte past the end is unsatisfiable, a huge last or suffix means the whole.
+    @Test func sixtyFourBitBoundaries() {
+        let max = "9223372036854775807"
+        #expect(resolve("bytes=\(max)-", 1000) == .unsatisfiable)
+        #expect(resolve("bytes=\(max)-", Int.max) == .unsatisfiable)
+        #expect(resolve("bytes=9223372036854775806-\(max)", Int.max) == .single((Int.max - 1)..<Int.max))
+        #expect(resolve("bytes=99999999999999999999-", Int.max) == .unsatisfiable)
+        #expect(resolve("bytes=-99999999999999999999", 1000) == .single(0..<1000))
+        #expect(resolve("bytes=-\(max)", Int.max) == .single(0..<Int.max))
+        #expect(resolve("bytes=0-\(max)", Int.max) == .single(0..<Int.max))
+        #expect(resolve("bytes=-0", 0) == .unsatisfiable)
+        #expect(resolve("bytes=-1", 0) == .unsatisfiable)
+    }
+
     @Test func invalidIsIgnored() {
         for header in [
             "bytes=5-1", "items=0-1", "bytes=", "bytes=-", "bytes=a-b", "bytes 0-1", "bytes=1-2-3", "bytes=+1-2",

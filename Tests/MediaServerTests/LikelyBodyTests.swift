@@ -25,4 +25,13 @@ import Testing
         #expect(guess([("If-None-Match", "\"x\"")]) == nil)
         #expect(guess([("If-Modified-Since", "Sun, 06 Nov 1994 08:49:37 GMT")]) == nil)
     }
+
+    /// A first byte no entry can have (a saturated number): no bytes to
+    /// start with, only the length tells it is a 416.
+    @Test func pastEveryEnd() {
+        #expect(guess([("Range", "bytes=99999999999999999999-")]) == nil)
+        #expect(guess([("Range", "bytes=9223372036854775807-")]) == nil)
+        #expect(guess([("Range", "bytes=9223372036854775807-9223372036854775807")]) == nil)
+        #expect(guess([("Range", "bytes=9223372036854775806-9223372036854775807")]) == (Int.max - 1)..<Int.max)
+    }
 }

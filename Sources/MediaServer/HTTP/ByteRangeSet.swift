@@ -4,7 +4,9 @@
 /// ``parse(_:)`` returns `nil` for anything that is not a valid bytes
 /// range set (another unit, a `last` below its `first`, junk): RFC 9110
 /// says such a `Range` is ignored and the whole representation sent.
-/// Numbers too large for `Int` saturate (a huge `last` means "to the end").
+/// Numbers too large for `Int` saturate at `Int.max`, and no arithmetic
+/// here can overflow: a huge `last` means "to the end", a huge suffix "the
+/// whole representation", and a huge `first` is past every end (a 416).
 ///
 /// ```swift
 /// ByteRangeSet.parse("bytes=0-499, -500")?.resolve(length: 10_000)   // .several
@@ -84,6 +86,22 @@ public struct ByteRangeSet: Sendable, Equatable {
             value = sum
         }
         return value
+    }
+
+    /// The bytes the set asks for when they are known before the length:
+    /// one `first-last` or `first-` range (an open end is `Int.max`). `nil`
+    /// for a suffix, several ranges, or a `first` of `Int.max` (a saturated
+    /// number past every end: only the length can tell that it is a 416).
+    package var bytesKnownBeforeLength: Range<Int>? {
+        guard specs.count == 1 else { return nil }
+        switch specs[0] {
+        case .closed(let first, let last) where first < Int.max:
+            return first..<(last == Int.max ? Int.max : last + 1)
+        case .from(let first) where first < Int.max:
+            return first..<Int.max
+        case .closed, .from, .suffix:
+            return nil
+        }
     }
 
     /// The half-open range `spec` selects in `length` bytes; `nil` when unsatisfiable.

@@ -1,7 +1,8 @@
 import Foundation
 
 /// Runs an async operation from a plain thread and blocks that thread
-/// (never a pool thread) until it ends or is cancelled from elsewhere.
+/// (never a pool thread) until it ends, is cancelled from elsewhere, or a
+/// deadline passes: every wait has one.
 final class BlockingWait<Value: Sendable, Failure: Error>: @unchecked Sendable {
     private let condition = NSCondition()
     private var result: Result<Value, Failure>?
@@ -27,12 +28,16 @@ final class BlockingWait<Value: Sendable, Failure: Error>: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The outcome once the operation ends; `nil` when ``abandon()`` was called first.
-    func wait() -> Result<Value, Failure>? {
+    /// The outcome if the operation ends by `deadline`: ``WaitStep/pending``
+    /// when it has not, ``WaitStep/stopped`` when ``abandon()`` was called first.
+    func wait(until deadline: Date) -> WaitStep<Result<Value, Failure>> {
         condition.lock()
         defer { condition.unlock() }
-        while result == nil && !abandoned { condition.wait() }
-        return result
+        while result == nil && !abandoned {
+            if !condition.wait(until: deadline) { break }
+        }
+        if let result { return .done(result) }
+        return abandoned ? .stopped : .pending
     }
 
     /// Cancels the operation and makes ``wait()`` return at once, whether or
@@ -44,4 +49,12 @@ final class BlockingWait<Value: Sendable, Failure: Error>: @unchecked Sendable {
         condition.broadcast()
         condition.unlock()
     }
+}
+
+/// What a wait with a deadline found: the outcome, a stop from another
+/// thread, or nothing yet.
+enum WaitStep<Value> {
+    case done(Value)
+    case stopped
+    case pending
 }

@@ -5,21 +5,29 @@ import MediaStreaming
 /// thread through ``LoadingRequest``s (the path a `StreamingItem` takes),
 /// with back-pressure from the socket.
 ///
-/// The loader pushes; the connection pulls with ``next()``. When more
+/// The loader pushes; the connection pulls with ``next(until:)``. When more
 /// than `highWater` bytes wait untaken, the loading request is cancelled
 /// (a download it joined goes on to the end of its current request, into
 /// the store, then stops if nobody else reads it); when the connection
 /// takes them, a new request continues from the next byte (from the
 /// store, or joining a download) while they are written. Memory per
 /// connection stays under about twice `highWater` plus a chunk, whatever
-/// the client's speed: a stalled client holds its reading back.
+/// the client's speed: a stalled client holds its reading back. Every wait
+/// takes a deadline: the connection decides how long the origin may take
+/// and watches its client meanwhile.
 final class BodyPump: @unchecked Sendable {
-    /// What ``next()`` returns.
+    /// What ``next(until:)`` returns.
     enum Next {
         case data([Data])
         case end
         case failed(StreamingError)
+        /// Nothing by the deadline.
+        case pending
     }
+
+    /// Requests cancelled for back-pressure kept for a second cancel (see
+    /// `stale`); older ones are let go, so a long body holds a bounded few.
+    static let maxStale = 8
 
     private let loader: ResourceLoader
     /// The bytes to send; an open end (`Int.max`) until the content information clamps it.
@@ -47,7 +55,7 @@ final class BodyPump: @unchecked Sendable {
     /// - parameter range: the bytes wanted; its upper bound may be `Int.max` (to the end)
     ///   when `withInformation` is set.
     /// - parameter withInformation: the first loading request also asks for the content
-    ///   information (see ``waitForInformation()``): a response whose range is known
+    ///   information (see ``waitForInformation(until:)``): a response whose range is known
     ///   before its length starts with one round trip to the loader instead of two.
     init(loader: ResourceLoader, range: Range<Int>, highWater: Int, withInformation: Bool = false) {
         self.loader = loader
@@ -59,13 +67,17 @@ final class BodyPump: @unchecked Sendable {
     /// The bytes this pump sends (clamped to the length once it is known).
     var body: Range<Int> { condition.withLock { range } }
 
-    /// Waits for the content information the first request asked for.
-    func waitForInformation() -> Result<ContentInformation, StreamingError> {
+    /// Waits until `deadline` for the content information the first request
+    /// asked for: ``WaitStep/pending`` when it has not come by then.
+    func waitForInformation(until deadline: Date) -> WaitStep<Result<ContentInformation, StreamingError>> {
         condition.lock()
         defer { condition.unlock() }
-        while information == nil && failure == nil && !cancelled { condition.wait() }
-        if let information { return .success(information) }
-        return .failure(failure ?? .cancelled)
+        while information == nil && failure == nil && !cancelled {
+            if !condition.wait(until: deadline) { break }
+        }
+        if let information { return .done(.success(information)) }
+        if failure == nil && !cancelled { return .pending }
+        return .done(.failure(failure ?? .cancelled))
     }
 
     /// Sends the first loading request; later calls do nothing.
@@ -77,14 +89,18 @@ final class BodyPump: @unchecked Sendable {
         if let request { loader.shouldWaitForLoading(of: request) }
     }
 
-    /// Under the lock: a request for the bytes not received yet.
+    /// Under the lock: a request for the bytes not received yet (only for
+    /// the content information when no byte is wanted but it is).
     private func makeRequest() -> LoadingRequest? {
-        guard !cancelled, received < range.count else { return nil }
+        guard !cancelled, received < range.count || asksInformation else { return nil }
         generation += 1
         let generation = self.generation
         let offset = range.lowerBound + received
+        let wantsBytes = received < range.count
         let length = range.upperBound == Int.max ? nil : range.upperBound - offset
-        let request = LoadingRequest(contentInformation: asksInformation, offset: offset, length: length) {
+        let request = LoadingRequest(
+            contentInformation: asksInformation, offset: wantsBytes ? offset : nil, length: length
+        ) {
             [weak self] event in
             self?.receive(event, generation: generation)
         }
@@ -98,7 +114,7 @@ final class BodyPump: @unchecked Sendable {
         var toCancel: LoadingRequest?
         condition.lock()
         guard generation == self.generation, !cancelled else {
-            let late = stale[generation]
+            let late = stale.removeValue(forKey: generation)
             condition.unlock()
             if let late { loader.didCancel(late) }
             return
@@ -118,6 +134,7 @@ final class BodyPump: @unchecked Sendable {
                 paused = true
                 toCancel = current
                 stale[generation] = current
+                if stale.count > Self.maxStale, let oldest = stale.keys.min() { stale[oldest] = nil }
                 current = nil
                 self.generation += 1
             }
@@ -139,11 +156,12 @@ final class BodyPump: @unchecked Sendable {
         if let toCancel { loader.didCancel(toCancel) }
     }
 
-    /// Waits for bytes; blocks the calling thread (a connection's, never the pool's).
-    func next() -> Next {
+    /// Waits until `deadline` for bytes (``Next/pending`` when none came);
+    /// blocks the calling thread (a connection's, never the pool's).
+    func next(until deadline: Date) -> Next {
         condition.lock()
         while pieces.isEmpty && !finished && failure == nil && !cancelled {
-            condition.wait()
+            if !condition.wait(until: deadline) { break }
         }
         if !pieces.isEmpty {
             let taken = pieces
@@ -158,10 +176,10 @@ final class BodyPump: @unchecked Sendable {
         defer { condition.unlock() }
         if let failure { return .failed(failure) }
         if cancelled { return .failed(.cancelled) }
-        return .end
+        return finished ? .end : .pending
     }
 
-    /// Stops: the loading request is cancelled and ``next()`` returns. Any thread.
+    /// Stops: the loading request is cancelled and ``next(until:)`` returns. Any thread.
     func cancel() {
         condition.lock()
         cancelled = true

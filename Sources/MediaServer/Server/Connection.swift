@@ -65,6 +65,43 @@ final class Connection: @unchecked Sendable {
 
     private var sendTimeout: Duration { .milliseconds(Int(configuration.sendTimeout * 1000)) }
 
+    /// How often a wait on the origin looks whether the client hung up.
+    private static let clientCheckInterval: TimeInterval = 0.05
+
+    /// What a wait on the origin ended with.
+    private enum Watched<Value> {
+        case value(Value)
+        /// ``MediaServerConfiguration/originWaitTimeout`` passed.
+        case timedOut
+        /// The client closed its side, or the connection was aborted.
+        case clientGone
+    }
+
+    /// Waits for `step` (which waits until the instant it is given) to give a
+    /// value, for at most ``MediaServerConfiguration/originWaitTimeout``,
+    /// looking every few milliseconds whether the client is still there.
+    private func watch<Value>(_ step: (Date) -> WaitStep<Value>) -> Watched<Value> {
+        let deadline = Date() + configuration.originWaitTimeout
+        while true {
+            switch step(min(deadline, Date() + Self.clientCheckInterval)) {
+            case .done(let value):
+                return .value(value)
+            case .stopped:
+                return .clientGone
+            case .pending:
+                if isAborted { return .clientGone }
+                if socket.peerHasClosed {
+                    server.count { $0.clientsGoneWhileWaiting += 1 }
+                    return .clientGone
+                }
+                if Date() >= deadline {
+                    server.count { $0.originWaitsTimedOut += 1 }
+                    return .timedOut
+                }
+            }
+        }
+    }
+
     /// The next request head, reading as needed; `nil` when the connection should end
     /// (closed, idle, or refused with a status already sent).
     private func readRequest(_ buffer: inout [UInt8]) -> HTTPRequest? {
@@ -154,31 +191,37 @@ final class Connection: @unchecked Sendable {
         // or `a-`, no conditionals), one loading request asks for the content
         // information and those bytes at once; otherwise the information first.
         var pump: BodyPump?
-        let outcome: Result<ContentInformation, StreamingError>?
+        let outcome: Watched<Result<ContentInformation, StreamingError>>
         if let guess = Self.likelyBody(request) {
             let speculative = BodyPump(
                 loader: loader, range: guess, highWater: configuration.responseBufferBytes, withInformation: true)
             pump = speculative
             outcome = whileRunning(stoppable: { speculative.cancel() }) {
                 speculative.start()
-                return speculative.waitForInformation()
+                return watch { speculative.waitForInformation(until: $0) }
             }
         } else {
             let wait = BlockingWait { () async throws(StreamingError) -> ContentInformation in
                 try await loader.contentInformation()
             }
-            outcome = whileRunning(stoppable: { wait.abandon() }) { wait.wait() }
+            outcome = whileRunning(stoppable: { wait.abandon() }) { watch { wait.wait(until: $0) } }
+            if case .value = outcome {} else { wait.abandon() }
         }
         let information: ContentInformation
         switch outcome {
-        case .success(let info):
+        case .value(.success(let info)):
             information = info
-        case .failure(let error):
+        case .value(.failure(let error)):
             pump?.cancel()
             let (status, reason) = Self.status(for: error)
             refuse(status, reason, closing: closing, method: request.method)
             return !isAborted
-        case nil:
+        case .timedOut:
+            pump?.cancel()
+            refuse(504, "the origin gave no content information in time", closing: closing, method: request.method)
+            return !isAborted
+        case .clientGone:
+            pump?.cancel()
             return false
         }
         let representation = Representation(
@@ -192,21 +235,65 @@ final class Connection: @unchecked Sendable {
         var head = plan.head
         if closing { head.add("Connection", "close") }
         let status = head.status
-        server.count { if status >= 400 { $0.clientErrors += 1 } else { $0.successes += 1 } }
-        guard socket.write(head.serialized() + (request.method == "HEAD" ? [] : plan.message), timeout: sendTimeout)
-        else {
-            pump?.cancel()
-            return false
-        }
         guard let range = plan.body, !range.isEmpty else {
+            server.count { if status >= 400 { $0.clientErrors += 1 } else { $0.successes += 1 } }
+            guard
+                socket.write(head.serialized() + (request.method == "HEAD" ? [] : plan.message), timeout: sendTimeout)
+            else { return false }
             server.emit(.served(origin: origin, status: status, bytes: 0, complete: true))
             return true
         }
-        let (sent, complete) = pumpBody(
-            pump ?? BodyPump(loader: loader, range: range, highWater: configuration.responseBufferBytes), range: range)
+        let body = pump ?? BodyPump(loader: loader, range: range, highWater: configuration.responseBufferBytes)
+        return whileRunning(stoppable: { body.cancel() }) {
+            sendBody(body, range: range, head: head, origin: origin, method: request.method, closing: closing)
+        }
+    }
+
+    /// Sends `head` once the first bytes of `range` are in hand, then the
+    /// rest as it comes; when the first bytes cannot come, an error status
+    /// instead (a player then sees why, not a body cut short after a 2xx head).
+    /// Returns whether the connection may serve another request.
+    private func sendBody(
+        _ pump: BodyPump, range: Range<Int>, head: ResponseHead, origin: URL, method: String, closing: Bool
+    ) -> Bool {
+        pump.start()
+        let first: [Data]
+        switch watch({ step(pump.next(until: $0)) }) {
+        case .value(.data(let pieces)):
+            first = pieces
+        case .value(.failed(let error)):
+            pump.cancel()
+            let (status, reason) = Self.status(for: error)
+            refuse(status, reason, closing: closing, method: method)
+            return !isAborted
+        case .value(.end), .value(.pending):
+            pump.cancel()
+            refuse(502, "the origin ended the body before its first byte", closing: closing, method: method)
+            return !isAborted
+        case .timedOut:
+            pump.cancel()
+            refuse(504, "the origin sent no byte of the body in time", closing: closing, method: method)
+            return !isAborted
+        case .clientGone:
+            pump.cancel()
+            return false
+        }
+        let status = head.status
+        server.count { if status >= 400 { $0.clientErrors += 1 } else { $0.successes += 1 } }
+        guard socket.write(head.serialized(), timeout: sendTimeout) else {
+            pump.cancel()
+            return false
+        }
+        let (sent, complete) = pumpBody(pump, range: range, first: first)
         server.emit(.served(origin: origin, status: status, bytes: sent, complete: complete))
         if !complete { server.count { $0.responsesCut += 1 } }
         return complete
+    }
+
+    /// A pump's answer as a wait step: ``BodyPump/Next/pending`` is "nothing yet".
+    private func step(_ next: BodyPump.Next) -> WaitStep<BodyPump.Next> {
+        if case .pending = next { return .pending }
+        return .done(next)
     }
 
     /// Answers an HLS resource: the whole body is read (or fetched and kept)
@@ -219,10 +306,12 @@ final class Connection: @unchecked Sendable {
         }
         let body: Data
         let mimeType: String
-        switch whileRunning(stoppable: { wait.abandon() }, { wait.wait() }) {
-        case .success(let response):
+        let outcome = whileRunning(stoppable: { wait.abandon() }) { watch { wait.wait(until: $0) } }
+        if case .value = outcome {} else { wait.abandon() }
+        switch outcome {
+        case .value(.success(let response)):
             (body, mimeType) = response
-        case .failure(let error):
+        case .value(.failure(let error)):
             let (status, reason): (Int, String)
             switch error {
             case .streaming(let streaming): (status, reason) = Self.status(for: streaming)
@@ -231,7 +320,10 @@ final class Connection: @unchecked Sendable {
             }
             refuse(status, reason, closing: closing, method: request.method)
             return !isAborted
-        case nil:
+        case .timedOut:
+            refuse(504, "the origin sent no HLS resource in time", closing: closing, method: request.method)
+            return !isAborted
+        case .clientGone:
             return false
         }
         let plan = ResponsePlanner.plan(
@@ -254,45 +346,41 @@ final class Connection: @unchecked Sendable {
 
     /// The body a `GET` most likely gets, when it is known without the
     /// length: everything (no `Range`), or one `a-b` or `a-` range. `nil`
-    /// for `HEAD`, suffix or several ranges, and conditional requests.
+    /// for `HEAD`, suffix or several ranges, a first byte past every end,
+    /// and conditional requests.
     static func likelyBody(_ request: HTTPRequest) -> Range<Int>? {
         guard request.method == "GET",
             ["If-None-Match", "If-Match", "If-Modified-Since"].allSatisfy({ request.header($0) == nil })
         else { return nil }
         guard let header = request.header("Range") else { return 0..<Int.max }
         guard let set = ByteRangeSet.parse(header) else { return 0..<Int.max }
-        guard set.specs.count == 1 else { return nil }
-        switch set.specs[0] {
-        case .closed(let first, let last): return first..<(last == Int.max ? Int.max : last + 1)
-        case .from(let first): return first..<Int.max
-        case .suffix: return nil
-        }
+        return set.bytesKnownBeforeLength
     }
 
-    /// Writes `range` of the resource as it arrives; returns the bytes sent
-    /// and whether all were (if not, the connection must close: the client
-    /// sees a body shorter than its `Content-Length`, never a complete-looking one).
-    private func pumpBody(_ pump: BodyPump, range: Range<Int>) -> (Int, Bool) {
-        whileRunning(stoppable: { pump.cancel() }) {
-            pump.start()
-            var sent = 0
-            while true {
-                switch pump.next() {
-                case .data(let pieces):
-                    for piece in pieces {
-                        guard socket.write(piece, timeout: sendTimeout) else {
-                            pump.cancel()
-                            return (sent, false)
-                        }
-                        sent += piece.count
-                        server.count { $0.bodyBytesSent += piece.count }
-                    }
-                case .end:
-                    return (sent, sent == range.count)
-                case .failed:
+    /// Writes `first`, then the rest of `range` as it arrives; returns the
+    /// bytes sent and whether all were (if not, the connection must close:
+    /// the client sees a body shorter than its `Content-Length`, never a
+    /// complete-looking one). Each wait for the origin has the origin wait timeout.
+    private func pumpBody(_ pump: BodyPump, range: Range<Int>, first: [Data]) -> (Int, Bool) {
+        var sent = 0
+        var pieces = first
+        while true {
+            for piece in pieces {
+                guard socket.write(piece, timeout: sendTimeout) else {
                     pump.cancel()
                     return (sent, false)
                 }
+                sent += piece.count
+                server.count { $0.bodyBytesSent += piece.count }
+            }
+            switch watch({ step(pump.next(until: $0)) }) {
+            case .value(.data(let more)):
+                pieces = more
+            case .value(.end):
+                return (sent, sent == range.count)
+            case .value(.failed), .value(.pending), .timedOut, .clientGone:
+                pump.cancel()
+                return (sent, false)
             }
         }
     }

@@ -26,6 +26,8 @@ public struct MediaServerConfiguration: Sendable {
     /// Request line, head and header-count bounds (414/431 beyond them).
     public var limits: HTTPLimits
     /// Connections served at once; one more is answered 503 and closed.
+    /// 64 by default. With ``responseBufferBytes`` and ``limits`` it bounds
+    /// the memory clients can make the server hold (``clientMemoryBound``).
     public var maxConnections: Int
     /// Seconds a kept-alive connection may sit idle between requests before it is closed.
     public var idleTimeout: TimeInterval
@@ -38,7 +40,16 @@ public struct MediaServerConfiguration: Sendable {
     /// Bytes of one response held for a client that has not taken them;
     /// beyond this the server stops asking the loader for more until the
     /// client has taken three quarters of them (bounded memory per connection).
+    /// 1 MiB by default, at least 16 KiB.
     public var responseBufferBytes: Int
+    /// Seconds a connection waits on the origin, each time it waits: for the
+    /// content information, for the first byte of a body, then between body
+    /// bytes. 30 by default. When it expires before the response head went
+    /// out, the answer is `504 Gateway Timeout`; after, the connection
+    /// closes (the body is cut short). Either way the loading is cancelled.
+    /// Meanwhile the connection watches its client: one that hangs up frees
+    /// its slot at once.
+    public var originWaitTimeout: TimeInterval
     /// The secret in every local URL's path; random (128 bits) when `nil`.
     /// Give the same one across launches only if minted URLs must outlive the process.
     public var secret: String?
@@ -47,7 +58,7 @@ public struct MediaServerConfiguration: Sendable {
         port: Int = 0, binding: Binding = .loopback, advertisedHost: String = "127.0.0.1",
         allowlist: OriginAllowlist = OriginAllowlist(), limits: HTTPLimits = HTTPLimits(), maxConnections: Int = 64,
         idleTimeout: TimeInterval = 30, requestTimeout: TimeInterval = 10, sendTimeout: TimeInterval = 30,
-        responseBufferBytes: Int = 1 << 20, secret: String? = nil
+        responseBufferBytes: Int = 1 << 20, originWaitTimeout: TimeInterval = 30, secret: String? = nil
     ) {
         self.port = port
         self.binding = binding
@@ -59,6 +70,19 @@ public struct MediaServerConfiguration: Sendable {
         self.requestTimeout = requestTimeout
         self.sendTimeout = sendTimeout
         self.responseBufferBytes = max(16 << 10, responseBufferBytes)
+        self.originWaitTimeout = max(0, originWaitTimeout)
         self.secret = secret
+    }
+
+    /// The most bytes of response bodies and request heads all clients
+    /// together can make the server hold: per connection, twice
+    /// ``responseBufferBytes`` (what waits for the client, and what the
+    /// loader hands over meanwhile), one 256 KiB store read, a request head
+    /// (``HTTPLimits/maxHeadBytes`` plus one 16 KiB socket read), times
+    /// ``maxConnections``. Nothing else a client sends grows with its requests.
+    public var clientMemoryBound: Int {
+        let perConnection = 2 * responseBufferBytes + (256 << 10) + limits.maxHeadBytes + (16 << 10)
+        return maxConnections.multipliedReportingOverflow(by: perConnection).overflow
+            ? Int.max : maxConnections * perConnection
     }
 }

@@ -20,6 +20,11 @@ public struct MediaServerStatistics: Sendable, Equatable {
     public var responsesCut = 0
     /// Times the listening socket was found dead and opened again.
     public var listenerRestarts = 0
+    /// Waits on the origin that passed ``MediaServerConfiguration/originWaitTimeout``
+    /// (answered 504 before the head, cut short after).
+    public var originWaitsTimedOut = 0
+    /// Connections whose client hung up while they waited on the origin (the loading was cancelled).
+    public var clientsGoneWhileWaiting = 0
 
     public init() {}
 }

@@ -120,6 +120,28 @@ final class Socket: @unchecked Sendable {
         }
     }
 
+    /// Whether the peer has closed its side or reset the connection (a
+    /// half-close counts: players do not send one). Does not wait and reads
+    /// nothing: bytes the peer sent ahead (a pipelined request) stay queued.
+    var peerHasClosed: Bool {
+        let fd = self.fd
+        guard fd >= 0 else { return true }
+        #if canImport(Glibc)
+            // POLLRDHUP (Linux): Glibc leaves it out of Swift without _GNU_SOURCE.
+            let readHangUp: Int16 = 0x2000
+            let events = Int16(POLLIN) | readHangUp
+            let hangUps = readHangUp | Int16(POLLHUP) | Int16(POLLERR)
+        #else
+            let events = Int16(POLLIN)
+            let hangUps = Int16(POLLHUP) | Int16(POLLERR)
+        #endif
+        var entry = pollfd(fd: fd, events: events, revents: 0)
+        guard poll(&entry, 1, 0) > 0 else { return false }
+        if entry.revents & hangUps != 0 { return true }
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, Int32(MSG_PEEK)) == 0
+    }
+
     /// Wakes any waiting read or write (they then fail or see the end). Any thread.
     func shutdown() {
         lock.withLock {

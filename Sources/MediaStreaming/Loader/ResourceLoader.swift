@@ -116,10 +116,13 @@ public final class ResourceLoader: Sendable {
             try Task.checkCancellation()
             request.contentInformationRequest?.fill(info)
             if let data = request.dataRequest {
+                // Overflow-safe: offset and length come from players and servers' clients.
+                let (requestedEnd, overflow) = data.requestedOffset.addingReportingOverflow(data.requestedLength)
                 let end =
-                    data.requestsAllDataToEndOfResource
-                    ? info.contentLength : min(info.contentLength, data.requestedOffset + data.requestedLength)
-                guard data.requestedOffset <= info.contentLength else {
+                    data.requestsAllDataToEndOfResource || overflow
+                    ? info.contentLength : min(info.contentLength, requestedEnd)
+                guard data.requestedOffset >= 0, data.requestedLength >= 0, data.requestedOffset <= info.contentLength
+                else {
                     throw StreamingError.outOfRange(offset: data.requestedOffset, length: info.contentLength)
                 }
                 try await deliver(to: data, until: end)
