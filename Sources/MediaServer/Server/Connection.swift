@@ -134,13 +134,13 @@ final class Connection: @unchecked Sendable {
             return true
         case .media(let origin):
             guard server.isAllowed(origin) else {
-                refuse(403, "origin not allowed", closing: closing, method: request.method)
+                refuse(403, server.refusal(of: origin), closing: closing, method: request.method)
                 return true
             }
             return serveMedia(request, origin: origin)
         case .hls(let route):
             guard server.isAllowed(route.origin) else {
-                refuse(403, "origin not allowed", closing: closing, method: request.method)
+                refuse(403, server.refusal(of: route.origin), closing: closing, method: request.method)
                 return true
             }
             return serveHLS(request, route: route)

@@ -243,6 +243,15 @@ public final class MediaServer: Sendable {
         state.current.minted.contains(origin.absoluteString) || configuration.allowlist.allows(origin)
     }
 
+    /// Why `origin` is not allowed, for the 403 a player gets.
+    func refusal(of origin: URL) -> String {
+        let host = HostClass(url: origin)
+        if host.isPublic {
+            return "origin not allowed: \(WebOrigin(origin)?.description ?? "?") is not in the allowlist"
+        }
+        return "origin not allowed: \(host) not named by the allowlist (host and port)"
+    }
+
     func connectionEnded(_ connection: Connection) {
         state.withLock { _ = $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
     }
