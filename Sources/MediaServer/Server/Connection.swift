@@ -118,6 +118,16 @@ final class Connection: @unchecked Sendable {
             refuse(405, "only GET and HEAD", closing: closing, extra: [("Allow", "GET, HEAD")])
             return true
         }
+        switch server.hostCheck.check(request) {
+        case .accepted:
+            break
+        case .misdirected(let reason):
+            refuse(421, reason, closing: true, method: request.method)
+            return false
+        case .malformed(let reason):
+            refuse(400, reason, closing: true, method: request.method)
+            return false
+        }
         switch ServerRoute.resolve(request.target, secret: server.secret) {
         case .ping:
             server.count { $0.successes += 1 }

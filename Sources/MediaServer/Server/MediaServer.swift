@@ -252,6 +252,13 @@ public final class MediaServer: Sendable {
         return "origin not allowed: \(host) not named by the allowlist (host and port)"
     }
 
+    /// The `Host` check of every request (the advertised host and port, and loopback names on loopback).
+    var hostCheck: HostCheck {
+        HostCheck(
+            advertisedHost: configuration.advertisedHost, port: port ?? configuration.port,
+            loopbackOnly: configuration.binding == .loopback)
+    }
+
     func connectionEnded(_ connection: Connection) {
         state.withLock { _ = $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
     }
