@@ -136,8 +136,9 @@ struct CacheToolServeTests {
             let process = Process()
             process.executableURL = cachetool
             process.arguments = [
-                "serve", "--store", FileManager.default.temporaryDirectory.path + "/unused-\(UUID())", "--origin-allow",
-                pattern,
+                "serve", "--store", FileManager.default.temporaryDirectory.path + "/unused-\(UUID())", "--idle-exit",
+                "1",
+                "--origin-allow", pattern,
             ]
             let errors = Pipe()
             process.standardOutput = FileHandle.nullDevice

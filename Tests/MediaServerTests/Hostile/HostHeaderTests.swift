@@ -63,9 +63,9 @@ struct HostHeaderTests {
             client.send(head)
             return await client.readToEnd()
         }
-        let rebound = try await answer("GET /ping HTTP/1.1\r\nHost: evil.example:\(port)\r\n\r\n")
+        let rebound = try await answer("GET /ping HTTP/1.1\r\nHost: evil.example:\(port)\r\nConnection: close\r\n\r\n")
         #expect(RawClient.status(rebound) == 421 && rebound.contains("is not this server"))
-        let wrongPort = try await answer("GET /ping HTTP/1.1\r\nHost: 127.0.0.1:1\r\n\r\n")
+        let wrongPort = try await answer("GET /ping HTTP/1.1\r\nHost: 127.0.0.1:1\r\nConnection: close\r\n\r\n")
         #expect(RawClient.status(wrongPort) == 421)
         let missing = try await answer("GET /ping HTTP/1.1\r\n\r\n")
         #expect(RawClient.status(missing) == 400)
