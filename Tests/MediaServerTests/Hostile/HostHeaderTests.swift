@@ -46,13 +46,16 @@ struct HostHeaderTests {
         return false
     }
 
-    @Test func onEveryInterfaceOnlyTheAdvertisedHostIsAccepted() {
+    @Test func onEveryInterfaceAddressesAreAcceptedButNotNames() {
         let check = HostCheck(advertisedHost: "192.168.1.20", port: 8765, loopbackOnly: false)
-        #expect(check.check(request("192.168.1.20:8765")) == .accepted)
-        #expect(check.check(request("127.0.0.1:8765")) != .accepted)
-        #expect(check.check(request("localhost:8765")) != .accepted)
-        let v6 = HostCheck(advertisedHost: "fd00::20", port: 80, loopbackOnly: false)
-        #expect(v6.check(request("[fd00::20]:80")) == .accepted)
+        for host in ["192.168.1.20:8765", "10.0.0.7:8765", "127.0.0.1:8765", "localhost:8765", "[fd00::20]:8765"] {
+            #expect(check.check(request(host)) == .accepted, "\(host)")
+        }
+        for host in ["evil.example:8765", "192.168.1.20:8766", "10.0.0.7", "127.1:8765", "a.localhost.evil:8765"] {
+            #expect(isMisdirected(check.check(request(host))), "\(host)")
+        }
+        let named = HostCheck(advertisedHost: "mac.local", port: 80, loopbackOnly: false)
+        #expect(named.check(request("MAC.local:80")) == .accepted && isMisdirected(named.check(request("pc.local:80"))))
     }
 
     @Test func aRebindingRequestGets421OnTheWire() async throws {
