@@ -55,43 +55,36 @@ final class HTTPSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Se
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        enum Decision {
-            case follow(URLRequest)
-            case refuse(CheckedContinuation<OriginResponse, any Error>?, OriginError)
-        }
-        let decision = tasks.withLock { tasks -> Decision in
-            guard var state = tasks[task.taskIdentifier], var redirects = state.redirects, let target = request.url
-            else {
-                return .refuse(nil, .malformedResponse(reason: "redirect without a target"))
-            }
-            let from = redirects.current
-            var refusal: OriginError?
-            if redirects.count >= redirects.policy.maxRedirects {
-                refusal = .tooManyRedirects(limit: redirects.policy.maxRedirects, url: target)
-            } else if !redirects.policy.allows(from, target) {
-                refusal = .redirectRefused(from: from, to: target)
-            }
-            if let refusal {
-                tasks[task.taskIdentifier] = nil
-                return .refuse(state.head, refusal)
-            }
-            redirects.count += 1
-            redirects.current = target
-            state.redirects = redirects
-            tasks[task.taskIdentifier] = state
-            var next = request
-            next.allHTTPHeaderFields =
-                WebOrigin.same(redirects.first, target) ? redirects.sameOriginHeaders : redirects.crossOriginHeaders
-            return .follow(next)
-        }
-        switch decision {
-        case .follow(let next):
-            completionHandler(next)
-        case .refuse(let head, let error):
-            head?.resume(throwing: error)
+        let id = task.taskIdentifier
+        // The policy's check runs outside the lock (it is the caller's code);
+        // one task's hops come one at a time, so the state read stays current.
+        guard let redirects = tasks.withLock({ $0[id]?.redirects }), let target = request.url else {
             completionHandler(nil)
             task.cancel()
+            return
         }
+        let from = redirects.current
+        var refusal: OriginError?
+        if redirects.count >= redirects.policy.maxRedirects {
+            refusal = .tooManyRedirects(limit: redirects.policy.maxRedirects, url: target)
+        } else if !redirects.policy.allows(from, target) {
+            refusal = .redirectRefused(from: from, to: target)
+        }
+        if let refusal {
+            let state = tasks.withLock { $0.removeValue(forKey: id) }
+            state?.head?.resume(throwing: refusal)
+            completionHandler(nil)
+            task.cancel()
+            return
+        }
+        tasks.withLock { tasks in
+            tasks[id]?.redirects?.count += 1
+            tasks[id]?.redirects?.current = target
+        }
+        var next = request
+        next.allHTTPHeaderFields =
+            WebOrigin.same(redirects.first, target) ? redirects.sameOriginHeaders : redirects.crossOriginHeaders
+        completionHandler(next)
     }
 
     /// Ends a registered task that was never resumed: its head continuation
