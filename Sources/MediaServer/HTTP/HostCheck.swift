@@ -10,8 +10,8 @@ import MediaStreaming
 /// literal (`192.168.1.20:port`, `[fd00::20]:port`) or loopback name with
 /// that port — the address a LAN device dialled — but never another DNS
 /// name. Names compare without case. A request with another `Host` is
-/// ``Verdict/misdirected`` (421); an HTTP/1.1 request with no `Host`, or
-/// any request with several or an empty one, is ``Verdict/malformed``
+/// ``Verdict/misdirected(_:)`` (421); an HTTP/1.1 request with no `Host`, or
+/// any request with several or an empty one, is ``Verdict/malformed(_:)``
 /// (400, RFC 9112 §3.2). An HTTP/1.0 request without `Host` is accepted
 /// (that version has none).
 public struct HostCheck: Sendable, Equatable {

@@ -18,7 +18,7 @@ import MediaStreaming
 ///
 /// URLs with a user name or password, with `.`/`..` path segments (which
 /// could climb out of a prefix), or whose host is not canonical
-/// (``HostClass/nonCanonical``: `127.1`, `0x7f.0.0.1`, `2130706433`…)
+/// (`HostClass.nonCanonical`: `127.1`, `0x7f.0.0.1`, `2130706433`…)
 /// are never allowed. A loopback, link-local or private address is
 /// reached only through a pattern that names it exactly (host and port).
 /// Use ``init(validating:)`` for patterns from a user: a pattern that can

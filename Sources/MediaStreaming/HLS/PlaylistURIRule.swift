@@ -6,7 +6,7 @@ import Foundation
 ///
 /// The playlist's origin was chosen by the caller; every other origin a
 /// playlist names was chosen by whoever wrote the playlist, so it must pass
-/// the check: a ``MediaServer`` checks its allowlist, an ``HLSDownloader``
+/// the check: a `MediaServer` checks its allowlist, an ``HLSDownloader``
 /// by default ``publicHosts`` (DNS names and public addresses, never a
 /// loopback, link-local, private, unspecified or non-canonical address).
 /// URIs that are not `http`/`https` (`data:`, `skd:`) are not fetched
