@@ -46,10 +46,24 @@ public struct OriginAllowlist: Sendable, Equatable {
     }
 
     /// The patterns, as given.
-    public var patterns: [String]
+    public var patterns: [String] {
+        didSet { rules = Self.rules(patterns) }
+    }
+    /// The patterns parsed (once: a playlist of thousands of URIs is checked URI by URI).
+    private var rules: [Rule]
 
     /// A list of `patterns`, kept as given; one that can never match matches nothing.
-    public init(_ patterns: [String] = []) { self.patterns = patterns }
+    public init(_ patterns: [String] = []) {
+        self.patterns = patterns
+        self.rules = Self.rules(patterns)
+    }
+
+    private static func rules(_ patterns: [String]) -> [Rule] {
+        patterns.compactMap { pattern in
+            guard case .success(let rule) = parse(pattern) else { return nil }
+            return rule
+        }
+    }
 
     /// A list of `patterns`, each checked first.
     ///
@@ -62,7 +76,7 @@ public struct OriginAllowlist: Sendable, Equatable {
         for pattern in patterns {
             if case .failure(let error) = Self.parse(pattern) { throw error }
         }
-        self.patterns = patterns
+        self.init(patterns)
     }
 
     /// Whether `url` matches any pattern.
@@ -71,10 +85,7 @@ public struct OriginAllowlist: Sendable, Equatable {
             HostClass(host: origin.host) != .nonCanonical,
             !url.path.split(separator: "/").contains(where: { $0 == "." || $0 == ".." })
         else { return false }
-        return patterns.contains { pattern in
-            guard case .success(let rule) = Self.parse(pattern) else { return false }
-            return rule.matches(url, origin: origin)
-        }
+        return rules.contains { $0.matches(url, origin: origin) }
     }
 
     /// A redirect policy that follows a hop when it stays on the origin it
@@ -87,7 +98,7 @@ public struct OriginAllowlist: Sendable, Equatable {
     }
 
     /// One parsed pattern.
-    private enum Rule {
+    private enum Rule: Sendable, Equatable {
         case host(String, port: Int?)
         case subdomains(of: String, port: Int?)
         case prefix(WebOrigin, path: String)
