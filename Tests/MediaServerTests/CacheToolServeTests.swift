@@ -1,5 +1,6 @@
 import Foundation
 import LoopbackNginx
+import MediaServer
 import TestSupport
 import Testing
 
@@ -78,6 +79,77 @@ struct CacheToolServeTests {
             try process.run()
             try await offPool { process.waitUntilExit() }
             #expect(process.terminationStatus == 2, "\(arguments)")
+        }
+    }
+
+    @Test func originAllowWithAPortServesThatOriginAndJudgesItsRedirects() async throws {
+        let cachetool = try #require(Self.cachetool)
+        let content = Data((0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 11) })
+        let forbidden = try ScriptedOrigin { request, reply in reply.serve(content, for: request) }
+        defer { forbidden.stop() }
+        let hidden = forbidden.url("/hidden.bin")
+        let origin = try ScriptedOrigin { request, reply in
+            if request.path == "/moved.bin" {
+                reply.respond(status: 302, headers: ["Location": hidden.absoluteString])
+            } else {
+                reply.serve(content, for: request)
+            }
+        }
+        defer { origin.stop() }
+        let store = FileManager.default.temporaryDirectory.appendingPathComponent("serve-allow-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: store) }
+        let process = Process()
+        process.executableURL = cachetool
+        process.arguments = [
+            "serve", "--store", store.path, "--secret", "s3cret", "--idle-exit", "5", "--origin-allow",
+            "127.0.0.1:\(origin.port)",
+        ]
+        let errors = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        defer { process.terminate() }
+        let log = try await offPool { () -> String in
+            var text = ""
+            while !text.contains("port ") {
+                let data = errors.fileHandleForReading.availableBytes()
+                if data.isEmpty { break }
+                text += String(decoding: data, as: UTF8.self)
+            }
+            return text
+        }
+        let port = try #require(
+            log.split(separator: "port ").last.flatMap { Int($0.prefix { $0.isNumber }) }, "\(log)")
+        let base = "http://127.0.0.1:\(port)"
+        let served = try await Curl.run([base + ServerRoute.path(for: origin.url("/track.bin"), secret: "s3cret")])
+        #expect(served.status == 200 && served.body == content)
+        let moved = try await Curl.run([base + ServerRoute.path(for: origin.url("/moved.bin"), secret: "s3cret")])
+        #expect(moved.status == 502)
+        #expect(forbidden.requests.isEmpty)
+        let other = try await Curl.run([base + ServerRoute.path(for: hidden, secret: "s3cret")])
+        #expect(other.status == 403)
+    }
+
+    @Test func refusesAnOriginPatternThatCanNeverMatch() async throws {
+        let cachetool = try #require(Self.cachetool)
+        for pattern in ["127.0.0.1:70000", "127.1:8080", "cdn.example.com/music/", "::1"] {
+            let process = Process()
+            process.executableURL = cachetool
+            process.arguments = [
+                "serve", "--store", FileManager.default.temporaryDirectory.path + "/unused-\(UUID())", "--idle-exit",
+                "1",
+                "--origin-allow", pattern,
+            ]
+            let errors = Pipe()
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = errors
+            try process.run()
+            let log = try await offPool {
+                String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            }
+            try await offPool { process.waitUntilExit() }
+            #expect(process.terminationStatus == 2, "\(pattern)")
+            #expect(log.contains("--origin-allow") && log.contains(pattern), "\(log)")
         }
     }
 }

@@ -25,8 +25,9 @@ struct CurlTests {
         // No body after a HEAD: a pipelined second request's answer follows the head at once.
         let client = try RawClient(port: fixture.port)
         let path = fixture.local("track.mp3").path
+        let host = "Host: 127.0.0.1:\(fixture.port)"
         client.send(
-            "HEAD \(path) HTTP/1.1\r\nHost: a\r\n\r\nGET /ping HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+            "HEAD \(path) HTTP/1.1\r\n\(host)\r\n\r\nGET /ping HTTP/1.1\r\n\(host)\r\nConnection: close\r\n\r\n")
         let answers = await client.readToEnd().components(separatedBy: "\r\n\r\n")
         #expect(answers.count == 3 && answers[1].hasPrefix("HTTP/1.1 200 OK") && answers[2] == "ok\n", "\(answers)")
         let whole = try await Curl.run([fixture.local("track.mp3").absoluteString])
@@ -87,10 +88,15 @@ struct CurlTests {
     }
 
     @Test func allowlistedOriginsNeedNoMinting() async throws {
-        let fixture = try ServerFixture(
-            configuration: MediaServerConfiguration(allowlist: OriginAllowlist(["127.0.0.1"])))
-        let base = fixture.server.baseURL!.absoluteString
-        let path = ServerRoute.path(for: fixture.originURL("track.mp3"), secret: fixture.server.secret)
+        let fixture = try ServerFixture()
+        // A host:port pattern names the origin exactly (a host alone allows port 80 and 443 only).
+        let server = MediaServer(
+            cache: fixture.cache,
+            configuration: MediaServerConfiguration(allowlist: OriginAllowlist(["127.0.0.1:\(fixture.nginx.port)"])))
+        try server.start()
+        defer { server.stop() }
+        let base = server.baseURL!.absoluteString
+        let path = ServerRoute.path(for: fixture.originURL("track.mp3"), secret: server.secret)
         let result = try await Curl.run([base + path])
         let original = try ServerFixture.fixture("track.mp3")
         #expect(result.status == 200 && result.body == original)

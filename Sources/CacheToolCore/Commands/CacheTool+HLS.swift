@@ -80,7 +80,10 @@ extension CacheTool {
             headers[parts[0].trimmingCharacters(in: .whitespaces)] = parts[1].trimmingCharacters(in: .whitespaces)
         }
         let store = try openStore(parsed, write: true, create: true)
-        let downloader = HLSDownloader(cache: StreamingCache(store: store), parallelFetches: parallel)
+        // A redirect leaves its origin only for a public host, as a playlist URI does (PlaylistURIRule.publicHosts).
+        let origin = HTTPOrigin(redirects: .sameOrigin(or: { HostClass(url: $0).isPublic }))
+        let downloader = HLSDownloader(
+            cache: StreamingCache(store: store, origin: origin), parallelFetches: parallel, uriRule: .publicHosts)
         let download = downloader.download(
             url, variant: variant, audio: audio, subtitles: subtitles, headers: headers)
         let json = parsed.flag("json")

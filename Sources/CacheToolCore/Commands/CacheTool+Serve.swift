@@ -27,7 +27,11 @@ extension CacheTool {
             }
             idleExit = seconds
         }
-        configuration.allowlist = OriginAllowlist(parsed.values["origin-allow"] ?? [])
+        do {
+            configuration.allowlist = try OriginAllowlist(validating: parsed.values["origin-allow"] ?? [])
+        } catch {
+            throw UsageError("--origin-allow: \(error.description)", command: "serve")
+        }
         configuration.secret = parsed.value("secret")
         if parsed.flag("lan") { configuration.binding = .allInterfaces }
         var origins: [URL] = []
@@ -46,7 +50,9 @@ extension CacheTool {
         for signal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&stopSignals, signal) }
         pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
         let store = try openStore(parsed, write: true, create: true)
-        let server = MediaServer(cache: StreamingCache(store: store), configuration: configuration)
+        // Every redirect hop passes the allowlist (or stays on its origin), as the first URL does.
+        let origin = HTTPOrigin(redirects: configuration.allowlist.redirectPolicy())
+        let server = MediaServer(cache: StreamingCache(store: store, origin: origin), configuration: configuration)
         do {
             try server.start()
         } catch {

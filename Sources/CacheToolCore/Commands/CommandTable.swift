@@ -106,7 +106,9 @@ public enum CommandTable {
                 OptionSpec("port", value: "N", help: "the port (default: one the OS picks)"),
                 OptionSpec(
                     "origin-allow", value: "PATTERN", repeatable: true,
-                    help: "also fetch origins matching PATTERN: host, *.domain or a URL prefix"),
+                    help:
+                        "also fetch origins matching PATTERN: host (ports 80/443), host:port, [v6]:port, *.domain or a URL prefix"
+                ),
                 OptionSpec("print-url", value: "URL", repeatable: true, help: "print the local URL that plays URL"),
                 OptionSpec("secret", value: "TEXT", help: "the secret in local URLs (default: random per run)"),
                 OptionSpec("idle-exit", value: "SECONDS", help: "exit after SECONDS without any open connection"),

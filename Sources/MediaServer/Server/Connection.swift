@@ -155,6 +155,16 @@ final class Connection: @unchecked Sendable {
             refuse(405, "only GET and HEAD", closing: closing, extra: [("Allow", "GET, HEAD")])
             return true
         }
+        switch server.hostCheck.check(request) {
+        case .accepted:
+            break
+        case .misdirected(let reason):
+            refuse(421, reason, closing: true, method: request.method)
+            return false
+        case .malformed(let reason):
+            refuse(400, reason, closing: true, method: request.method)
+            return false
+        }
         switch ServerRoute.resolve(request.target, secret: server.secret) {
         case .ping:
             server.count { $0.successes += 1 }
@@ -171,13 +181,13 @@ final class Connection: @unchecked Sendable {
             return true
         case .media(let origin):
             guard server.isAllowed(origin) else {
-                refuse(403, "origin not allowed", closing: closing, method: request.method)
+                refuse(403, server.refusal(of: origin), closing: closing, method: request.method)
                 return true
             }
             return serveMedia(request, origin: origin)
         case .hls(let route):
             guard server.isAllowed(route.origin) else {
-                refuse(403, "origin not allowed", closing: closing, method: request.method)
+                refuse(403, server.refusal(of: route.origin), closing: closing, method: request.method)
                 return true
             }
             return serveHLS(request, route: route)

@@ -18,9 +18,9 @@ extension MediaServer {
         localURL(for: HLSRoute(origin: originURL, kind: .masterPlaylist))
     }
 
-    /// The local URL of `route`; its origin is allowed from now on.
-    func localURL(for route: HLSRoute) -> URL {
-        mint(route.origin)
+    /// The local URL of `route`; its origin is allowed from now on when `minting`.
+    func localURL(for route: HLSRoute, minting: Bool = true) -> URL {
+        if minting { mint(route.origin) }
         let port = self.port ?? configuration.port
         return URL(string: "http://\(configuration.advertisedHost):\(port)" + route.path(secret: secret))!
     }
@@ -83,13 +83,22 @@ extension MediaServer {
         }
     }
 
+    /// The URIs of a playlist the server fetches: its own origin's, and those the allowlist allows.
+    var playlistURIRule: PlaylistURIRule {
+        let allowlist = configuration.allowlist
+        return PlaylistURIRule { allowlist.allows($0) }
+    }
+
     /// `data`, the playlist of `route`, with every URI made a local URL
-    /// (the last rewritings are kept: a playlist of hundreds of segments
-    /// is rewritten once, not at every start).
+    /// (minted only when ``playlistURIRule`` allows it; the last rewritings
+    /// are kept: a playlist of hundreds of segments is rewritten once, not
+    /// at every start).
     func rewrite(_ data: Data, route: HLSRoute) throws(HLSDownloadError) -> Data {
         let path = route.path(secret: secret)
         if let kept = hlsRewrites.withLock({ $0[path] }), kept.input == data { return kept.output }
         var renditionTypes: [String: Rendition.MediaType] = [:]
+        let rule = playlistURIRule
+        var refused: [(URL, String)] = []
         do {
             if route.kind == .masterPlaylist,
                 case .master(let master) = try PlaylistParser.parse(data, url: route.origin)
@@ -105,11 +114,17 @@ extension MediaServer {
                 guard let scheme = reference.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
                     return nil  // data:, skd:… stay as they are
                 }
+                // A URI the rule refuses gets a local URL all the same (the player
+                // sees a 403 for it, not a request past the server), but is not minted.
+                let refusal = rule.refusal(of: reference.url, in: route.origin)
+                if let refusal { refused.append((reference.url, refusal)) }
                 return localURL(
                     for: HLSRoute(
                         origin: reference.url, kind: reference.kind, mediaType: mediaType,
-                        byteRange: reference.byteRange))
+                        byteRange: reference.byteRange),
+                    minting: refusal == nil)
             }
+            for (uri, reason) in refused { emit(.playlistURIRefused(playlist: route.origin, uri: uri, reason: reason)) }
             hlsRewrites.withLock { kept in
                 if kept.count >= 32 { kept.removeAll() }
                 kept[path] = (data, output)

@@ -25,11 +25,16 @@ import MediaStreaming
 /// ```
 ///
 /// Security: it listens on `127.0.0.1` unless told otherwise; every local
-/// URL carries a random secret (requests without it get 403); it fetches
+/// URL carries a random secret (requests without it get 403); a request
+/// whose `Host` is not the server's gets 421 (``HostCheck``); it fetches
 /// only URLs it minted with ``url(for:)`` or that match the
-/// ``MediaServerConfiguration/allowlist`` (others get 403); request heads,
-/// header counts, slow or idle clients and connections are bounded (414,
-/// 431, 408, 503). Threads: one accepting, one per connection (blocking
+/// ``MediaServerConfiguration/allowlist`` (others get 403); a playlist's
+/// URIs are minted only on the playlist's own origin or when the allowlist
+/// allows them (a multi-CDN master needs each CDN in the list); redirects
+/// are judged hop by hop by the cache's `HTTPOrigin`, which should be built
+/// with ``OriginAllowlist/redirectPolicy(maxRedirects:)`` (as `cachetool
+/// serve` does); request heads, header counts, slow or idle clients and
+/// connections are bounded (414, 431, 408, 503). Threads: one accepting, one per connection (blocking
 /// socket I/O stays off Swift's cooperative pool). A running server is kept
 /// alive by its threads: call ``stop()`` to end it.
 public final class MediaServer: Sendable {
@@ -241,6 +246,22 @@ public final class MediaServer: Sendable {
     /// Whether `origin` may be fetched: minted by ``url(for:)`` or allowlisted.
     func isAllowed(_ origin: URL) -> Bool {
         state.current.minted.contains(origin.absoluteString) || configuration.allowlist.allows(origin)
+    }
+
+    /// Why `origin` is not allowed, for the 403 a player gets.
+    func refusal(of origin: URL) -> String {
+        let host = HostClass(url: origin)
+        if host.isPublic {
+            return "origin not allowed: \(WebOrigin(origin)?.description ?? "?") is not in the allowlist"
+        }
+        return "origin not allowed: \(host) not named by the allowlist (host and port)"
+    }
+
+    /// The `Host` check of every request (the advertised host and port, and loopback names on loopback).
+    var hostCheck: HostCheck {
+        HostCheck(
+            advertisedHost: configuration.advertisedHost, port: port ?? configuration.port,
+            loopbackOnly: configuration.binding == .loopback)
     }
 
     func connectionEnded(_ connection: Connection) {

@@ -21,7 +21,9 @@ public struct MediaServerConfiguration: Sendable {
     /// The host written into minted URLs (`127.0.0.1` by default; a LAN
     /// address with ``Binding/allInterfaces``).
     public var advertisedHost: String
-    /// Origins the server may fetch besides the URLs it minted.
+    /// Origins the server may fetch besides the URLs it minted, and that a
+    /// playlist's URIs on other origins than its own must match. Empty by
+    /// default (minted URLs and their playlists' own origins only).
     public var allowlist: OriginAllowlist
     /// Request line, head and header-count bounds (414/431 beyond them).
     public var limits: HTTPLimits

@@ -11,6 +11,9 @@ public enum MediaServerEvent: Sendable, Equatable {
     case served(origin: URL, status: Int, bytes: Int, complete: Bool)
     /// A request was refused before any media byte: the status and a short reason.
     case refused(status: Int, reason: String)
+    /// A playlist URI was not minted (its local URL answers 403): it is on
+    /// another origin than its playlist and the allowlist does not allow it.
+    case playlistURIRefused(playlist: URL, uri: URL, reason: String)
     /// Every connection and download ended.
     case stopped
 }

@@ -54,6 +54,8 @@ public final class HLSDownload: Sendable {
     /// and ``cancel()`` check and change the state under it too.
     private let status: Locked<(progress: HLSDownloadProgress, run: Int)>
     private let planBox = Locked<HLSDownloadPlan?>(nil)
+    /// Which URIs of its playlists may be fetched besides those on their own origin.
+    let uriRule: PlaylistURIRule
     private let observers = Locked<[UUID: AsyncStream<HLSDownloadProgress>.Continuation]>([:])
     /// The task of the latest run started, with its number.
     private let task = Locked<(run: Int, task: Task<Void, Never>?)>((0, nil))
@@ -67,9 +69,10 @@ public final class HLSDownload: Sendable {
     init(
         url: URL, resources: HLSResourceStore, variant: VariantChoice, audio: RenditionRequest,
         subtitles: RenditionRequest, headers: [String: String], parallelFetches: Int,
-        priority: FetchPriority = .download
+        priority: FetchPriority = .download, uriRule: PlaylistURIRule = .publicHosts
     ) {
         self.priority = priority
+        self.uriRule = uriRule
         self.url = url
         self.assetKey = resources.resourceKey(for: url).storeKey
         self.resources = resources
@@ -247,6 +250,7 @@ public final class HLSDownload: Sendable {
             }
             var media: [MediaPlaylist] = []
             for playlistURL in selection.mediaPlaylistURLs {
+                try checkURI(playlistURL, namedBy: url)
                 let resource = HLSResource(
                     kind: .mediaPlaylist, url: playlistURL, cacheKey: resources.resourceKey(for: playlistURL),
                     playlistURL: playlistURL)
@@ -281,6 +285,10 @@ public final class HLSDownload: Sendable {
             playlists[key] = masterData
             if masterFetched { fetchedPlaylists.insert(key) }
         }
+        for resource in plan.resources where resource.kind != .masterPlaylist {
+            // Media playlists and session keys are named by the master; the rest by their media playlist.
+            try checkURI(resource.url, namedBy: resource.kind == .mediaPlaylist ? url : resource.playlistURL ?? url)
+        }
         planBox.withLock { $0 = plan }
         let variantTrack = plan.tracks.first?.playlistURL
         update(run: run) {
@@ -313,6 +321,13 @@ public final class HLSDownload: Sendable {
 
     /// The bytes of a playlist: stored ones (a resumed or augmented
     /// download), else fetched without storing (a live one must not be kept).
+    /// Throws ``HLSDownloadError/uriRefused(url:playlistURL:reason:)`` unless ``uriRule`` lets `uri` be fetched.
+    private func checkURI(_ uri: URL, namedBy playlist: URL) throws(HLSDownloadError) {
+        if let reason = uriRule.refusal(of: uri, in: playlist) {
+            throw .uriRefused(url: uri, playlistURL: playlist, reason: reason)
+        }
+    }
+
     private func playlistBytes(_ resource: HLSResource) async throws(HLSDownloadError) -> (Data, Bool) {
         // A fetch of it the player started is joined. Kept (unpinned until
         // the plan is made) only if it can be downloaded: never a live one.

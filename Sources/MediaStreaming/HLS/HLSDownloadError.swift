@@ -17,6 +17,9 @@ public enum HLSDownloadError: Error, Sendable, Equatable, CustomStringConvertibl
     /// A media playlist was given where a master playlist was expected, or
     /// the other way round.
     case unexpectedPlaylistKind(url: URL)
+    /// A playlist names `url` on another origin that the downloader's
+    /// ``PlaylistURIRule`` refuses (nothing of the asset is fetched after).
+    case uriRefused(url: URL, playlistURL: URL, reason: String)
 
     public var description: String {
         switch self {
@@ -27,6 +30,8 @@ public enum HLSDownloadError: Error, Sendable, Equatable, CustomStringConvertibl
         case .resourceTooLarge(let url, let bytes):
             "\(url.absoluteString.prefix(200)) is \(bytes) bytes, more than an HLS resource may be"
         case .unexpectedPlaylistKind(let url): "\(url.absoluteString.prefix(200)) is not the kind of playlist expected"
+        case .uriRefused(let url, let playlistURL, let reason):
+            "\(playlistURL.absoluteString.prefix(200)) names \(url.absoluteString.prefix(200)), refused: \(reason)"
         }
     }
 

@@ -32,12 +32,31 @@ public final class HLSDownloader: Sendable {
     public let parallelFetches: Int
     /// Where resources are fetched and stored (shared with the loopback server).
     public let resources: HLSResourceStore
+    /// Which URIs of a downloaded playlist may be fetched: those on the
+    /// playlist's own origin, and those the rule allows
+    /// (``PlaylistURIRule/publicHosts`` by default: no loopback, link-local,
+    /// private or non-canonical address of another origin). A download
+    /// naming another URI fails with ``HLSDownloadError/uriRefused(url:playlistURL:reason:)``
+    /// before any of its resources is fetched.
+    public let uriRule: PlaylistURIRule
     private let list = Locked<[HLSDownload]>([])
 
-    public init(cache: StreamingCache, parallelFetches: Int = 4) {
+    /// - parameter cache: the cache downloads go into.
+    /// - parameter parallelFetches: resources fetched at once by one download.
+    /// - parameter uriRule: which URIs of a playlist may be fetched besides those on its own origin.
+    public init(cache: StreamingCache, parallelFetches: Int = 4, uriRule: PlaylistURIRule) {
         self.cache = cache
         self.parallelFetches = max(1, parallelFetches)
         self.resources = HLSResourceStore.shared(for: cache)
+        self.uriRule = uriRule
+    }
+
+    /// A downloader whose playlists may name their own origin and public hosts (``PlaylistURIRule/publicHosts``).
+    ///
+    /// - parameter cache: the cache downloads go into.
+    /// - parameter parallelFetches: resources fetched at once by one download.
+    public convenience init(cache: StreamingCache, parallelFetches: Int = 4) {
+        self.init(cache: cache, parallelFetches: parallelFetches, uriRule: .publicHosts)
     }
 
     /// Starts downloading `url` (a master playlist, or a lone media
@@ -52,7 +71,7 @@ public final class HLSDownloader: Sendable {
     ) -> HLSDownload {
         let download = HLSDownload(
             url: url, resources: resources, variant: variant, audio: audio, subtitles: subtitles, headers: headers,
-            parallelFetches: parallelFetches, priority: priority)
+            parallelFetches: parallelFetches, priority: priority, uriRule: uriRule)
         list.withLock { list in
             list.removeAll { $0.state == .cancelled || $0.state == .completed }
             list.append(download)

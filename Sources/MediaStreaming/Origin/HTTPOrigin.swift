@@ -9,7 +9,9 @@ import MediaStore
 ///
 /// Sends the caller's headers as they are, asks for `identity` encoding
 /// (ranges count bytes of the file, not of a gzip stream), never uses
-/// URLSession's own cache, and streams the body as it arrives.
+/// URLSession's own cache, and streams the body as it arrives. Redirects
+/// are followed hop by hop as its ``RedirectPolicy`` says, and never carry
+/// the caller's headers to another origin.
 ///
 /// ```swift
 /// let origin = HTTPOrigin(headers: ["Authorization": "Bearer …"])
@@ -19,19 +21,31 @@ public final class HTTPOrigin: Origin {
     public let timeout: TimeInterval
     /// Headers sent with every request (a request's own headers win).
     public let headers: [String: String]
+    /// Which redirects are followed (``RedirectPolicy/standard`` by default).
+    public let redirects: RedirectPolicy
     private let client: HTTPSessionPool.Client
 
     /// - parameter timeout: idle timeout per request, in seconds.
     /// - parameter headers: headers added to every request, such as `User-Agent` or `Authorization`.
+    /// - parameter redirects: the check of every redirect hop and their number.
     ///
     /// Origins share one URLSession per timeout for the life of the process
     /// (tearing a URLSession down crashes FoundationNetworking on Linux now
     /// and then): a response body outlives the origin that fetched it, and
     /// its transfer is cancelled when its reader drops it.
-    public init(timeout: TimeInterval = 30, headers: [String: String] = [:]) {
+    public init(timeout: TimeInterval = 30, headers: [String: String] = [:], redirects: RedirectPolicy) {
         self.timeout = timeout
         self.headers = headers
+        self.redirects = redirects
         self.client = HTTPSessionPool.client(timeout: timeout)
+    }
+
+    /// An origin that follows redirects as ``RedirectPolicy/standard`` says.
+    ///
+    /// - parameter timeout: idle timeout per request, in seconds.
+    /// - parameter headers: headers added to every request, such as `User-Agent` or `Authorization`.
+    public convenience init(timeout: TimeInterval = 30, headers: [String: String] = [:]) {
+        self.init(timeout: timeout, headers: headers, redirects: .standard)
     }
 
     public func fetch(_ request: OriginRequest) async throws(OriginError) -> OriginResponse {
@@ -42,6 +56,14 @@ public final class HTTPOrigin: Origin {
         if urlRequest.value(forHTTPHeaderField: "Accept-Encoding") == nil {
             urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         }
+        // What a hop to another origin carries: the range and validators, nothing of the caller's.
+        var protocolRequest = request
+        protocolRequest.headers = [:]
+        var crossOrigin = protocolRequest.allHeaders
+        crossOrigin["Accept-Encoding"] = "identity"
+        let redirectState = HTTPSessionDelegate.Redirects(
+            policy: redirects, first: request.url, sameOriginHeaders: urlRequest.allHTTPHeaderFields ?? [:],
+            crossOriginHeaders: crossOrigin)
         let task = client.session.dataTask(with: urlRequest)
         let delegate = client.delegate
         // Whether the task was started, and whether the fetch was cancelled:
@@ -54,7 +76,7 @@ public final class HTTPOrigin: Origin {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation {
                     (continuation: CheckedContinuation<OriginResponse, any Error>) in
-                    delegate.register(task, continuation: continuation)
+                    delegate.register(task, continuation: continuation, redirects: redirectState)
                     let start = gate.withLock { gate -> Bool in
                         gate.started = !gate.cancelled
                         return gate.started

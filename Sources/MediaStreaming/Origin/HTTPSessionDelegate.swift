@@ -8,9 +8,32 @@ import MediaStore
 /// Turns URLSession's delegate callbacks into a response head and a body stream per task.
 // Unchecked: NSObject subclass; its only state is the lock-guarded `tasks` (continuations, not Sendable).
 final class HTTPSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    /// How one task follows redirects: its policy, the hops so far, and
+    /// the headers a hop carries on the first URL's origin and elsewhere.
+    struct Redirects {
+        var policy: RedirectPolicy
+        var first: URL
+        var sameOriginHeaders: [String: String]
+        var crossOriginHeaders: [String: String]
+        var current: URL
+        var count = 0
+
+        init(
+            policy: RedirectPolicy, first: URL, sameOriginHeaders: [String: String],
+            crossOriginHeaders: [String: String]
+        ) {
+            self.policy = policy
+            self.first = first
+            self.sameOriginHeaders = sameOriginHeaders
+            self.crossOriginHeaders = crossOriginHeaders
+            self.current = first
+        }
+    }
+
     private struct TaskState {
         var head: CheckedContinuation<OriginResponse, any Error>?
         var body: AsyncThrowingStream<Data, any Error>.Continuation?
+        var redirects: Redirects?
     }
 
     private let tasks = Locked<[Int: TaskState]>([:])
@@ -18,8 +41,50 @@ final class HTTPSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Se
     /// Tasks registered and not yet completed (for tests).
     var liveTaskCount: Int { tasks.withLock { $0.count } }
 
-    func register(_ task: URLSessionTask, continuation: CheckedContinuation<OriginResponse, any Error>) {
-        tasks.withLock { $0[task.taskIdentifier] = TaskState(head: continuation) }
+    func register(
+        _ task: URLSessionTask, continuation: CheckedContinuation<OriginResponse, any Error>, redirects: Redirects
+    ) {
+        tasks.withLock { $0[task.taskIdentifier] = TaskState(head: continuation, redirects: redirects) }
+    }
+
+    /// Each hop is judged by the task's ``RedirectPolicy``: a refused one
+    /// (or one too many) ends the task with a typed error before any body;
+    /// a followed one gets its headers rebuilt (the caller's only on the
+    /// first URL's origin).
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        let id = task.taskIdentifier
+        // The policy's check runs outside the lock (it is the caller's code);
+        // one task's hops come one at a time, so the state read stays current.
+        guard let redirects = tasks.withLock({ $0[id]?.redirects }), let target = request.url else {
+            completionHandler(nil)
+            task.cancel()
+            return
+        }
+        let from = redirects.current
+        var refusal: OriginError?
+        if redirects.count >= redirects.policy.maxRedirects {
+            refusal = .tooManyRedirects(limit: redirects.policy.maxRedirects, url: target)
+        } else if !redirects.policy.allows(from, target) {
+            refusal = .redirectRefused(from: from, to: target)
+        }
+        if let refusal {
+            let state = tasks.withLock { $0.removeValue(forKey: id) }
+            state?.head?.resume(throwing: refusal)
+            completionHandler(nil)
+            task.cancel()
+            return
+        }
+        tasks.withLock { tasks in
+            tasks[id]?.redirects?.count += 1
+            tasks[id]?.redirects?.current = target
+        }
+        var next = request
+        next.allHTTPHeaderFields =
+            WebOrigin.same(redirects.first, target) ? redirects.sameOriginHeaders : redirects.crossOriginHeaders
+        completionHandler(next)
     }
 
     /// Ends a registered task that was never resumed: its head continuation
@@ -39,11 +104,18 @@ final class HTTPSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Se
         for (name, value) in (response as? HTTPURLResponse)?.allHeaderFields ?? [:] {
             headers[String(describing: name)] = String(describing: value)
         }
-        let head = tasks.withLock { tasks -> CheckedContinuation<OriginResponse, any Error>? in
-            let head = tasks[dataTask.taskIdentifier]?.head
+        let known = tasks.withLock { tasks -> (head: CheckedContinuation<OriginResponse, any Error>?, Bool) in
+            // A task ended already (a refused redirect) stays ended.
+            guard let state = tasks[dataTask.taskIdentifier] else { return (nil, false) }
             tasks[dataTask.taskIdentifier] = TaskState(head: nil, body: continuation)
-            return head
+            return (state.head, true)
         }
+        guard known.1 else {
+            continuation.finish()
+            completionHandler(.cancel)
+            return
+        }
+        let head = known.head
         let body = HTTPBodySource(pieces, of: dataTask).stream
         head?.resume(returning: OriginResponse(statusCode: status, headers: headers, body: body))
         completionHandler(.allow)

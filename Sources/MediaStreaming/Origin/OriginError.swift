@@ -20,6 +20,10 @@ public enum OriginError: Error, Sendable, Equatable, CustomStringConvertible {
     case malformedResponse(reason: String)
     /// The request was cancelled.
     case cancelled
+    /// The origin at `from` redirected to `to`, which the ``RedirectPolicy`` refuses.
+    case redirectRefused(from: URL, to: URL)
+    /// The request was redirected more than `limit` times (``RedirectPolicy/maxRedirects``); `url` is the last hop asked for.
+    case tooManyRedirects(limit: Int, url: URL)
 
     /// Whether trying again may help (dropped connections, stalls,
     /// truncated bodies, 5xx), as opposed to a definite answer.
@@ -42,6 +46,10 @@ public enum OriginError: Error, Sendable, Equatable, CustomStringConvertible {
             "asked for \(requested), got Content-Range \(received)"
         case .malformedResponse(let reason): "malformed response: \(reason)"
         case .cancelled: "cancelled"
+        case .redirectRefused(let from, let to):
+            "redirect refused from \(WebOrigin(from)?.description ?? "?") to \(to.absoluteString.prefix(200))"
+        case .tooManyRedirects(let limit, let url):
+            "more than \(limit) redirects (last to \(url.absoluteString.prefix(200)))"
         }
     }
 }

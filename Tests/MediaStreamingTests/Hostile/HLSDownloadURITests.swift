@@ -1,0 +1,85 @@
+import Foundation
+import MediaStore
+import MediaStreaming
+import TestSupport
+import Testing
+
+/// A downloaded playlist may name its own origin and what the downloader's
+/// ``PlaylistURIRule`` allows: a segment on another loopback port or a key
+/// on a link-local address fails the download before anything of the asset
+/// is fetched from there.
+@Suite("HLS download URIs", .serialized, .timeLimit(.minutes(1)))
+struct HLSDownloadURITests {
+    static let segment = Data((0..<3_000).map { UInt8(truncatingIfNeeded: $0 &* 5) })
+
+    private func outcome(_ download: HLSDownload) async -> HLSDownloadError? {
+        do {
+            try await download.completion()
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    private func playlistOrigin(_ text: @escaping @Sendable () -> String) throws -> ScriptedOrigin {
+        try ScriptedOrigin { request, reply in
+            if request.path.hasSuffix(".m3u8") {
+                reply.respond(headers: ["Content-Type": "application/vnd.apple.mpegurl"], body: Data(text().utf8))
+            } else {
+                reply.serve(Self.segment, for: request)
+            }
+        }
+    }
+
+    @Test func aSegmentOnAnotherLoopbackPortFailsTheDownload() async throws {
+        let forbidden = try ScriptedOrigin { request, reply in reply.serve(Self.segment, for: request) }
+        defer { forbidden.stop() }
+        let elsewhere = forbidden.url("/seg1.ts")
+        let origin = try playlistOrigin {
+            "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\nseg0.ts\n#EXTINF:4,\n\(elsewhere)\n#EXT-X-ENDLIST\n"
+        }
+        defer { origin.stop() }
+        let test = try TestCache()
+        let url = origin.url("/media.m3u8")
+        let error = await outcome(HLSDownloader(cache: test.cache).download(url))
+        guard case .uriRefused(let refused, let playlist, let reason)? = error else {
+            Issue.record("expected uriRefused, got \(String(describing: error))")
+            return
+        }
+        #expect(refused == elsewhere && playlist == url && reason.contains("loopback"))
+        #expect(forbidden.requests.isEmpty)
+        #expect(origin.requests.map(\.path) == ["/media.m3u8"])
+    }
+
+    @Test func aVariantOnALinkLocalAddressIsRefusedBeforeAnyConnection() async throws {
+        let origin = try playlistOrigin {
+            "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1000\nhttp://169.254.169.254/latest/index.m3u8\n"
+        }
+        defer { origin.stop() }
+        let test = try TestCache()
+        let error = await outcome(HLSDownloader(cache: test.cache).download(origin.url("/master.m3u8")))
+        guard case .uriRefused(let refused, _, let reason)? = error else {
+            Issue.record("expected uriRefused, got \(String(describing: error))")
+            return
+        }
+        #expect(refused.host == "169.254.169.254" && reason.contains("link-local"))
+        // The only request that left went to the master's origin (127.0.0.1).
+        #expect(!test.origin.requests.isEmpty && test.origin.requests.allSatisfy { $0.request.url.host == "127.0.0.1" })
+    }
+
+    @Test func aRuleThatAllowsTheOtherOriginLetsTheDownloadFinish() async throws {
+        let cdn = try ScriptedOrigin { request, reply in reply.serve(Self.segment, for: request) }
+        defer { cdn.stop() }
+        let elsewhere = cdn.url("/seg1.ts")
+        let origin = try playlistOrigin {
+            "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\nseg0.ts\n#EXTINF:4,\n\(elsewhere)\n#EXT-X-ENDLIST\n"
+        }
+        defer { origin.stop() }
+        let test = try TestCache()
+        let port = cdn.port
+        let downloader = HLSDownloader(
+            cache: test.cache, uriRule: PlaylistURIRule { $0.host == "127.0.0.1" && $0.port == port })
+        #expect(await outcome(downloader.download(origin.url("/media.m3u8"))) == nil)
+        #expect(cdn.requests.map(\.path) == ["/seg1.ts"])
+    }
+}
