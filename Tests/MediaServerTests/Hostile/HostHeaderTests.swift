@@ -59,7 +59,7 @@ struct HostHeaderTests {
     }
 
     @Test func aRebindingRequestGets421OnTheWire() async throws {
-        let fixture = try ScriptedServer(allowlist: OriginAllowlist())
+        let fixture = try AllowlistedServer(allowlist: OriginAllowlist())
         let port = try #require(fixture.server.port)
         func answer(_ head: String) async throws -> String {
             let client = try RawClient(port: port)

@@ -92,7 +92,7 @@ struct HostileMemoryTests {
             // Clients that ask for a large body and read nothing.
             let idle = try (0..<60).map { _ in try RawClient(port: fixture.port, receiveBuffer: 4096) }
             for client in idle {
-                client.send("GET \(paths["/big.bin"]!) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                client.send("GET \(paths["/big.bin"]!) HTTP/1.1\r\nHost: 127.0.0.1:\(fixture.port)\r\n\r\n")
             }
             var sent = -1
             _ = await ScriptedServer.eventually(within: 3) {
@@ -117,7 +117,8 @@ struct HostileMemoryTests {
                     group.addTask {
                         let client = try RawClient(port: fixture.port)
                         client.send(
-                            "GET \(paths["/silent.bin"]!) HTTP/1.1\r\nHost: h\r\nRange: bytes=-\(index + 1)\r\n\r\n")
+                            "GET \(paths["/silent.bin"]!) HTTP/1.1\r\nHost: 127.0.0.1:\(fixture.port)\r\nRange: bytes=-\(index + 1)\r\n\r\n"
+                        )
                         try await Task.sleep(for: .milliseconds(100))
                         _ = shutdown(client.descriptor, Int32(SHUT_RDWR))
                     }

@@ -119,7 +119,7 @@ struct HostileRangeTests {
         }
         let path = fixture.localPath("/silent.bin")
         let client = try RawClient(port: fixture.port)
-        client.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nRange: \(range)\r\n\r\n")
+        client.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(fixture.port)\r\nRange: \(range)\r\n\r\n")
         #expect(await ScriptedServer.eventually(within: 10) { !fixture.origin.requests.isEmpty })
         #expect(fixture.server.statistics.activeConnections == 1)
         _ = shutdown(client.descriptor, Int32(SHUT_RDWR))

@@ -19,7 +19,7 @@ struct RedirectAllowlistTests {
             reply.respond(status: 302, headers: ["Location": target.absoluteString])
         }
         defer { allowed.stop() }
-        let fixture = try ScriptedServer(allowlist: OriginAllowlist(["127.0.0.1:\(allowed.port)"]))
+        let fixture = try AllowlistedServer(allowlist: OriginAllowlist(["127.0.0.1:\(allowed.port)"]))
         let url = allowed.url("/track.bin")
         let result = try await Curl.run([fixture.unminted(url)])
         #expect(result.status == 502)
@@ -36,7 +36,7 @@ struct RedirectAllowlistTests {
             reply.respond(status: 302, headers: ["Location": target.absoluteString])
         }
         defer { first.stop() }
-        let fixture = try ScriptedServer(
+        let fixture = try AllowlistedServer(
             allowlist: OriginAllowlist(["127.0.0.1:\(first.port)", "127.0.0.1:\(second.port)"]))
         let result = try await Curl.run([fixture.unminted(first.url("/track.bin"))])
         #expect(result.status == 200 && result.body == Self.content)
@@ -49,7 +49,7 @@ struct RedirectAllowlistTests {
             reply.respond(status: 302, headers: ["Location": "/\(next)"])
         }
         defer { origin.stop() }
-        let fixture = try ScriptedServer(allowlist: OriginAllowlist(["127.0.0.1:\(origin.port)"]))
+        let fixture = try AllowlistedServer(allowlist: OriginAllowlist(["127.0.0.1:\(origin.port)"]))
         let result = try await Curl.run([fixture.unminted(origin.url("/0"))])
         #expect(result.status == 502)
         #expect(String(decoding: result.body, as: UTF8.self).contains("more than 5 redirects"))

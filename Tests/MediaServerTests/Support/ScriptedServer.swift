@@ -73,7 +73,7 @@ final class ScriptedServer: @unchecked Sendable {
         let client = try RawClient(port: port)
         var timeout = timeval(tv_sec: 30, tv_usec: 0)
         setsockopt(client.descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         client.send(head + "\r\n")
         let descriptor = client.descriptor

@@ -11,7 +11,7 @@ import MediaStreaming
 /// ``HTTPOrigin`` judging every redirect hop by the server's allowlist (as
 /// `cachetool serve` builds it), for the hostile-origin suites that script
 /// their origins with `ScriptedOrigin`. Stopped and removed on deinit.
-final class ScriptedServer: @unchecked Sendable {
+final class AllowlistedServer: @unchecked Sendable {
     let directory: URL
     let cache: StreamingCache
     let server: MediaServer
