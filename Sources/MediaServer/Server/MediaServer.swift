@@ -61,7 +61,7 @@ public final class MediaServer: Sendable {
     /// Where HLS resources are read and kept (shared with the cache's ``HLSDownloader``s).
     let hlsResources: HLSResourceStore
     /// Playlists served lately, by local path: the bytes read and their rewriting.
-    let hlsRewrites = Locked<[String: (input: Data, output: Data)]>([:])
+    let hlsRewrites: RewriteCache
     /// Called after each close(2) of a listening socket (set before ``start()``).
     let listenerClosedForTesting = Locked<(@Sendable (ListeningSocket, Int32) -> Void)?>(nil)
     /// How many of the next restarts' listening sockets fail to open (as when the port is taken).
@@ -75,6 +75,7 @@ public final class MediaServer: Sendable {
         self.configuration = configuration
         self.secret = configuration.secret ?? Self.randomSecret()
         self.loaders = LoaderPool(cache: cache)
+        self.hlsRewrites = RewriteCache(budget: configuration.hlsRewriteCacheBytes)
     }
 
     private static func randomSecret() -> String {

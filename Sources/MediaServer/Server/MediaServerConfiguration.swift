@@ -42,12 +42,16 @@ public struct MediaServerConfiguration: Sendable {
     /// The secret in every local URL's path; random (128 bits) when `nil`.
     /// Give the same one across launches only if minted URLs must outlive the process.
     public var secret: String?
+    /// Bytes of rewritten HLS playlists the server keeps (each entry costs
+    /// its input and output playlists; least recently used dropped first;
+    /// a playlist pair larger than this is not kept). 8 MiB by default.
+    public var hlsRewriteCacheBytes: Int
 
     public init(
         port: Int = 0, binding: Binding = .loopback, advertisedHost: String = "127.0.0.1",
         allowlist: OriginAllowlist = OriginAllowlist(), limits: HTTPLimits = HTTPLimits(), maxConnections: Int = 64,
         idleTimeout: TimeInterval = 30, requestTimeout: TimeInterval = 10, sendTimeout: TimeInterval = 30,
-        responseBufferBytes: Int = 1 << 20, secret: String? = nil
+        responseBufferBytes: Int = 1 << 20, secret: String? = nil, hlsRewriteCacheBytes: Int = 8 << 20
     ) {
         self.port = port
         self.binding = binding
@@ -60,5 +64,6 @@ public struct MediaServerConfiguration: Sendable {
         self.sendTimeout = sendTimeout
         self.responseBufferBytes = max(16 << 10, responseBufferBytes)
         self.secret = secret
+        self.hlsRewriteCacheBytes = max(0, hlsRewriteCacheBytes)
     }
 }
