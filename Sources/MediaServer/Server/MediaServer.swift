@@ -46,10 +46,10 @@ public final class MediaServer: Sendable {
         var running = false
         var acceptThread: Thread?
         var connections: [ObjectIdentifier: Connection] = [:]
-        var minted: Set<String> = []
+        var minted: MintedOrigins
     }
 
-    private let state = Locked(State())
+    private let state: Locked<State>
     private let counters = Locked(MediaServerStatistics())
     private let observers = Locked<(next: Int, all: [Int: AsyncStream<MediaServerEvent>.Continuation])>((0, [:]))
     /// Signalled when the accept thread ends.
@@ -76,6 +76,7 @@ public final class MediaServer: Sendable {
         self.secret = configuration.secret ?? Self.randomSecret()
         self.loaders = LoaderPool(cache: cache)
         self.hlsRewrites = RewriteCache(budget: configuration.hlsRewriteCacheBytes)
+        self.state = Locked(State(minted: MintedOrigins(budget: configuration.mintedURLBytes)))
     }
 
     private static func randomSecret() -> String {
@@ -236,13 +237,16 @@ public final class MediaServer: Sendable {
 
     /// Allows `origin` from now on.
     func mint(_ origin: URL) {
-        state.withLock { _ = $0.minted.insert(origin.absoluteString) }
+        state.withLock { $0.minted.insert(origin.absoluteString) }
     }
 
     /// Whether `origin` may be fetched: minted by ``url(for:)`` or allowlisted.
     func isAllowed(_ origin: URL) -> Bool {
-        state.current.minted.contains(origin.absoluteString) || configuration.allowlist.allows(origin)
+        state.withLock { $0.minted.contains(origin.absoluteString) } || configuration.allowlist.allows(origin)
     }
+
+    /// Bytes of minted origin URLs remembered (at most ``MediaServerConfiguration/mintedURLBytes``).
+    var mintedBytes: Int { state.withLock { $0.minted.bytes } }
 
     func connectionEnded(_ connection: Connection) {
         state.withLock { _ = $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }

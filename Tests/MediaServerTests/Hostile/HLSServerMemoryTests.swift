@@ -173,6 +173,42 @@ struct HLSServerMemoryTests {
         #expect(growth < 40 << 20, "grew by \(growth >> 20) MiB")
     }
 
+    @Test("The origins minted stay within mintedURLBytes: the oldest are forgotten, the latest allowed")
+    func mintedOriginsAreBounded() throws {
+        let fixture = try Fixture(configuration: MediaServerConfiguration(mintedURLBytes: 4096))
+        let urls = (0..<1000).map { URL(string: "https://cdn.example.com/asset/segment\($0).ts")! }
+        for url in urls { _ = fixture.server.localURL(for: HLSRoute(origin: url, kind: .segment)) }
+        #expect(fixture.server.mintedBytes <= 4096)
+        #expect(fixture.server.isAllowed(urls[999]))
+        #expect(!fixture.server.isAllowed(urls[0]))
+    }
+
+    @Test("hls-get of a playlist over the segment limit exits non-zero with one line naming the limit")
+    func hlsGetRefusesAnOversizedPlaylist() async throws {
+        let over = Data(Self.media(segments: 20_001).utf8)
+        let origin = try ScriptedOrigin { _, reply in reply.respond(body: over) }
+        defer { origin.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hls-get-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let executable = try #require(CacheToolServeTests.cachetool)
+        let arguments = ["hls-get", "--store", directory.path, origin.url("/over.m3u8").absoluteString]
+        let (status, output) = try await offPool { () throws -> (Int32, String) in
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = arguments
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, text)
+        }
+        let lines = output.split(separator: "\n")
+        #expect(status != 0)
+        #expect(lines.count == 1 && lines[0].contains("too large: more than 20000 segments"), "\(output)")
+    }
+
     final class Mismatches: @unchecked Sendable {
         private let lock = NSLock()
         private var count = 0
