@@ -85,8 +85,8 @@ public enum SelfDescribingBytes {
 extension ScriptedOrigin.Reply {
     /// Sends `total` bytes (a repeated piece of `piece` bytes) as fast as
     /// the client takes them, or with `pace` between pieces, until all are
-    /// sent or the client has gone; returns whether all were sent. The
-    /// bytes sent are ``sentBytes``.
+    /// sent, the client has gone or the origin stopped; returns whether all
+    /// were sent. The bytes sent are ``sentBytes``.
     @discardableResult
     public func flood(total: Int, piece: Int = 1 << 20, pace: Duration = .zero) -> Bool {
         let bytes = Data(repeating: 0x47, count: piece)
@@ -94,7 +94,7 @@ extension ScriptedOrigin.Reply {
         var offset = 0
         while offset < total {
             let count = min(piece, total - offset)
-            guard send(count == piece ? bytes : bytes.prefix(count)) else { return false }
+            guard !originStopped, send(count == piece ? bytes : bytes.prefix(count)) else { return false }
             offset += count
             if micros > 0 { usleep(micros) }
         }

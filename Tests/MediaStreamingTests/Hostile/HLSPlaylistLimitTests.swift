@@ -89,7 +89,7 @@ struct HLSPlaylistLimitTests {
         defer { origin.stop() }
         let test = try TestCache()
         let cache = StreamingCache(
-            store: test.store, origin: HTTPOrigin(timeout: 5),
+            store: test.store, origin: HTTPOrigin(timeout: 4.75),
             configuration: StreamingConfiguration(
                 maxRetries: 0, hlsLimits: HLSLimits(playlist: PlaylistLimits(maxBytes: limit))))
         let resources = HLSResourceStore.shared(for: cache)
@@ -111,7 +111,7 @@ struct HLSPlaylistLimitTests {
         defer { origin.stop() }
         let test = try TestCache()
         let cache = StreamingCache(
-            store: test.store, origin: HTTPOrigin(timeout: 5), configuration: StreamingConfiguration(maxRetries: 0))
+            store: test.store, origin: HTTPOrigin(timeout: 4.75), configuration: StreamingConfiguration(maxRetries: 0))
         let resources = HLSResourceStore.shared(for: cache)
         let url = origin.url("/announced.m3u8")
         let resource = HLSResource(
