@@ -13,6 +13,9 @@ extension StreamingFuzzing {
     /// to the origin it parses back to the same playlist; with every URI
     /// made local it parses back with every URL local; with byte ranges
     /// removed it parses back without any. Returns whether it parsed.
+    /// Within tight limits too, a playlist parses as it does without them,
+    /// or is refused as too large (the limit named with its value), or with
+    /// the error it has without them.
     @discardableResult
     public static func parsePlaylist(_ bytes: [UInt8]) throws(FuzzFailure) -> Bool {
         let playlist: Playlist
@@ -22,8 +25,10 @@ extension StreamingFuzzing {
             let lines = PlaylistLine.split(bytes).count
             try fuzzCheck(error.line >= 0 && error.line <= lines, "error line \(error.line) outside 0...\(lines)")
             _ = error.description
+            try checkLimits(bytes, .failure(error))
             return false
         }
+        try checkLimits(bytes, .success(playlist))
         switch playlist {
         case .media(let media): try checkMedia(media)
         case .master(let master):
@@ -32,6 +37,29 @@ extension StreamingFuzzing {
         }
         try checkRewrites(bytes, playlist)
         return true
+    }
+
+    /// Limits a fuzzed input can reach (corpus seeds go just past each).
+    static let tightLimits = PlaylistLimits(
+        maxBytes: 4096, maxLineBytes: 200, maxSegments: 8, maxVariants: 4, maxRenditions: 4)
+
+    static func checkLimits(_ bytes: [UInt8], _ unlimited: Result<Playlist, PlaylistError>) throws(FuzzFailure) {
+        let limited: Result<Playlist, PlaylistError>
+        do {
+            limited = .success(try PlaylistParser.parse(Data(bytes), url: playlistURL, limits: tightLimits))
+        } catch {
+            limited = .failure(error)
+        }
+        switch limited {
+        case .failure(let error):
+            if case .tooLarge(let limit, let value) = error.reason {
+                try fuzzCheck(value == tightLimits.value(of: limit), "\(limit) refused at \(value)")
+            } else {
+                try fuzzCheck(unlimited == .failure(error), "within limits: \(error); without: \(unlimited)")
+            }
+        case .success(let playlist):
+            try fuzzCheck(unlimited == .success(playlist), "within limits it parsed otherwise")
+        }
     }
 
     static func checkMedia(_ media: MediaPlaylist) throws(FuzzFailure) {

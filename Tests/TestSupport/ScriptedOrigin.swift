@@ -121,6 +121,9 @@ public final class ScriptedOrigin: @unchecked Sendable {
             return !(origin.isStopped || clientHasGone)
         }
 
+        /// Whether ``ScriptedOrigin/stop()`` was called (a long answer should end).
+        public var originStopped: Bool { origin.isStopped }
+
         /// Whether the client closed its side (a readable socket with nothing to read).
         public var clientHasGone: Bool {
             var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)

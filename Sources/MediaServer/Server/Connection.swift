@@ -306,26 +306,30 @@ final class Connection: @unchecked Sendable {
         return .done(next)
     }
 
-    /// Answers an HLS resource: the whole body is read (or fetched and kept)
-    /// first, a playlist rewritten, then planned like any representation.
+    /// Answers an HLS resource: a playlist is read (or fetched) whole and
+    /// rewritten; anything else is fetched into the store first, then sent
+    /// from its entry in pieces of at most
+    /// ``MediaServerConfiguration/responseBufferBytes`` (what one request
+    /// holds), planned like any representation.
     private func serveHLS(_ request: HTTPRequest, route: HLSRoute) -> Bool {
         let closing = !request.keepsAlive
         let server = self.server
-        let wait = BlockingWait { () async throws(HLSDownloadError) -> (body: Data, mimeType: String) in
+        let wait = BlockingWait {
+            () async throws(HLSDownloadError) -> (body: HLSResourceBody, key: HLSResourceKey, mimeType: String) in
             try await server.hlsResponse(for: route)
         }
-        let body: Data
-        let mimeType: String
+        let response: (body: HLSResourceBody, key: HLSResourceKey, mimeType: String)
         let outcome = whileRunning(stoppable: { wait.abandon() }) { watch { wait.wait(until: $0) } }
         if case .value = outcome {} else { wait.abandon() }
         switch outcome {
-        case .value(.success(let response)):
-            (body, mimeType) = response
+        case .value(.success(let answer)):
+            response = answer
         case .value(.failure(let error)):
             let (status, reason): (Int, String)
             switch error {
             case .streaming(let streaming): (status, reason) = Self.status(for: streaming)
-            case .resourceTooLarge: (status, reason) = (502, "resource too large")
+            case .resourceTooLarge(_, _, let limit):
+                (status, reason) = (502, "resource too large (over \(limit) bytes)")
             default: (status, reason) = (502, "\(String(describing: error).prefix(160))")
             }
             refuse(status, reason, closing: closing, method: request.method)
@@ -336,22 +340,63 @@ final class Connection: @unchecked Sendable {
         case .clientGone:
             return false
         }
+        let length: Int
+        switch response.body {
+        case .bytes(let data): length = data.count
+        case .stored(let info): length = info.length ?? info.cachedBytes
+        }
         let plan = ResponsePlanner.plan(
             method: request.method, request: request,
-            representation: Representation(length: body.count, mimeType: mimeType))
+            representation: Representation(length: length, mimeType: response.mimeType))
         var head = plan.head
         if closing { head.add("Connection", "close") }
         let status = head.status
         server.count { if status >= 400 { $0.clientErrors += 1 } else { $0.successes += 1 } }
         var bytes = head.serialized() + (request.method == "HEAD" ? [] : plan.message)
-        if let range = plan.body, request.method != "HEAD" {
-            bytes += body[body.startIndex + range.lowerBound..<body.startIndex + range.upperBound]
+        guard let range = plan.body, request.method != "HEAD", !range.isEmpty else {
+            let sent = socket.write(bytes, timeout: sendTimeout)
+            server.emit(.served(origin: route.origin, status: status, bytes: 0, complete: sent))
+            return sent
         }
-        let sent = socket.write(bytes, timeout: sendTimeout)
-        if sent { server.count { $0.bodyBytesSent += plan.body?.count ?? 0 } }
-        server.emit(
-            .served(origin: route.origin, status: status, bytes: sent ? plan.body?.count ?? 0 : 0, complete: sent))
-        return sent
+        var sent = 0
+        var complete = false
+        switch response.body {
+        case .bytes(let body):
+            bytes += body[body.startIndex + range.lowerBound..<body.startIndex + range.upperBound]
+            if socket.write(bytes, timeout: sendTimeout) {
+                sent = range.count
+                complete = true
+            }
+        case .stored(let info):
+            (sent, complete) = sendStored(response.key, version: info.version, range: range, head: bytes)
+        }
+        server.count { $0.bodyBytesSent += sent }
+        if !complete { server.count { $0.responsesCut += 1 } }
+        server.emit(.served(origin: route.origin, status: status, bytes: sent, complete: complete))
+        return complete
+    }
+
+    /// Writes `head`, then `range` of version `version` of `key`'s entry,
+    /// read a piece at a time; returns the body bytes sent and whether all
+    /// were (if not, the connection must close).
+    private func sendStored(_ key: HLSResourceKey, version: UInt64, range: Range<Int>, head: [UInt8]) -> (Int, Bool) {
+        guard socket.write(head, timeout: sendTimeout) else { return (0, false) }
+        let resources = server.hlsResources
+        let piece = configuration.responseBufferBytes
+        var offset = range.lowerBound
+        while offset < range.upperBound {
+            let wanted = offset..<min(range.upperBound, offset + piece)
+            let read = BlockingWait { () async throws(StreamingError) -> Data in
+                try await resources.read(key, range: wanted, version: version)
+            }
+            let outcome = whileRunning(stoppable: { read.abandon() }) { watch { read.wait(until: $0) } }
+            if case .value = outcome {} else { read.abandon() }
+            guard case .value(.success(let data)) = outcome, data.count == wanted.count,
+                socket.write(data, timeout: sendTimeout)
+            else { return (offset - range.lowerBound, false) }
+            offset = wanted.upperBound
+        }
+        return (range.count, true)
     }
 
     /// The body a `GET` most likely gets, when it is known without the

@@ -25,8 +25,12 @@ extension MediaServer {
         return URL(string: "http://\(configuration.advertisedHost):\(port)" + route.path(secret: secret))!
     }
 
-    /// The body and `Content-Type` of `route`: a playlist rewritten, anything else as stored.
-    func hlsResponse(for route: HLSRoute) async throws(HLSDownloadError) -> (body: Data, mimeType: String) {
+    /// The body and `Content-Type` of `route`: a playlist rewritten (held
+    /// whole, at most ``PlaylistLimits/maxBytes`` read), anything else the
+    /// entry it is stored in (fetched into the store first), to be read in pieces.
+    func hlsResponse(for route: HLSRoute) async throws(HLSDownloadError) -> (
+        body: HLSResourceBody, key: HLSResourceKey, mimeType: String
+    ) {
         let resources = hlsResources
         let resource = HLSResource(
             kind: route.kind, url: route.origin, byteRange: route.byteRange,
@@ -37,20 +41,21 @@ extension MediaServer {
             ? HLSContentType.playlist
             : HLSContentType.mimeType(for: route.origin, kind: route.kind, mediaType: route.mediaType)
         let origin = route.origin
-        let (data, _) = try await resources.data(
+        let limits = resources.limits.playlist
+        let (body, _) = try await resources.resource(
             for: resource,
             metadata: HLSEntryMetadata.metadata(for: resource, assetKey: nil, playlistKey: nil, mimeType: mimeType),
             store: { data in
                 // A live media playlist changes: passed through, never kept.
                 guard route.isPlaylist else { return true }
-                return HLSDownload.isDownloadable(data, url: origin)
+                return HLSDownload.isDownloadable(data, url: origin, limits: limits)
             })
-        guard route.isPlaylist else { return (data, mimeType) }
+        guard route.isPlaylist, case .bytes(let data) = body else { return (body, resource.cacheKey, mimeType) }
         var playlist = data
         if route.kind == .masterPlaylist, try await isKept(resource.cacheKey, byDownload: true) {
             playlist = try await downloadedSelection(of: data, url: origin)
         }
-        return (try rewrite(playlist, route: route), mimeType)
+        return (.bytes(try rewrite(playlist, route: route)), resource.cacheKey, mimeType)
     }
 
     /// Whether `key`'s entry is pinned: an asset a download keeps.
@@ -70,14 +75,17 @@ extension MediaServer {
     /// the offline asset of an `AVAssetDownloadTask`: a player never asks
     /// for a playlist the download did not keep (no origin request offline).
     private func downloadedSelection(of data: Data, url: URL) async throws(HLSDownloadError) -> Data {
-        guard case .master(let master) = try? PlaylistParser.parse(data, url: url) else { return data }
+        let limits = hlsResources.limits.playlist
+        guard case .master(let master) = try? PlaylistParser.parse(data, url: url, limits: limits) else {
+            return data
+        }
         let urls = master.variants.map(\.url) + master.renditions.compactMap(\.url) + master.iFramePlaylistURLs
         var kept: Set<String> = []
         for playlistURL in urls {
             if try await isKept(hlsResources.resourceKey(for: playlistURL)) { kept.insert(playlistURL.absoluteString) }
         }
         do {
-            return try MasterPlaylistFilter.filter(data, url: url) { kept.contains($0.absoluteString) }
+            return try MasterPlaylistFilter.filter(data, url: url, limits: limits) { kept.contains($0.absoluteString) }
         } catch {
             throw .playlist(url: url, error)
         }
@@ -91,23 +99,25 @@ extension MediaServer {
 
     /// `data`, the playlist of `route`, with every URI made a local URL
     /// (minted only when ``playlistURIRule`` allows it; the last rewritings
-    /// are kept: a playlist of hundreds of segments is rewritten once, not
-    /// at every start).
+    /// are kept, within ``MediaServerConfiguration/hlsRewriteCacheBytes``: a
+    /// playlist of hundreds of segments is rewritten once, not at every start).
     func rewrite(_ data: Data, route: HLSRoute) throws(HLSDownloadError) -> Data {
         let path = route.path(secret: secret)
-        if let kept = hlsRewrites.withLock({ $0[path] }), kept.input == data { return kept.output }
+        if let kept = hlsRewrites.output(for: path, input: data) { return kept }
+        let limits = hlsResources.limits.playlist
         var renditionTypes: [String: Rendition.MediaType] = [:]
         let rule = playlistURIRule
         var refused: [(URL, String)] = []
         do {
             if route.kind == .masterPlaylist,
-                case .master(let master) = try PlaylistParser.parse(data, url: route.origin)
+                case .master(let master) = try PlaylistParser.parse(data, url: route.origin, limits: limits)
             {
                 for rendition in master.renditions {
                     if let url = rendition.url { renditionTypes[url.absoluteString] = rendition.type }
                 }
             }
-            let output = try PlaylistRewriter.rewrite(data, url: route.origin, byteRanges: .remove) { reference in
+            let output = try PlaylistRewriter.rewrite(data, url: route.origin, byteRanges: .remove, limits: limits) {
+                reference in
                 var mediaType = route.mediaType
                 if reference.tag == "EXT-X-MEDIA" { mediaType = renditionTypes[reference.url.absoluteString] }
                 if reference.kind == .mediaPlaylist, reference.tag == nil { mediaType = nil }
@@ -125,10 +135,7 @@ extension MediaServer {
                     minting: refusal == nil)
             }
             for (uri, reason) in refused { emit(.playlistURIRefused(playlist: route.origin, uri: uri, reason: reason)) }
-            hlsRewrites.withLock { kept in
-                if kept.count >= 32 { kept.removeAll() }
-                kept[path] = (data, output)
-            }
+            hlsRewrites.keep(output, for: path, input: data)
             return output
         } catch {
             throw .playlist(url: route.origin, error)

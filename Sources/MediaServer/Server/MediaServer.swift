@@ -51,10 +51,10 @@ public final class MediaServer: Sendable {
         var running = false
         var acceptThread: Thread?
         var connections: [ObjectIdentifier: Connection] = [:]
-        var minted: Set<String> = []
+        var minted: MintedOrigins
     }
 
-    private let state = Locked(State())
+    private let state: Locked<State>
     private let counters = Locked(MediaServerStatistics())
     private let observers = Locked<(next: Int, all: [Int: AsyncStream<MediaServerEvent>.Continuation])>((0, [:]))
     /// Signalled when the accept thread ends.
@@ -66,7 +66,7 @@ public final class MediaServer: Sendable {
     /// Where HLS resources are read and kept (shared with the cache's ``HLSDownloader``s).
     let hlsResources: HLSResourceStore
     /// Playlists served lately, by local path: the bytes read and their rewriting.
-    let hlsRewrites = Locked<[String: (input: Data, output: Data)]>([:])
+    let hlsRewrites: RewriteCache
     /// Called after each close(2) of a listening socket (set before ``start()``).
     let listenerClosedForTesting = Locked<(@Sendable (ListeningSocket, Int32) -> Void)?>(nil)
     /// How many of the next restarts' listening sockets fail to open (as when the port is taken).
@@ -80,6 +80,8 @@ public final class MediaServer: Sendable {
         self.configuration = configuration
         self.secret = configuration.secret ?? Self.randomSecret()
         self.loaders = LoaderPool(cache: cache)
+        self.hlsRewrites = RewriteCache(budget: configuration.hlsRewriteCacheBytes)
+        self.state = Locked(State(minted: MintedOrigins(budget: configuration.mintedURLBytes)))
     }
 
     private static func randomSecret() -> String {
@@ -240,12 +242,12 @@ public final class MediaServer: Sendable {
 
     /// Allows `origin` from now on.
     func mint(_ origin: URL) {
-        state.withLock { _ = $0.minted.insert(origin.absoluteString) }
+        state.withLock { $0.minted.insert(origin.absoluteString) }
     }
 
     /// Whether `origin` may be fetched: minted by ``url(for:)`` or allowlisted.
     func isAllowed(_ origin: URL) -> Bool {
-        state.current.minted.contains(origin.absoluteString) || configuration.allowlist.allows(origin)
+        state.withLock { $0.minted.contains(origin.absoluteString) } || configuration.allowlist.allows(origin)
     }
 
     /// Why `origin` is not allowed, for the 403 a player gets.
@@ -263,6 +265,9 @@ public final class MediaServer: Sendable {
             advertisedHost: configuration.advertisedHost, port: port ?? configuration.port,
             loopbackOnly: configuration.binding == .loopback)
     }
+
+    /// Bytes of minted origin URLs remembered (at most ``MediaServerConfiguration/mintedURLBytes``).
+    var mintedBytes: Int { state.withLock { $0.minted.bytes } }
 
     func connectionEnded(_ connection: Connection) {
         state.withLock { _ = $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }

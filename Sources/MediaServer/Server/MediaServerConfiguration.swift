@@ -55,12 +55,23 @@ public struct MediaServerConfiguration: Sendable {
     /// The secret in every local URL's path; random (128 bits) when `nil`.
     /// Give the same one across launches only if minted URLs must outlive the process.
     public var secret: String?
+    /// Bytes of rewritten HLS playlists the server keeps (each entry costs
+    /// its input and output playlists; least recently used dropped first;
+    /// a playlist pair larger than this is not kept). 8 MiB by default.
+    public var hlsRewriteCacheBytes: Int
+    /// Bytes of origin URLs the server remembers having minted local URLs
+    /// for (every URI of every playlist it rewrote): the older half is
+    /// forgotten when full, and a local URL whose origin was forgotten gets
+    /// 403 until its playlist is served again. 16 MiB by default (about a
+    /// dozen playlists of 20,000 segments).
+    public var mintedURLBytes: Int
 
     public init(
         port: Int = 0, binding: Binding = .loopback, advertisedHost: String = "127.0.0.1",
         allowlist: OriginAllowlist = OriginAllowlist(), limits: HTTPLimits = HTTPLimits(), maxConnections: Int = 64,
         idleTimeout: TimeInterval = 30, requestTimeout: TimeInterval = 10, sendTimeout: TimeInterval = 30,
-        responseBufferBytes: Int = 1 << 20, originWaitTimeout: TimeInterval = 30, secret: String? = nil
+        responseBufferBytes: Int = 1 << 20, originWaitTimeout: TimeInterval = 30, secret: String? = nil,
+        hlsRewriteCacheBytes: Int = 8 << 20, mintedURLBytes: Int = 16 << 20
     ) {
         self.port = port
         self.binding = binding
@@ -74,6 +85,8 @@ public struct MediaServerConfiguration: Sendable {
         self.responseBufferBytes = max(16 << 10, responseBufferBytes)
         self.originWaitTimeout = max(0, originWaitTimeout)
         self.secret = secret
+        self.hlsRewriteCacheBytes = max(0, hlsRewriteCacheBytes)
+        self.mintedURLBytes = max(2, mintedURLBytes)
     }
 
     /// The most bytes of response bodies and request heads all clients

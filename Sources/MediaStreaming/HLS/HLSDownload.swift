@@ -231,7 +231,7 @@ public final class HLSDownload: Sendable {
         var fetchedPlaylists: Set<HLSResourceKey> = masterFetched ? [masterResource.cacheKey] : []
         let parsed: Playlist
         do {
-            parsed = try PlaylistParser.parse(masterData, url: url)
+            parsed = try PlaylistParser.parse(masterData, url: url, limits: resources.limits.playlist)
         } catch {
             throw .playlist(url: url, error)
         }
@@ -257,7 +257,10 @@ public final class HLSDownload: Sendable {
                 let (data, fetched) = try await playlistBytes(resource)
                 if fetched { fetchedPlaylists.insert(resource.cacheKey) }
                 do {
-                    guard case .media(let playlist) = try PlaylistParser.parse(data, url: playlistURL) else {
+                    guard
+                        case .media(let playlist) = try PlaylistParser.parse(
+                            data, url: playlistURL, limits: resources.limits.playlist)
+                    else {
                         throw HLSDownloadError.unexpectedPlaylistKind(url: playlistURL)
                     }
                     media.append(playlist)
@@ -332,16 +335,18 @@ public final class HLSDownload: Sendable {
         // A fetch of it the player started is joined. Kept (unpinned until
         // the plan is made) only if it can be downloaded: never a live one.
         let url = resource.url
+        let limits = resources.limits.playlist
         return try await resources.data(
             for: resource,
             metadata: HLSEntryMetadata.metadata(
                 for: resource, assetKey: nil, playlistKey: nil, mimeType: HLSContentType.playlist),
-            headers: headers, priority: priority, store: { Self.isDownloadable($0, url: url) })
+            headers: headers, priority: priority, store: { Self.isDownloadable($0, url: url, limits: limits) })
     }
 
-    /// Whether `data` is a master playlist, or a media playlist the planner accepts.
-    public static func isDownloadable(_ data: Data, url: URL) -> Bool {
-        switch try? PlaylistParser.parse(data, url: url) {
+    /// Whether `data` is a master playlist, or a media playlist the planner
+    /// accepts, within `limits`.
+    public static func isDownloadable(_ data: Data, url: URL, limits: PlaylistLimits = PlaylistLimits()) -> Bool {
+        switch try? PlaylistParser.parse(data, url: url, limits: limits) {
         case .master: true
         case .media(let media): (try? HLSDownloadPlanner.plan(media: media)) != nil
         case nil: false
@@ -404,8 +409,8 @@ public final class HLSDownload: Sendable {
         let metadata = HLSEntryMetadata.metadata(
             for: resource, assetKey: assetKey, playlistKey: resource.playlistURL.map { policy.key(for: $0) },
             mimeType: HLSContentType.mimeType(for: resource.url, kind: resource.kind, mediaType: resource.mediaType))
-        let (data, fetched) = try await resources.data(
-            for: resource, metadata: metadata, pinned: true, headers: headers, priority: priority,
+        let (outcome, fetched) = try await resources.obtain(
+            resource, metadata: metadata, pinned: true, headers: headers, priority: priority,
             store: { _ in true }, pinWhile: isLive(run))
         if !fetched {
             // Found in the store, or fetched by a player meanwhile: keep it too.
@@ -415,7 +420,7 @@ public final class HLSDownload: Sendable {
                 throw .streaming(.store(error))
             }
         }
-        record(resource, run: run, bytes: data.count, fetched: fetched, variantTrack: variantTrack)
+        record(resource, run: run, bytes: outcome.count, fetched: fetched, variantTrack: variantTrack)
     }
 
     private static func checkCancellation() throws(HLSDownloadError) {

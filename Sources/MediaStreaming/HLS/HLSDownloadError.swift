@@ -11,9 +11,10 @@ public enum HLSDownloadError: Error, Sendable, Equatable, CustomStringConvertibl
     case plan(HLSPlanError)
     /// Fetching or storing a resource failed.
     case streaming(StreamingError)
-    /// A resource is larger than ``HLSResourceStore/maxResourceBytes``
-    /// (resources are held whole in memory while fetched).
-    case resourceTooLarge(url: URL, bytes: Int)
+    /// A segment, init segment or key is larger than its limit
+    /// (``HLSLimits``): `bytes` announced or received, over `limit`. Its
+    /// transfer was stopped and nothing of it stored.
+    case resourceTooLarge(url: URL, bytes: Int, limit: Int)
     /// A media playlist was given where a master playlist was expected, or
     /// the other way round.
     case unexpectedPlaylistKind(url: URL)
@@ -27,8 +28,8 @@ public enum HLSDownloadError: Error, Sendable, Equatable, CustomStringConvertibl
         case .selection(let error): "selection: \(error)"
         case .plan(let error): String(describing: error)
         case .streaming(let error): String(describing: error)
-        case .resourceTooLarge(let url, let bytes):
-            "\(url.absoluteString.prefix(200)) is \(bytes) bytes, more than an HLS resource may be"
+        case .resourceTooLarge(let url, let bytes, let limit):
+            "\(url.absoluteString.prefix(200)) is too large: \(bytes) bytes, over the limit of \(limit)"
         case .unexpectedPlaylistKind(let url): "\(url.absoluteString.prefix(200)) is not the kind of playlist expected"
         case .uriRefused(let url, let playlistURL, let reason):
             "\(playlistURL.absoluteString.prefix(200)) names \(url.absoluteString.prefix(200)), refused: \(reason)"

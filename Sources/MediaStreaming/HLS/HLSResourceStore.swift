@@ -18,14 +18,19 @@ import MediaStore
 /// preempted by playback (the host's connections were full) starts again
 /// once admitted.
 ///
-/// Each resource is fetched whole (its byte range only) and held in memory
-/// until stored, so one may be at most ``maxResourceBytes``. Live media
-/// playlists (no `EXT-X-ENDLIST`) are passed through without being stored.
+/// A playlist is read whole into memory (it is parsed), at most
+/// ``PlaylistLimits/maxBytes``; any other resource (segment, init segment,
+/// key) is streamed into the store as it arrives, never held whole, and
+/// published once complete. Each is bounded by the cache's
+/// ``StreamingConfiguration/hlsLimits``: beyond its limit the transfer
+/// stops at once (the origin connection is dropped) and nothing of it is
+/// stored. Live media playlists (no `EXT-X-ENDLIST`) are passed through
+/// without being stored.
 public final class HLSResourceStore: Sendable {
     /// The cache whose store, origin and cache-key policy are used.
     public let cache: StreamingCache
-    /// The largest resource fetched (64 MiB).
-    public static let maxResourceBytes = 64 << 20
+    /// The bounds of each resource fetched: the cache's ``StreamingConfiguration/hlsLimits``.
+    public var limits: HLSLimits { cache.configuration.hlsLimits }
     /// By the key's bytes, as the store compares keys (`ExactKey`).
     private let inFlight = Locked<[ExactKey: Flight]>([:])
 
@@ -33,8 +38,8 @@ public final class HLSResourceStore: Sendable {
     /// its scheduled transfer has (raised when a player joins).
     private final class Flight: Sendable {
         let schedule: Locked<(priority: FetchPriority, ticket: FetchTicket?)>
-        /// The bytes, and whether they came from the origin (not the store).
-        let task = Locked<Task<(data: Data, fetched: Bool), any Error>?>(nil)
+        /// The resource, and whether it came from the origin (not the store).
+        let task = Locked<Task<(outcome: Outcome, fetched: Bool), any Error>?>(nil)
 
         init(_ priority: FetchPriority) { schedule = Locked((priority, nil)) }
 
@@ -106,7 +111,10 @@ public final class HLSResourceStore: Sendable {
 
     /// The bytes of `resource`: from the store, else from the origin (then
     /// stored with `metadata`, pinned if `pinned`, unless `store` says not
-    /// to). A fetch of the same key already running is joined.
+    /// to). A fetch of the same key already running is joined. A resource
+    /// other than a playlist is streamed into the store, then read back
+    /// whole (at most ``HLSLimits/maxResourceBytes``): to serve one in
+    /// pieces, use ``resource(for:metadata:pinned:headers:priority:store:)``.
     ///
     /// - Parameters:
     ///   - resource: what to read or fetch.
@@ -114,8 +122,9 @@ public final class HLSResourceStore: Sendable {
     ///   - pinned: whether a fetched entry is kept pinned.
     ///   - headers: sent with the origin request.
     ///   - priority: the fetch's priority in the cache's scheduler.
-    ///   - shouldStore: decides from the fetched bytes whether to keep them
-    ///     (live playlists are not kept).
+    ///   - shouldStore: decides from a fetched playlist's bytes whether to
+    ///     keep them (live playlists are not kept); other resources are
+    ///     always kept.
     /// - Returns: the bytes, and whether this call fetched them from the
     ///   origin (false when read from the store, even if stored after this
     ///   call first looked, or from a fetch another caller started).
@@ -123,22 +132,95 @@ public final class HLSResourceStore: Sendable {
         for resource: HLSResource, metadata: EntryMetadata, pinned: Bool = false, headers: [String: String] = [:],
         priority: FetchPriority = .playback, store shouldStore: @escaping @Sendable (Data) -> Bool = { _ in true }
     ) async throws(HLSDownloadError) -> (data: Data, fetched: Bool) {
-        try await data(
+        let (body, fetched) = try await self.resource(
             for: resource, metadata: metadata, pinned: pinned, headers: headers, priority: priority,
-            store: shouldStore, pinWhile: nil)
+            store: shouldStore)
+        switch body {
+        case .bytes(let data):
+            return (data, fetched)
+        case .stored(let info):
+            do {
+                let key = resource.cacheKey.storeKey
+                let data = try await cache.storeIO.read { store throws(StoreError) in
+                    try store.read(forKey: key, range: 0..<(info.length ?? 0), version: info.version)
+                }
+                return (data, fetched)
+            } catch {
+                throw .streaming(.store(error))
+            }
+        }
     }
 
-    /// ``data(for:metadata:pinned:headers:priority:store:)``, storing a
-    /// fetched entry only while `live` says so (checked inside the store's
-    /// serial write): a download's run that was cancelled or paused stores
-    /// and pins nothing more.
-    func data(
-        for resource: HLSResource, metadata: EntryMetadata, pinned: Bool, headers: [String: String],
+    /// `resource` as ``data(for:metadata:pinned:headers:priority:store:)``
+    /// obtains it, without reading a stored one back: a playlist's bytes,
+    /// or the complete entry any other resource is in (read it in pieces
+    /// with ``read(_:range:version:)``).
+    ///
+    /// - Parameters:
+    ///   - resource: what to read or fetch.
+    ///   - metadata: the entry's metadata if it is fetched and kept.
+    ///   - pinned: whether a fetched entry is kept pinned.
+    ///   - headers: sent with the origin request.
+    ///   - priority: the fetch's priority in the cache's scheduler.
+    ///   - shouldStore: decides from a fetched playlist's bytes whether to keep them.
+    /// - Returns: the body, and whether this call fetched it from the origin.
+    public func resource(
+        for resource: HLSResource, metadata: EntryMetadata, pinned: Bool = false, headers: [String: String] = [:],
+        priority: FetchPriority = .playback, store shouldStore: @escaping @Sendable (Data) -> Bool = { _ in true }
+    ) async throws(HLSDownloadError) -> (body: HLSResourceBody, fetched: Bool) {
+        let (outcome, fetched) = try await obtain(
+            resource, metadata: metadata, pinned: pinned, headers: headers, priority: priority,
+            store: shouldStore, pinWhile: nil)
+        guard case .body(let body) = outcome else { throw .streaming(.cancelled) }
+        return (body, fetched)
+    }
+
+    /// Bytes `range` of version `version` of `key`'s entry (as
+    /// ``resource(for:metadata:pinned:headers:priority:store:)`` gave it).
+    ///
+    /// - Parameters:
+    ///   - key: the resource's key.
+    ///   - range: the bytes wanted, within the entry.
+    ///   - version: the entry's version; another one (the entry was
+    ///     replaced or evicted since) throws.
+    public func read(_ key: HLSResourceKey, range: Range<Int>, version: UInt64) async throws(StreamingError) -> Data {
+        let storeKey = key.storeKey
+        do {
+            return try await cache.storeIO.read { store throws(StoreError) in
+                try store.read(forKey: storeKey, range: range, version: version)
+            }
+        } catch {
+            throw .store(error)
+        }
+    }
+
+    /// What a fetch of one resource came to: its body, or the bytes of one
+    /// fetched and then not kept (the download's run that fetched it stopped).
+    enum Outcome: Sendable {
+        case body(HLSResourceBody)
+        case dropped(bytes: Int)
+
+        /// The bytes of the resource.
+        var count: Int {
+            switch self {
+            case .body(.bytes(let data)): data.count
+            case .body(.stored(let info)): info.length ?? info.cachedBytes
+            case .dropped(let bytes): bytes
+            }
+        }
+    }
+
+    /// ``resource(for:metadata:pinned:headers:priority:store:)``, storing
+    /// a fetched entry only while `live` says so (checked inside the
+    /// store's serial write): a download's run that was cancelled or paused
+    /// stores and pins nothing more.
+    func obtain(
+        _ resource: HLSResource, metadata: EntryMetadata, pinned: Bool, headers: [String: String],
         priority: FetchPriority, store shouldStore: @escaping @Sendable (Data) -> Bool,
         pinWhile live: (@Sendable () -> Bool)?
-    ) async throws(HLSDownloadError) -> (data: Data, fetched: Bool) {
+    ) async throws(HLSDownloadError) -> (outcome: Outcome, fetched: Bool) {
         do {
-            if let data = try await stored(resource.cacheKey) { return (data, false) }
+            if let body = try await storedBody(resource) { return (.body(body), false) }
         } catch {
             throw .streaming(error)
         }
@@ -149,22 +231,32 @@ public final class HLSResourceStore: Sendable {
         while true {
             attempt += 1
             let (task, isNew) = inFlight.withLock {
-                running -> (Task<(data: Data, fetched: Bool), any Error>, Bool) in
+                running -> (Task<(outcome: Outcome, fetched: Bool), any Error>, Bool) in
                 if let flight = running[ExactKey(key)], let task = flight.task.current {
                     flight.raise(to: priority, in: cache.scheduler)
                     return (task, false)
                 }
                 let flight = Flight(priority)
-                let task = Task<(data: Data, fetched: Bool), any Error> { [self] in
+                let task = Task<(outcome: Outcome, fetched: Bool), any Error> { [self] in
                     defer { _ = inFlight.withLock { $0.removeValue(forKey: ExactKey(key)) } }
                     // Stored between the look above and this fetch's
                     // registration (another caller's fetch ended): read, not fetched.
-                    if let data = try await stored(resource.cacheKey) { return (data, false) }
-                    let data = try await fetch(resource, headers: headers, flight: flight)
+                    if let body = try await storedBody(resource) { return (.body(body), false) }
+                    let options = WriteOptions(
+                        expiry: pinned ? .never : cache.configuration.expiry, metadata: metadata, pinned: pinned)
+                    let sink = try await fetch(resource, headers: headers, flight: flight, options: options)
+                    guard resource.kind.isPlaylist else {
+                        if pinned, let gate = keepGateForTesting.current { await gate(key) }
+                        guard let info = try await sink.finish(pinWhile: live) else {
+                            return (.dropped(bytes: sink.count), true)
+                        }
+                        return (.body(.stored(info)), true)
+                    }
+                    let data = sink.bytes
                     if shouldStore(data) {
                         try await write(data, key: key, metadata: metadata, pinned: pinned, pinWhile: live)
                     }
-                    return (data, true)
+                    return (.body(.bytes(data)), true)
                 }
                 flight.task.withLock { $0 = task }
                 running[ExactKey(key)] = flight
@@ -178,7 +270,9 @@ public final class HLSResourceStore: Sendable {
                     if isNew { task.cancel() }
                 }
                 try Task.checkCancellation()
-                return (result.data, isNew && result.fetched)
+                // A joined fetch whose starter kept nothing: fetch for ourselves.
+                if case .dropped = result.outcome, !isNew, attempt < 4 { continue }
+                return (result.outcome, isNew && result.fetched)
             } catch {
                 let failure = HLSDownloadError.wrap(error)
                 // A joined fetch its starter cancelled: start one of our own.
@@ -188,22 +282,39 @@ public final class HLSResourceStore: Sendable {
         }
     }
 
+    /// `resource` as stored: a playlist's bytes, or any other resource's
+    /// complete entry; nil when not stored (expired entries count).
+    private func storedBody(_ resource: HLSResource) async throws(StreamingError) -> HLSResourceBody? {
+        if resource.kind.isPlaylist { return try await stored(resource.cacheKey).map { .bytes($0) } }
+        guard let info = try await info(resource.cacheKey), info.isComplete else { return nil }
+        return .stored(info)
+    }
+
     /// Fetches the bytes of `resource` from the origin (no store), as a
-    /// transfer of `priority` in the cache's scheduler.
+    /// transfer of `priority` in the cache's scheduler, within the
+    /// resource's limit (``limits``).
     public func fetch(_ resource: HLSResource, headers: [String: String] = [:], priority: FetchPriority = .playback)
         async throws(HLSDownloadError) -> Data
     {
-        try await fetch(resource, headers: headers, flight: Flight(priority))
+        let sink = try await fetch(
+            resource, headers: headers, flight: Flight(priority), options: WriteOptions(), inMemory: true)
+        return sink.bytes
     }
 
-    private func fetch(_ resource: HLSResource, headers: [String: String], flight: Flight)
-        async throws(HLSDownloadError) -> Data
-    {
+    /// The body of `resource` from the origin, in a sink: held in memory
+    /// (a playlist, or `inMemory`) or in a staging entry written with
+    /// `options`, to be published by the caller.
+    private func fetch(
+        _ resource: HLSResource, headers: [String: String], flight: Flight, options: WriteOptions,
+        inMemory: Bool? = nil
+    ) async throws(HLSDownloadError) -> HLSResourceSink {
         let attempts = max(1, cache.configuration.maxRetries + 1)
         var lastError: HLSDownloadError = .streaming(.cancelled)
         for attempt in 0..<attempts {
             do {
-                return try await scheduled(resource, headers: headers, flight: flight)
+                return try await scheduled(
+                    resource, headers: headers, flight: flight, options: options,
+                    inMemory: inMemory ?? resource.kind.isPlaylist)
             } catch {
                 lastError = error
                 guard case .streaming(.origin(let origin)) = error, origin.isTransient, attempt + 1 < attempts else {
@@ -216,10 +327,11 @@ public final class HLSResourceStore: Sendable {
     }
 
     /// One fetch admitted by the scheduler; again from the start when
-    /// playback preempted it.
-    private func scheduled(_ resource: HLSResource, headers: [String: String], flight: Flight)
-        async throws(HLSDownloadError) -> Data
-    {
+    /// playback preempted it. Whatever an attempt that did not end well
+    /// wrote is dropped.
+    private func scheduled(
+        _ resource: HLSResource, headers: [String: String], flight: Flight, options: WriteOptions, inMemory: Bool
+    ) async throws(HLSDownloadError) -> HLSResourceSink {
         let scheduler = cache.scheduler
         while true {
             let ticket = flight.schedule.withLock { schedule -> FetchTicket in
@@ -233,15 +345,39 @@ public final class HLSResourceStore: Sendable {
             } catch {
                 throw .streaming(.cancelled)
             }
-            if let data = try await fetchOnce(resource, headers: headers, ticket: ticket) { return data }
+            let sink: HLSResourceSink
+            do {
+                sink = try HLSResourceSink(
+                    key: resource.cacheKey.storeKey, inMemory: inMemory, options: options, storeIO: cache.storeIO)
+            } catch {
+                throw .streaming(.store(error))
+            }
+            do {
+                if try await fetchOnce(resource, headers: headers, ticket: ticket, into: sink) { return sink }
+                await sink.cancel()
+            } catch {
+                await sink.cancel()
+                throw error
+            }
         }
     }
 
-    /// The bytes of one origin request; nil when playback preempted it.
-    private func fetchOnce(_ resource: HLSResource, headers: [String: String], ticket: FetchTicket)
-        async throws(HLSDownloadError) -> Data?
-    {
+    /// The failure of `resource` going beyond its limit of `limit` bytes (`bytes` announced or received).
+    private func tooLarge(_ resource: HLSResource, bytes: Int, limit: Int) -> HLSDownloadError {
+        guard resource.kind.isPlaylist else { return .resourceTooLarge(url: resource.url, bytes: bytes, limit: limit) }
+        return .playlist(url: resource.url, PlaylistError(line: 0, reason: .tooLarge(.bytes, limit: limit)))
+    }
+
+    /// Reads the body of one origin request into `sink`; false when
+    /// playback preempted it. Beyond the resource's limit (announced or
+    /// received) it throws at once, which drops the response: the origin
+    /// transfer is cancelled.
+    private func fetchOnce(
+        _ resource: HLSResource, headers: [String: String], ticket: FetchTicket, into sink: HLSResourceSink
+    ) async throws(HLSDownloadError) -> Bool {
         let range = resource.byteRange.map { $0.range }
+        let limit = limits.maxBytes(of: resource.kind)
+        if let range, range.count > limit { throw tooLarge(resource, bytes: range.count, limit: limit) }
         var request = OriginRequest(url: resource.url, range: range)
         request.headers = cache.configuration.headers.merging(headers) { $1 }
         originRequestCount.withLock { $0 += 1 }
@@ -269,11 +405,10 @@ public final class HLSResourceStore: Sendable {
                 skip = range.lowerBound
             }
         }
-        if let length = response.contentLength, length - skip > Self.maxResourceBytes {
-            throw .resourceTooLarge(url: resource.url, bytes: length)
+        if let length = response.contentLength, length - skip > limit {
+            throw tooLarge(resource, bytes: length - skip, limit: limit)
         }
         let wanted = range?.count
-        var data = Data()
         do {
             for try await piece in response.body {
                 try Task.checkCancellation()
@@ -281,7 +416,7 @@ public final class HLSResourceStore: Sendable {
                 do {
                     try await cache.scheduler.checkpoint(ticket)
                 } catch {
-                    if error == .preempted { return nil }
+                    if error == .preempted { return false }
                     throw HLSDownloadError.streaming(.cancelled)
                 }
                 var piece = piece
@@ -290,25 +425,29 @@ public final class HLSResourceStore: Sendable {
                     piece = piece.dropFirst(dropped)
                     skip -= dropped
                 }
-                if let wanted, data.count + piece.count >= wanted {
-                    data.append(piece.prefix(wanted - data.count))
+                if let wanted, sink.count + piece.count >= wanted {
+                    try await sink.append(piece.prefix(wanted - sink.count))
                     break
                 }
-                data.append(piece)
-                if data.count > Self.maxResourceBytes {
-                    throw HLSDownloadError.resourceTooLarge(url: resource.url, bytes: data.count)
+                if sink.count + piece.count > limit {
+                    throw tooLarge(resource, bytes: sink.count + piece.count, limit: limit)
                 }
+                try await sink.append(piece)
             }
+        } catch let error as StoreError {
+            throw HLSDownloadError.streaming(.store(error))
         } catch {
             throw HLSDownloadError.wrap(error)
         }
-        if let wanted, data.count != wanted {
-            throw .streaming(.origin(.truncated(expected: wanted, received: data.count)))
+        // A cancelled transfer may end its body early without an error.
+        if Task.isCancelled { throw .streaming(.cancelled) }
+        if let wanted, sink.count != wanted {
+            throw .streaming(.origin(.truncated(expected: wanted, received: sink.count)))
         }
-        if wanted == nil, let length = response.contentLength, data.count != length {
-            throw .streaming(.origin(.truncated(expected: length, received: data.count)))
+        if wanted == nil, let length = response.contentLength, sink.count != length {
+            throw .streaming(.origin(.truncated(expected: length, received: sink.count)))
         }
-        return data
+        return true
     }
 
     /// Stores `data` whole under `key`.

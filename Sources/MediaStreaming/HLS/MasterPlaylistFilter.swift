@@ -18,10 +18,15 @@ import Foundation
 public enum MasterPlaylistFilter {
     /// `data`, a master playlist read from `url`, keeping what `isAvailable`
     /// accepts (given each resolved media playlist URL). A media playlist
-    /// is returned unchanged.
-    public static func filter(_ data: Data, url: URL, isAvailable: (URL) -> Bool) throws(PlaylistError) -> Data {
+    /// is returned unchanged. Throws what parsing `data` within `limits` throws.
+    public static func filter(
+        _ data: Data, url: URL, limits: PlaylistLimits = PlaylistLimits(), isAvailable: (URL) -> Bool
+    ) throws(PlaylistError) -> Data {
+        try PlaylistParser.checkSize(data.count, limits: limits)
         let bytes = [UInt8](data)
-        guard case .master(let master) = try PlaylistParser.parse(bytes: bytes, url: url) else { return data }
+        guard case .master(let master) = try PlaylistParser.parse(bytes: bytes, url: url, limits: limits) else {
+            return data
+        }
         let keptVariants = master.variants.filter { isAvailable($0.url) }
         guard !keptVariants.isEmpty else { return data }
         let keptRenditions = master.renditions.filter { $0.url.map(isAvailable) ?? true }

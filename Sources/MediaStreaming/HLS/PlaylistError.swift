@@ -54,6 +54,8 @@ public struct PlaylistError: Error, Sendable, Equatable, CustomStringConvertible
         /// A variant names an AUDIO, VIDEO, SUBTITLES or CLOSED-CAPTIONS
         /// group that no `EXT-X-MEDIA` of that type defines.
         case unknownGroup(type: String, groupID: String)
+        /// The playlist goes beyond one of its ``PlaylistLimits`` (`limit` is its value).
+        case tooLarge(PlaylistLimits.Limit, limit: Int)
     }
 
     public var description: String {
@@ -85,6 +87,7 @@ extension PlaylistError.Reason: CustomStringConvertible {
         case .unknownKeyMethod(let method): "unknown key METHOD \(method.prefix(100))"
         case .unknownGroup(let type, let groupID):
             "no EXT-X-MEDIA of TYPE=\(type) has GROUP-ID \"\(groupID.prefix(100))\""
+        case .tooLarge(let which, let limit): "too large: more than \(limit) \(which)"
         }
     }
 }

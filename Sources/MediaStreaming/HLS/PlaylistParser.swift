@@ -6,26 +6,49 @@ import Foundation
 /// Lines may end with LF or CRLF, the text may start with a UTF-8 byte
 /// order mark, blank lines and comments are skipped and unknown tags are
 /// ignored. Anything malformed gives a ``PlaylistError`` with the line it
-/// was found on; no input makes it crash or loop.
+/// was found on; no input makes it crash or loop. A playlist beyond its
+/// ``PlaylistLimits`` (bytes, line length, segments, variants, renditions)
+/// is refused with ``PlaylistError/Reason/tooLarge(_:limit:)``.
 public struct PlaylistParser {
-    /// Parses `data`, read from `url` (URIs in it are resolved against `url`).
-    public static func parse(_ data: Data, url: URL) throws(PlaylistError) -> Playlist {
-        try parse(bytes: [UInt8](data), url: url)
+    /// Parses `data`, read from `url` (URIs in it are resolved against `url`),
+    /// within `limits`.
+    public static func parse(_ data: Data, url: URL, limits: PlaylistLimits = PlaylistLimits())
+        throws(PlaylistError) -> Playlist
+    {
+        try checkSize(data.count, limits: limits)
+        return try parse(bytes: [UInt8](data), url: url, limits: limits)
     }
 
-    /// Parses `text`, read from `url` (URIs in it are resolved against `url`).
-    public static func parse(_ text: String, url: URL) throws(PlaylistError) -> Playlist {
-        try parse(bytes: Array(text.utf8), url: url)
+    /// Parses `text`, read from `url` (URIs in it are resolved against `url`),
+    /// within `limits`.
+    public static func parse(_ text: String, url: URL, limits: PlaylistLimits = PlaylistLimits())
+        throws(PlaylistError) -> Playlist
+    {
+        try checkSize(text.utf8.count, limits: limits)
+        return try parse(bytes: Array(text.utf8), url: url, limits: limits)
     }
 
-    package static func parse(bytes: [UInt8], url: URL) throws(PlaylistError) -> Playlist {
-        var parser = PlaylistParser(url: url)
+    package static func parse(bytes: [UInt8], url: URL, limits: PlaylistLimits = PlaylistLimits())
+        throws(PlaylistError) -> Playlist
+    {
+        try checkSize(bytes.count, limits: limits)
+        var parser = PlaylistParser(url: url, limits: limits)
         let lines = PlaylistLine.split(bytes)
         guard !lines.isEmpty else { throw PlaylistError(line: 0, reason: .missingHeader) }
         for line in lines {
+            guard line.content.count <= limits.maxLineBytes else {
+                throw PlaylistError(line: line.number, reason: .tooLarge(.lineBytes, limit: limits.maxLineBytes))
+            }
             try parser.consume(try text(of: line, in: bytes), line: line.number)
         }
         return try parser.finish()
+    }
+
+    /// Throws when a playlist of `count` bytes is over `limits`.
+    static func checkSize(_ count: Int, limits: PlaylistLimits) throws(PlaylistError) {
+        guard count <= limits.maxBytes else {
+            throw PlaylistError(line: 0, reason: .tooLarge(.bytes, limit: limits.maxBytes))
+        }
     }
 
     /// The line's text, without a leading byte order mark (line 1 only)
@@ -71,6 +94,7 @@ public struct PlaylistParser {
     }
 
     private let url: URL
+    private let limits: PlaylistLimits
     private var kind: Kind?
     private var seenTags: Set<String> = []
     private var version: Int?
@@ -96,7 +120,16 @@ public struct PlaylistParser {
     private var sessionKeys: [PlaylistKey] = []
     private var iFramePlaylistURLs: [URL] = []
 
-    private init(url: URL) { self.url = url }
+    private init(url: URL, limits: PlaylistLimits) {
+        self.url = url
+        self.limits = limits
+    }
+
+    /// Throws when `count` things of `limit` are over it.
+    private func check(_ count: Int, _ limit: PlaylistLimits.Limit, line: Int) throws(PlaylistError) {
+        let value = limits.value(of: limit)
+        guard count <= value else { throw PlaylistError(line: line, reason: .tooLarge(limit, limit: value)) }
+    }
 
     // MARK: Lines
 
@@ -203,14 +236,17 @@ public struct PlaylistParser {
             let attributes = try AttributeList(value, tag: name, line: line)
             // Check the attributes now, so an error points at this line.
             _ = try Self.variant(attributes, url: url)
+            try check(variants.count + iFramePlaylistURLs.count + 1, .variants, line: line)
             pendingVariant = PendingVariant(attributes: attributes, line: line)
         case "EXT-X-I-FRAME-STREAM-INF":
             try mark(.master, line: line)
             let attributes = try AttributeList(value, tag: name, line: line)
             guard try attributes.decimalInteger("BANDWIDTH") != nil else { throw attributes.missing("BANDWIDTH") }
+            try check(variants.count + iFramePlaylistURLs.count + 1, .variants, line: line)
             iFramePlaylistURLs.append(try Self.resolve(attributes.requiredQuotedString("URI"), base: url, line: line))
         case "EXT-X-MEDIA":
             try mark(.master, line: line)
+            try check(renditions.count + 1, .renditions, line: line)
             renditions.append(try Self.rendition(AttributeList(value, tag: name, line: line), base: url))
         case "EXT-X-SESSION-KEY":
             try mark(.master, line: line)
@@ -233,6 +269,7 @@ public struct PlaylistParser {
             return
         }
         guard let pending = pendingSegment else { throw PlaylistError(line: line, reason: .unexpectedURI) }
+        try check(segments.count + 1, .segments, line: line)
         var byteRange: ByteRange?
         if let spec = pendingByteRange {
             let offset: Int

@@ -29,28 +29,33 @@ public enum PlaylistRewriter {
     /// `text`, read from `url`, with each URI replaced by `localURL` of its
     /// reference; where `localURL` gives nil, by the absolute URL the URI
     /// resolves to (so it still reaches the origin from a playlist served
-    /// elsewhere). Throws what parsing `text` throws.
+    /// elsewhere). Throws what parsing `text` within `limits` throws.
     public static func rewrite(
-        _ text: String, url: URL, byteRanges: ByteRangeHandling,
+        _ text: String, url: URL, byteRanges: ByteRangeHandling, limits: PlaylistLimits = PlaylistLimits(),
         localURL: (PlaylistReference) -> URL?
     ) throws(PlaylistError) -> String {
-        String(
-            decoding: try rewrite(bytes: Array(text.utf8), url: url, byteRanges: byteRanges, localURL: localURL),
+        try PlaylistParser.checkSize(text.utf8.count, limits: limits)
+        return String(
+            decoding: try rewrite(
+                bytes: Array(text.utf8), url: url, byteRanges: byteRanges, limits: limits, localURL: localURL),
             as: UTF8.self)
     }
 
-    /// ``rewrite(_:url:byteRanges:localURL:)-(String,_,_,_)`` for the playlist's bytes.
+    /// ``rewrite(_:url:byteRanges:limits:localURL:)-(String,_,_,_,_)`` for the playlist's bytes.
     public static func rewrite(
-        _ data: Data, url: URL, byteRanges: ByteRangeHandling,
+        _ data: Data, url: URL, byteRanges: ByteRangeHandling, limits: PlaylistLimits = PlaylistLimits(),
         localURL: (PlaylistReference) -> URL?
     ) throws(PlaylistError) -> Data {
-        Data(try rewrite(bytes: [UInt8](data), url: url, byteRanges: byteRanges, localURL: localURL))
+        try PlaylistParser.checkSize(data.count, limits: limits)
+        return Data(
+            try rewrite(bytes: [UInt8](data), url: url, byteRanges: byteRanges, limits: limits, localURL: localURL))
     }
 
     package static func rewrite(
-        bytes: [UInt8], url: URL, byteRanges: ByteRangeHandling, localURL: (PlaylistReference) -> URL?
+        bytes: [UInt8], url: URL, byteRanges: ByteRangeHandling, limits: PlaylistLimits = PlaylistLimits(),
+        localURL: (PlaylistReference) -> URL?
     ) throws(PlaylistError) -> [UInt8] {
-        let playlist = try PlaylistParser.parse(bytes: bytes, url: url)
+        let playlist = try PlaylistParser.parse(bytes: bytes, url: url, limits: limits)
         // A URI line is the next variant of a master playlist, or the next
         // segment of a media playlist (the parser accepted no other kind).
         var lineReferences: [(url: URL, byteRange: ByteRange?, kind: HLSResourceKind)]

@@ -35,12 +35,16 @@ public struct StreamingConfiguration: Sendable {
     /// cache (``FetchScheduler``). 4 by default; playback may exceed it
     /// while a lower-priority transfer it preempted winds down.
     public var connectionsPerHost: Int
+    /// The bounds of each HLS resource fetched (``HLSResourceStore``):
+    /// playlists 4 MiB, 20,000 segments, lines of 64 KiB; keys 64 KiB;
+    /// segments 64 MiB by default (``HLSLimits``).
+    public var hlsLimits: HLSLimits
 
     public init(
         cacheKeyPolicy: CacheKeyPolicy = .url, chunksPerRequest: Int = 4, lookaheadBytes: Int? = nil,
         expiry: ExpiryPolicy = .default, honorsCacheControl: Bool = false, alwaysRevalidate: Bool = false,
         maxRetries: Int = 2, stallTimeout: TimeInterval = 15, headers: [String: String] = [:],
-        readerBufferLimit: Int = 2 << 20, connectionsPerHost: Int = 4
+        readerBufferLimit: Int = 2 << 20, connectionsPerHost: Int = 4, hlsLimits: HLSLimits = HLSLimits()
     ) {
         self.cacheKeyPolicy = cacheKeyPolicy
         self.chunksPerRequest = max(1, chunksPerRequest)
@@ -53,5 +57,6 @@ public struct StreamingConfiguration: Sendable {
         self.headers = headers
         self.readerBufferLimit = max(1, readerBufferLimit)
         self.connectionsPerHost = max(1, connectionsPerHost)
+        self.hlsLimits = hlsLimits
     }
 }

@@ -1,0 +1,90 @@
+import Foundation
+import MediaStore
+
+/// Where the body of one origin request for an HLS resource goes: a
+/// playlist is held in memory (it is parsed whole, and bounded by
+/// ``PlaylistLimits/maxBytes``); any other resource is streamed into a
+/// staging entry of the store (an `EntryWriter`), a few hundred KiB at a
+/// time, and published only by ``finish(pinWhile:)``: a refused or
+/// cancelled transfer leaves nothing in the store.
+///
+/// Used by one fetch at a time (hence unchecked); its store calls run on
+/// the store's write queue (``StoreIO``), one at a time.
+final class HLSResourceSink: @unchecked Sendable {
+    /// Bytes gathered before they are handed to the store's writer.
+    static let storeBatchBytes = 256 << 10
+
+    private let storeIO: StoreIO
+    private var writer: EntryWriter?
+    private var pending = Data()
+    /// The whole body, when held in memory.
+    private(set) var bytes = Data()
+    /// Body bytes taken so far.
+    private(set) var count = 0
+    private let inMemory: Bool
+
+    /// A sink for a resource under `key`: in memory when `inMemory`,
+    /// else into a new entry of the store written with `options`.
+    init(key: String, inMemory: Bool, options: WriteOptions, storeIO: StoreIO) throws(StoreError) {
+        self.storeIO = storeIO
+        self.inMemory = inMemory
+        if !inMemory { writer = try storeIO.store.makeWriter(forKey: key, options: options) }
+    }
+
+    deinit { writer?.cancel() }
+
+    /// Takes the next bytes of the body.
+    func append(_ piece: Data) async throws(StoreError) {
+        count += piece.count
+        if inMemory {
+            bytes.append(piece)
+            return
+        }
+        pending.append(piece)
+        if pending.count >= Self.storeBatchBytes { try await handOn() }
+    }
+
+    private func handOn() async throws(StoreError) {
+        guard !pending.isEmpty else { return }
+        let batch = pending
+        pending = Data()
+        try await storeIO.write { [self] _ throws(StoreError) in
+            guard let writer else { throw StoreError.writerClosed }
+            try writer.append(batch)
+        }
+    }
+
+    /// Publishes the stored entry (when `live` still says so, checked in
+    /// the store's serial write); `nil` when held in memory or not kept.
+    func finish(pinWhile live: (@Sendable () -> Bool)?) async throws(StoreError) -> EntryInfo? {
+        guard !inMemory else { return nil }
+        try await handOn()
+        return try await storeIO.write { [self] _ throws(StoreError) -> EntryInfo? in
+            guard let writer else { throw StoreError.writerClosed }
+            self.writer = nil
+            guard live?() ?? true else {
+                writer.cancel()
+                return nil
+            }
+            return try writer.finish()
+        }
+    }
+
+    /// Drops what was written (nothing is published).
+    func cancel() async {
+        pending = Data()
+        bytes = Data()
+        guard writer != nil else { return }
+        await storeIO.writeQuietly { [self] _ in
+            writer?.cancel()
+            writer = nil
+        }
+    }
+}
+
+extension StoreIO {
+    /// Runs a store call that cannot fail on the write queue.
+    func writeQuietly(_ body: @escaping @Sendable (MediaStore) -> Void) async {
+        _ = try? await write { store throws(StoreError) in body(store) }
+    }
+}
