@@ -1,7 +1,8 @@
 import Foundation
-import MediaStreaming
 import TestSupport
 import Testing
+
+@testable import MediaStreaming
 
 /// An origin that trickles its body (never idle, never useful) is cut off
 /// by the low-speed limit with a typed error; one that sends fast enough
@@ -10,6 +11,9 @@ import Testing
 struct TricklingBodyTests {
     /// 1,000 bytes a second averaged over 1 s.
     static let limits = OriginLimits(lowSpeedBytesPerSecond: 1000, lowSpeedWindow: 1)
+    /// A session of its own (origins share one per timeout): the callbacks
+    /// of other suites' transfers do not delay these.
+    static let timeout: TimeInterval = 9
 
     /// An origin that announces `length` bytes and sends `piece` bytes every 100 ms until the client goes.
     static func origin(length: Int, piece: Int) throws -> ScriptedOrigin {
@@ -37,7 +41,7 @@ struct TricklingBodyTests {
     @Test func aBodyOfOneByteEvery100msFailsTooSlowWithinTwoSeconds() async throws {
         let origin = try Self.origin(length: 10_000, piece: 1)
         defer { origin.stop() }
-        let response = try await HTTPOrigin(timeout: 10, limits: Self.limits).fetch(
+        let response = try await HTTPOrigin(timeout: Self.timeout, limits: Self.limits).fetch(
             OriginRequest(url: origin.url("/t")))
         let start = ContinuousClock.now
         var received = 0
@@ -63,7 +67,7 @@ struct TricklingBodyTests {
         // 300 bytes every 100 ms (3,000 B/s) for 2.5 s: three windows, each above the limit.
         let origin = try Self.origin(length: 7_500, piece: 300)
         defer { origin.stop() }
-        let response = try await HTTPOrigin(timeout: 10, limits: Self.limits).fetch(
+        let response = try await HTTPOrigin(timeout: Self.timeout, limits: Self.limits).fetch(
             OriginRequest(url: origin.url("/f")))
         var received = 0
         for try await piece in response.body { received += piece.count }
@@ -75,7 +79,7 @@ struct TricklingBodyTests {
         defer { origin.stop() }
         let cache = try TestCache(
             configuration: StreamingConfiguration(chunksPerRequest: 2, maxRetries: 0, stallTimeout: 10),
-            origin: HTTPOrigin(timeout: 10, limits: Self.limits))
+            origin: HTTPOrigin(timeout: Self.timeout, limits: Self.limits))
         let start = ContinuousClock.now
         let outcome = await cache.player(origin.url("/slow.mp3")).load(contentInformation: true, offset: 0, length: nil)
         let elapsed = Self.seconds(since: start)
@@ -84,5 +88,32 @@ struct TricklingBodyTests {
             return
         }
         #expect(elapsed < 3, "failed after \(elapsed) s")
+    }
+}
+
+/// The low-speed meter on its own, on a made-up clock.
+@Suite("Body speed meter")
+struct BodySpeedMeterTests {
+    static let start = ContinuousClock.now
+
+    static func at(_ seconds: Double) -> ContinuousClock.Instant { start + .milliseconds(Int(seconds * 1000)) }
+
+    @Test func aWindowBelowTheLimitTrips() {
+        var meter = BodySpeedMeter(
+            limits: OriginLimits(lowSpeedBytesPerSecond: 1000, lowSpeedWindow: 1), now: Self.start)
+        for tenth in 1..<10 { #expect(meter.received(1, at: Self.at(Double(tenth) / 10)) == nil) }
+        let slow = meter.received(1, at: Self.at(1.0))
+        #expect(slow?.bytes == 10)
+    }
+
+    @Test func windowsAboveTheLimitNeverTrip() {
+        var meter = BodySpeedMeter(
+            limits: OriginLimits(lowSpeedBytesPerSecond: 1000, lowSpeedWindow: 1), now: Self.start)
+        for tenth in 1...100 { #expect(meter.received(150, at: Self.at(Double(tenth) / 10)) == nil) }
+    }
+
+    @Test func zeroTurnsTheCheckOff() {
+        var meter = BodySpeedMeter(limits: OriginLimits(lowSpeedBytesPerSecond: 0, lowSpeedWindow: 1), now: Self.start)
+        #expect(meter.received(1, at: Self.at(100)) == nil)
     }
 }
