@@ -57,21 +57,24 @@ struct TricklingBodyTests {
             return
         }
         #expect(bytes < 1000 && seconds >= 1)
-        #expect(elapsed < 2.5, "failed after \(elapsed) s")
+        // About 1.1 s alone; the full parallel run on a busy machine stretches
+        // every test (to 25 s here). Without the limit: 1,000 s.
+        #expect(elapsed < 30, "failed after \(elapsed) s")
         // The transfer was cancelled: the origin sees its client go.
         for _ in 0..<300 where origin.openConnections > 0 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(origin.openConnections == 0)
     }
 
     @Test func aBodyFastEnoughIsNotCutOff() async throws {
-        // 300 bytes every 100 ms (3,000 B/s) for 2.5 s: three windows, each above the limit.
-        let origin = try Self.origin(length: 7_500, piece: 300)
+        // 1,000 bytes every 100 ms (10,000 B/s) for 2.5 s: three windows,
+        // each ten times the limit (a busy machine delays the origin's pieces).
+        let origin = try Self.origin(length: 25_000, piece: 1000)
         defer { origin.stop() }
         let response = try await HTTPOrigin(timeout: Self.timeout, limits: Self.limits).fetch(
             OriginRequest(url: origin.url("/f")))
         var received = 0
         for try await piece in response.body { received += piece.count }
-        #expect(received == 7_500)
+        #expect(received == 25_000)
     }
 
     @Test func thePlayerGetsTooSlowThroughTheLoader() async throws {
@@ -87,7 +90,8 @@ struct TricklingBodyTests {
             Issue.record("expected tooSlow, got \(String(describing: outcome.error))")
             return
         }
-        #expect(elapsed < 3, "failed after \(elapsed) s")
+        // About 1.1 s alone (see above).
+        #expect(elapsed < 30, "failed after \(elapsed) s")
     }
 }
 
