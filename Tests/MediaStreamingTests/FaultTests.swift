@@ -99,8 +99,10 @@ struct FaultTests {
         let url = server.url("track.wav")
         let original = try Fixtures.data("track.wav")
         _ = await healthy.player(url).load(contentInformation: true, offset: 0, length: 2)
+        // Each response drops before a whole 16 KiB chunk: no request makes
+        // progress (one that keeps a chunk starts the retry count again).
         let cache = StreamingCache(
-            store: healthy.store, origin: FaultOrigin(HTTPOrigin(timeout: 10), fault: .dropAfter(bytes: 20_000)),
+            store: healthy.store, origin: FaultOrigin(HTTPOrigin(timeout: 10), fault: .dropAfter(bytes: 10_000)),
             configuration: StreamingConfiguration(chunksPerRequest: 2, maxRetries: 1))
         let outcome = await PlayerSimulator(loader: cache.loader(for: url)).load(offset: 0, length: nil)
         guard case .origin(let error) = outcome.error, error.isTransient else {

@@ -2,10 +2,16 @@ import Foundation
 
 /// Moves one ``Download``'s bytes from the origin: one `Range` request of
 /// at most ``requestBytes`` after another until the download's end,
-/// retrying transient failures (``OriginError/isTransient``) up to
-/// ``maxRetries`` times in a row, and abandoning a response that sends no
-/// byte for ``stallTimeout`` seconds (the stall watchdog; waiting for a
-/// slow reader is not a stall).
+/// retrying transient failures (``OriginError/isTransient``), and
+/// abandoning a response that sends no byte for ``stallTimeout`` seconds
+/// (the stall watchdog; waiting for a slow reader is not a stall).
+///
+/// Retries follow progress: a request makes progress when bytes it brought
+/// are kept (a whole chunk, or the rest of the request); one that does not
+/// (a short `206`, a dropped connection) is retried after ``retryBackoff``
+/// seconds, doubled for each such request in a row, at most 2 s, and the
+/// download fails with the last error once ``maxRetries`` requests in a
+/// row made none.
 ///
 /// It checks that the body is as long as the response said (``OriginError/overlong(expected:)``,
 /// ``OriginError/truncated(expected:received:)``); whether the response is
@@ -14,8 +20,10 @@ struct DownloadRunner: Sendable {
     let origin: any Origin
     /// Bytes asked for per request.
     let requestBytes: Int
-    /// Retries in a row after a transient failure.
+    /// Retries in a row of requests that made no progress.
     let maxRetries: Int
+    /// Seconds before the first retry without progress (doubled for each next one, at most 2 s).
+    let retryBackoff: TimeInterval
     /// Seconds without a byte before a response counts as stalled.
     let stallTimeout: TimeInterval
 
@@ -39,6 +47,7 @@ struct DownloadRunner: Sendable {
         } catch {
             return coordinator.finished(download)
         }
+        // Requests in a row that kept no byte.
         var failures = 0
         while !download.isStopped && download.position < download.end {
             if !coordinator.isResolving(download) && download.subscribers.isEmpty { break }
@@ -56,16 +65,20 @@ struct DownloadRunner: Sendable {
                 ? start + (download.firstRequestBytes ?? requestBytes)
                 : min(download.end, start + requestBytes, wanted)
             let request = coordinator.request(for: download, range: start..<end)
+            let kept = download.bufferStart
             do {
                 try await transferWithWatchdog(download, request, coordinator)
                 failures = 0
             } catch {
                 if download.isStopped { break }
+                // Bytes past the last whole chunk are dropped before the retry: only chunks count.
+                if download.bufferStart > kept { failures = 0 }
                 let failure = StreamingError.wrap(error)
                 if case .origin(let originError) = failure, originError.isTransient, failures < maxRetries {
                     failures += 1
                     coordinator.retrying(download, after: originError)
-                    try? await Task.sleep(for: .milliseconds(20 * failures))
+                    let delay = min(2, retryBackoff * Double(1 << min(failures - 1, 16)))
+                    try? await Task.sleep(for: .seconds(delay))
                     continue
                 }
                 return await coordinator.failed(download, with: failure)

@@ -37,7 +37,28 @@ extension ResourceFetcher {
             probe.probePriority = priority
             reschedule(probe)
         }
-        return try await withCheckedThrowingContinuation { infoWaiters.append($0) }
+        nextWaiterID += 1
+        let id = nextWaiterID
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { infoWaiters[id] = $0 }
+        } onCancel: {
+            Task { await self.abandonWait(id) }
+        }
+    }
+
+    /// The caller waiting as `id` was cancelled: it fails with `cancelled`.
+    /// When no caller waits any more, the probe (which has no reader before
+    /// the information is known) is stopped: nobody wants its transfer.
+    private func abandonWait(_ id: Int) {
+        guard let waiter = infoWaiters.removeValue(forKey: id) else { return }
+        waiter.resume(throwing: StreamingError.cancelled)
+        guard infoWaiters.isEmpty, information == nil else { return }
+        for probe in downloads.values where probe.isProbe && probe.subscribers.isEmpty {
+            downloads[probe.id] = nil
+            probe.isStopped = true
+            probe.task?.cancel()
+            resolving = false
+        }
     }
 
     private func startResolving(
@@ -124,16 +145,16 @@ extension ResourceFetcher {
     private func resolve(_ info: ContentInformation) {
         information = info
         resolving = false
-        let waiters = infoWaiters
-        infoWaiters = []
+        let waiters = infoWaiters.values
+        infoWaiters = [:]
         for waiter in waiters { waiter.resume(returning: info) }
         emit(.ready(info))
     }
 
     func failResolution(_ error: StreamingError) {
         resolving = false
-        let waiters = infoWaiters
-        infoWaiters = []
+        let waiters = infoWaiters.values
+        infoWaiters = [:]
         for waiter in waiters { waiter.resume(throwing: error) }
     }
 

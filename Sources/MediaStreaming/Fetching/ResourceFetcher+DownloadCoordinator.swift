@@ -90,10 +90,11 @@ extension ResourceFetcher: DownloadCoordinator {
     }
 
     func finished(_ download: Download) {
-        downloads[download.id] = nil
+        // A probe abandoned by every waiter was removed already: a newer one may resolve now.
+        let isCurrent = downloads.removeValue(forKey: download.id) != nil
         for subscriber in download.subscribers.values { subscriber.channel.finish() }
         download.subscribers = [:]
-        if download.isProbe && information == nil {
+        if isCurrent && download.isProbe && information == nil {
             failResolution(.origin(.connectionLost(reason: "the first response ended before the content was known")))
         }
     }

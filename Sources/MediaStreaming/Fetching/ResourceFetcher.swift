@@ -34,7 +34,10 @@ actor ResourceFetcher {
 
     // State shared with the extensions in ResourceFetcher+*.swift.
     var information: ContentInformation?
-    var infoWaiters: [CheckedContinuation<ContentInformation, any Error>] = []
+    /// Callers waiting for the content information, by id (a caller that
+    /// is cancelled leaves; the probe stops once none is left).
+    var infoWaiters: [Int: CheckedContinuation<ContentInformation, any Error>] = [:]
+    var nextWaiterID = 0
     var resolving = false
     /// The validators of the version being cached.
     var validators = ResourceValidators()
@@ -70,7 +73,8 @@ actor ResourceFetcher {
         self.observation = Locked(Observation(cachingSkipped: unavailable))
         self.runner = DownloadRunner(
             origin: origin, requestBytes: chunkSize * configuration.chunksPerRequest,
-            maxRetries: configuration.maxRetries, stallTimeout: configuration.stallTimeout)
+            maxRetries: configuration.maxRetries, retryBackoff: configuration.retryBackoff,
+            stallTimeout: configuration.stallTimeout)
     }
 
     var store: MediaStore { storeIO.store }
@@ -286,10 +290,11 @@ actor ResourceFetcher {
     }
 
     func fail(_ download: Download, _ error: StreamingError) {
-        downloads[download.id] = nil
+        // A probe abandoned by every waiter was removed already: a newer one may resolve now.
+        let isCurrent = downloads.removeValue(forKey: download.id) != nil
         for subscriber in download.subscribers.values { subscriber.channel.finish(throwing: error) }
         download.subscribers = [:]
-        if download.isProbe && information == nil { failResolution(error) }
+        if isCurrent && download.isProbe && information == nil { failResolution(error) }
     }
 
     /// The resource changed at the origin: no old byte may be mixed with

@@ -19,9 +19,14 @@ public struct StreamingConfiguration: Sendable {
     /// Whether a fresh entry is revalidated anyway on its first use by a
     /// fetcher. `false` by default: only expired entries are.
     public var alwaysRevalidate: Bool
-    /// Retries of a request after a transient failure (dropped
-    /// connection, stall, truncated body, 5xx). 2 by default.
+    /// Retries in a row of requests that failed transiently (dropped
+    /// connection, stall, slow or truncated body, 5xx) without bringing a
+    /// byte that is kept; a request that brings some starts the count
+    /// again. 2 by default.
     public var maxRetries: Int
+    /// Seconds before the first of those retries, doubled for each next
+    /// one (at most 2 s). 0.05 by default.
+    public var retryBackoff: TimeInterval
     /// Seconds without a byte before a request counts as stalled and is retried. 15 by default.
     public var stallTimeout: TimeInterval
     /// Headers sent with every origin request of this cache.
@@ -44,7 +49,8 @@ public struct StreamingConfiguration: Sendable {
         cacheKeyPolicy: CacheKeyPolicy = .url, chunksPerRequest: Int = 4, lookaheadBytes: Int? = nil,
         expiry: ExpiryPolicy = .default, honorsCacheControl: Bool = false, alwaysRevalidate: Bool = false,
         maxRetries: Int = 2, stallTimeout: TimeInterval = 15, headers: [String: String] = [:],
-        readerBufferLimit: Int = 2 << 20, connectionsPerHost: Int = 4, hlsLimits: HLSLimits = HLSLimits()
+        readerBufferLimit: Int = 2 << 20, connectionsPerHost: Int = 4, retryBackoff: TimeInterval = 0.05,
+        hlsLimits: HLSLimits = HLSLimits()
     ) {
         self.cacheKeyPolicy = cacheKeyPolicy
         self.chunksPerRequest = max(1, chunksPerRequest)
@@ -53,6 +59,7 @@ public struct StreamingConfiguration: Sendable {
         self.honorsCacheControl = honorsCacheControl
         self.alwaysRevalidate = alwaysRevalidate
         self.maxRetries = max(0, maxRetries)
+        self.retryBackoff = max(0, retryBackoff)
         self.stallTimeout = stallTimeout
         self.headers = headers
         self.readerBufferLimit = max(1, readerBufferLimit)

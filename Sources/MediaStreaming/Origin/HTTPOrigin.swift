@@ -9,9 +9,16 @@ import MediaStore
 ///
 /// Sends the caller's headers as they are, asks for `identity` encoding
 /// (ranges count bytes of the file, not of a gzip stream), never uses
-/// URLSession's own cache, and streams the body as it arrives. Redirects
-/// are followed hop by hop as its ``RedirectPolicy`` says, and never carry
-/// the caller's headers to another origin.
+/// URLSession's own cache, and streams the body as it arrives, held to
+/// its ``limits`` (a minimum speed, and bytes buffered ahead of the reader).
+/// Redirects are followed hop by hop as its ``RedirectPolicy`` says, and
+/// never carry the caller's headers to another origin.
+///
+/// An origin that encodes the body anyway (`Content-Encoding: gzip`)
+/// gets it decoded by URLSession: such a `206` is refused with
+/// ``OriginError/contentEncoded(_:)`` (its range counts encoded bytes),
+/// and such a `200` comes without `Content-Length` (it counted the encoded
+/// bytes): a body of unknown length, ending where the decoded bytes end.
 ///
 /// ```swift
 /// let origin = HTTPOrigin(headers: ["Authorization": "Bearer …"])
@@ -23,20 +30,27 @@ public final class HTTPOrigin: Origin {
     public let headers: [String: String]
     /// Which redirects are followed (``RedirectPolicy/standard`` by default).
     public let redirects: RedirectPolicy
+    /// The speed and buffering bounds of every response body.
+    public let limits: OriginLimits
     private let client: HTTPSessionPool.Client
 
     /// - parameter timeout: idle timeout per request, in seconds.
     /// - parameter headers: headers added to every request, such as `User-Agent` or `Authorization`.
     /// - parameter redirects: the check of every redirect hop and their number.
+    /// - parameter limits: the speed and buffering bounds of every response body.
     ///
     /// Origins share one URLSession per timeout for the life of the process
     /// (tearing a URLSession down crashes FoundationNetworking on Linux now
     /// and then): a response body outlives the origin that fetched it, and
     /// its transfer is cancelled when its reader drops it.
-    public init(timeout: TimeInterval = 30, headers: [String: String] = [:], redirects: RedirectPolicy) {
+    public init(
+        timeout: TimeInterval = 30, headers: [String: String] = [:], redirects: RedirectPolicy,
+        limits: OriginLimits = OriginLimits()
+    ) {
         self.timeout = timeout
         self.headers = headers
         self.redirects = redirects
+        self.limits = limits
         self.client = HTTPSessionPool.client(timeout: timeout)
     }
 
@@ -44,8 +58,11 @@ public final class HTTPOrigin: Origin {
     ///
     /// - parameter timeout: idle timeout per request, in seconds.
     /// - parameter headers: headers added to every request, such as `User-Agent` or `Authorization`.
-    public convenience init(timeout: TimeInterval = 30, headers: [String: String] = [:]) {
-        self.init(timeout: timeout, headers: headers, redirects: .standard)
+    /// - parameter limits: the speed and buffering bounds of every response body.
+    public convenience init(
+        timeout: TimeInterval = 30, headers: [String: String] = [:], limits: OriginLimits = OriginLimits()
+    ) {
+        self.init(timeout: timeout, headers: headers, redirects: .standard, limits: limits)
     }
 
     public func fetch(_ request: OriginRequest) async throws(OriginError) -> OriginResponse {
@@ -72,11 +89,13 @@ public final class HTTPOrigin: Origin {
         // first (before the handler is installed, or between registering and
         // resuming) must end the fetch here instead of cancelling the task.
         let gate = Locked((started: false, cancelled: false))
+        let limits = self.limits
+        let response: OriginResponse
         do {
-            return try await withTaskCancellationHandler {
+            response = try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation {
                     (continuation: CheckedContinuation<OriginResponse, any Error>) in
-                    delegate.register(task, continuation: continuation, redirects: redirectState)
+                    delegate.register(task, limits: limits, continuation: continuation, redirects: redirectState)
                     let start = gate.withLock { gate -> Bool in
                         gate.started = !gate.cancelled
                         return gate.started
@@ -95,5 +114,17 @@ public final class HTTPOrigin: Origin {
         } catch {
             throw .connectionLost(reason: String(describing: error))
         }
+        return try Self.decoded(response)
+    }
+
+    /// `response` as its decoded body makes it: an encoded `206` is refused
+    /// (dropping it cancels its transfer), an encoded `200` loses the
+    /// `Content-Length` of its encoded bytes.
+    private static func decoded(_ response: OriginResponse) throws(OriginError) -> OriginResponse {
+        guard let encoding = response.contentEncoding else { return response }
+        if response.statusCode == 206 { throw .contentEncoded(encoding) }
+        var response = response
+        response.headers["content-length"] = nil
+        return response
     }
 }

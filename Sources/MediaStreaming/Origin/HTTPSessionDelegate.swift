@@ -6,6 +6,18 @@ import MediaStore
 #endif
 
 /// Turns URLSession's delegate callbacks into a response head and a body stream per task.
+///
+/// Each body is held to its ``OriginLimits``: the bytes buffered for its
+/// reader (past ``OriginLimits/bufferedBodyBytes`` the body ends with
+/// ``OriginError/readerTooSlow(bufferedBytes:)`` after the bytes already
+/// buffered), and its speed (below ``OriginLimits/lowSpeedBytesPerSecond``
+/// over a window it fails with ``OriginError/tooSlow(bytes:seconds:)``).
+/// Either way its task is cancelled.
+///
+/// FoundationNetworking cannot pause a running transfer: `suspend()` on a
+/// data task closes its connection and `resume()` sends the request again
+/// (the reader then waits forever), so a reader that falls behind ends the
+/// transfer instead; whoever reads asks again from where it got to.
 // Unchecked: NSObject subclass; its only state is the lock-guarded `tasks` (continuations, not Sendable).
 final class HTTPSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     /// How one task follows redirects: its policy, the hops so far, and
@@ -34,6 +46,10 @@ final class HTTPSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Se
         var head: CheckedContinuation<OriginResponse, any Error>?
         var body: AsyncThrowingStream<Data, any Error>.Continuation?
         var redirects: Redirects?
+        let limits: OriginLimits
+        /// Bytes yielded to the body and not yet taken by its reader.
+        var buffered = 0
+        var meter: BodySpeedMeter
     }
 
     private let tasks = Locked<[Int: TaskState]>([:])
@@ -42,9 +58,12 @@ final class HTTPSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Se
     var liveTaskCount: Int { tasks.withLock { $0.count } }
 
     func register(
-        _ task: URLSessionTask, continuation: CheckedContinuation<OriginResponse, any Error>, redirects: Redirects
+        _ task: URLSessionTask, limits: OriginLimits = OriginLimits(),
+        continuation: CheckedContinuation<OriginResponse, any Error>, redirects: Redirects? = nil
     ) {
-        tasks.withLock { $0[task.taskIdentifier] = TaskState(head: continuation, redirects: redirects) }
+        let state = TaskState(
+            head: continuation, redirects: redirects, limits: limits, meter: BodySpeedMeter(limits: limits, now: .now))
+        tasks.withLock { $0[task.taskIdentifier] = state }
     }
 
     /// Each hop is judged by the task's ``RedirectPolicy``: a refused one
@@ -104,11 +123,16 @@ final class HTTPSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Se
         for (name, value) in (response as? HTTPURLResponse)?.allHeaderFields ?? [:] {
             headers[String(describing: name)] = String(describing: value)
         }
+        let id = dataTask.taskIdentifier
         let known = tasks.withLock { tasks -> (head: CheckedContinuation<OriginResponse, any Error>?, Bool) in
             // A task ended already (a refused redirect) stays ended.
-            guard let state = tasks[dataTask.taskIdentifier] else { return (nil, false) }
-            tasks[dataTask.taskIdentifier] = TaskState(head: nil, body: continuation)
-            return (state.head, true)
+            guard var state = tasks[id] else { return (nil, false) }
+            let head = state.head
+            state.head = nil
+            state.body = continuation
+            state.meter.restart(at: .now)
+            tasks[id] = state
+            return (head, true)
         }
         guard known.1 else {
             continuation.finish()
@@ -116,14 +140,42 @@ final class HTTPSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Se
             return
         }
         let head = known.head
-        let body = HTTPBodySource(pieces, of: dataTask).stream
+        let body = HTTPBodySource(pieces, of: dataTask) { [weak self] count in self?.taken(count, of: id) }.stream
         head?.resume(returning: OriginResponse(statusCode: status, headers: headers, body: body))
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let body = tasks.withLock { $0[dataTask.taskIdentifier]?.body }
-        body?.yield(data)
+        let id = dataTask.taskIdentifier
+        let now = ContinuousClock.now
+        let (body, failure) = tasks.withLock {
+            tasks -> (AsyncThrowingStream<Data, any Error>.Continuation?, OriginError?) in
+            guard var state = tasks[id], let body = state.body else { return (nil, nil) }
+            if let slow = state.meter.received(data.count, at: now) {
+                tasks[id] = nil
+                return (body, .tooSlow(bytes: slow.bytes, seconds: slow.seconds))
+            }
+            if state.buffered + data.count > state.limits.bufferedBodyBytes {
+                tasks[id] = nil
+                return (body, .readerTooSlow(bufferedBytes: state.buffered))
+            }
+            state.buffered += data.count
+            tasks[id] = state
+            return (body, nil)
+        }
+        guard let body else { return }
+        if let failure {
+            // Removed above: the cancellation that follows reports nothing more.
+            body.finish(throwing: failure)
+            dataTask.cancel()
+        } else {
+            body.yield(data)
+        }
+    }
+
+    /// The reader of task `id`'s body took `count` bytes.
+    private func taken(_ count: Int, of id: Int) {
+        tasks.withLock { $0[id]?.buffered -= count }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

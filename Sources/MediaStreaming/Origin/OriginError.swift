@@ -18,6 +18,18 @@ public enum OriginError: Error, Sendable, Equatable, CustomStringConvertible {
     case contentRangeMismatch(requested: String, received: String)
     /// A header the loader needs is malformed.
     case malformedResponse(reason: String)
+    /// The body arrived slower than the low-speed limit
+    /// (``OriginLimits/lowSpeedBytesPerSecond``): `bytes` in `seconds`.
+    case tooSlow(bytes: Int, seconds: Double)
+    /// The reader fell more than ``OriginLimits/bufferedBodyBytes`` behind
+    /// the body (`bufferedBytes` received and not taken): the transfer was
+    /// ended, the reader takes what was buffered, then this; asking again
+    /// from there goes on.
+    case readerTooSlow(bufferedBytes: Int)
+    /// The body has a `Content-Encoding` (such as `gzip`) though `identity`
+    /// was asked for: its length and ranges count encoded bytes, so it
+    /// cannot fill or serve ranges of the resource.
+    case contentEncoded(String)
     /// The request was cancelled.
     case cancelled
     /// The origin at `from` redirected to `to`, which the ``RedirectPolicy`` refuses.
@@ -25,11 +37,11 @@ public enum OriginError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The request was redirected more than `limit` times (``RedirectPolicy/maxRedirects``); `url` is the last hop asked for.
     case tooManyRedirects(limit: Int, url: URL)
 
-    /// Whether trying again may help (dropped connections, stalls,
-    /// truncated bodies, 5xx), as opposed to a definite answer.
+    /// Whether trying again may help (dropped connections, stalls, slow
+    /// or truncated bodies, 5xx), as opposed to a definite answer.
     public var isTransient: Bool {
         switch self {
-        case .connectionLost, .stalled, .truncated: true
+        case .connectionLost, .stalled, .truncated, .tooSlow, .readerTooSlow: true
         case .httpStatus(let code, _): code >= 500 || code == 408 || code == 429
         default: false
         }
@@ -45,6 +57,10 @@ public enum OriginError: Error, Sendable, Equatable, CustomStringConvertible {
         case .contentRangeMismatch(let requested, let received):
             "asked for \(requested), got Content-Range \(received)"
         case .malformedResponse(let reason): "malformed response: \(reason)"
+        case .tooSlow(let bytes, let seconds):
+            "body too slow: \(bytes) bytes in \((seconds * 10).rounded() / 10) s"
+        case .readerTooSlow(let buffered): "reader fell \(buffered) bytes behind the body"
+        case .contentEncoded(let encoding): "body sent with Content-Encoding \(encoding.prefix(40)) instead of identity"
         case .cancelled: "cancelled"
         case .redirectRefused(let from, let to):
             "redirect refused from \(WebOrigin(from)?.description ?? "?") to \(to.absoluteString.prefix(200))"

@@ -31,6 +31,14 @@ public struct OriginResponse: Sendable {
         header("Content-Length").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0 >= 0 ? $0 : nil }
     }
 
+    /// The `Content-Encoding` of the body, lowercased; `nil` when absent or `identity`.
+    public var contentEncoding: String? {
+        guard let value = header("Content-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased(),
+            !value.isEmpty, value != "identity"
+        else { return nil }
+        return value
+    }
+
     /// The `ETag` validator, verbatim.
     public var etag: String? { header("ETag") }
 

@@ -166,6 +166,35 @@ struct ResponseValidatorTests {
         #expect(same == .origin(.httpStatus(code: 416, url: Self.url)))
     }
 
+    @Test("A range answered with a Content-Encoding is refused, identity is not")
+    func encodedRange() {
+        let encoded = error { () throws(StreamingError) -> ExpectedBody in
+            try checkRange(
+                Self.response(
+                    206, ["Content-Range": "bytes 16384-49151/100000", "ETag": "\"a\"", "Content-Encoding": "gzip"]))
+        }
+        #expect(encoded == .origin(.contentEncoded("gzip")))
+        let whole = error { () throws(StreamingError) -> ExpectedBody in
+            try checkRange(Self.response(200, ["Content-Length": "100000", "Content-Encoding": "br"]))
+        }
+        #expect(whole == .origin(.contentEncoded("br")))
+        let identity = error { () throws(StreamingError) -> ExpectedBody in
+            try checkRange(
+                Self.response(
+                    206,
+                    ["Content-Range": "bytes 16384-49151/100000", "ETag": "\"a\"", "Content-Encoding": "identity"]))
+        }
+        #expect(identity == nil)
+    }
+
+    @Test("A first response with a Content-Encoding is refused")
+    func encodedFirst() {
+        let failure = error { () throws(StreamingError) -> FirstResponse in
+            try checkFirst(Self.response(200, ["Content-Encoding": "GZip"]))
+        }
+        #expect(failure == .origin(.contentEncoded("gzip")))
+    }
+
     // MARK: The first response
 
     private func checkFirst(_ response: OriginResponse, conditional: Bool = false) throws(StreamingError)

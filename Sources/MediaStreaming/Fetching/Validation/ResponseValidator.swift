@@ -14,6 +14,9 @@ import Foundation
 ///   any other status is ``OriginError/httpStatus(code:url:)``.
 /// - The first response for a resource gives its length and validators;
 ///   `304` is accepted only for a conditional request.
+/// - A body with a `Content-Encoding` other than `identity` is refused
+///   (``OriginError/contentEncoded(_:)``): its length and ranges count
+///   encoded bytes, which are not the resource's.
 enum ResponseValidator {
     /// Checks the first response for a resource (asked with `requested`,
     /// starting at 0); `conditional` when it carried the stored entry's
@@ -22,6 +25,9 @@ enum ResponseValidator {
         _ response: OriginResponse, requested: Range<Int>, conditional: Bool, url: URL
     ) throws(StreamingError) -> FirstResponse {
         let validators = ResourceValidators(of: response)
+        if let encoding = response.contentEncoding, response.statusCode == 200 || response.statusCode == 206 {
+            throw .origin(.contentEncoded(encoding))
+        }
         switch response.statusCode {
         case 304:
             guard conditional else { throw .origin(.httpStatus(code: 304, url: url)) }
@@ -53,6 +59,9 @@ enum ResponseValidator {
         _ response: OriginResponse, requested: Range<Int>, length: Int, validators: ResourceValidators,
         chunkSize: Int, url: URL
     ) throws(StreamingError) -> ExpectedBody {
+        if let encoding = response.contentEncoding, response.statusCode == 200 || response.statusCode == 206 {
+            throw .origin(.contentEncoded(encoding))
+        }
         switch response.statusCode {
         case 206:
             if validators.contradicts(ResourceValidators(of: response)) { throw .resourceChanged(url: url) }
