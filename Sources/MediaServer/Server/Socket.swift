@@ -85,7 +85,10 @@ final class Socket: @unchecked Sendable {
             let error = errno
             if sent < 0, error == EINTR { continue }
             guard sent < 0, error == EAGAIN || error == EWOULDBLOCK else { return false }
-            guard case .ready = wait(for: Int16(POLLOUT), until: .now + timeout) else { return false }
+            // A client that closed its side while the send buffer is full is gone: its slot is freed now,
+            // not after `timeout`.
+            guard case .ready = wait(for: Int16(POLLOUT) | Self.readHangUp, until: .now + timeout), !peerHasClosed
+            else { return false }
         }
         return true
     }
@@ -120,21 +123,21 @@ final class Socket: @unchecked Sendable {
         }
     }
 
+    /// POLLRDHUP on Linux (Glibc leaves it out of Swift without _GNU_SOURCE); none elsewhere.
+    #if canImport(Glibc)
+        private static let readHangUp: Int16 = 0x2000
+    #else
+        private static let readHangUp: Int16 = 0
+    #endif
+
     /// Whether the peer has closed its side or reset the connection (a
     /// half-close counts: players do not send one). Does not wait and reads
     /// nothing: bytes the peer sent ahead (a pipelined request) stay queued.
     var peerHasClosed: Bool {
         let fd = self.fd
         guard fd >= 0 else { return true }
-        #if canImport(Glibc)
-            // POLLRDHUP (Linux): Glibc leaves it out of Swift without _GNU_SOURCE.
-            let readHangUp: Int16 = 0x2000
-            let events = Int16(POLLIN) | readHangUp
-            let hangUps = readHangUp | Int16(POLLHUP) | Int16(POLLERR)
-        #else
-            let events = Int16(POLLIN)
-            let hangUps = Int16(POLLHUP) | Int16(POLLERR)
-        #endif
+        let events = Int16(POLLIN) | Self.readHangUp
+        let hangUps = Self.readHangUp | Int16(POLLHUP) | Int16(POLLERR)
         var entry = pollfd(fd: fd, events: events, revents: 0)
         guard poll(&entry, 1, 0) > 0 else { return false }
         if entry.revents & hangUps != 0 { return true }

@@ -380,10 +380,16 @@ public final class HLSResourceStore: Sendable {
         if let range, range.count > limit { throw tooLarge(resource, bytes: range.count, limit: limit) }
         var request = OriginRequest(url: resource.url, range: range)
         request.headers = cache.configuration.headers.merging(headers) { $1 }
+        // The limit bounds the body (a 200 to a range request brings the bytes before it too), so the
+        // origin refuses a longer one before reading it, and the network may run ahead of the store up to it.
+        request.maxBodyBytes = range.map { $0.upperBound } ?? limit
+        request.maxBufferedBytes = limit + (64 << 10)
         originRequestCount.withLock { $0 += 1 }
         let response: OriginResponse
         do {
             response = try await cache.origin.fetch(request)
+        } catch .bodyTooLarge(let bytes, _) {
+            throw tooLarge(resource, bytes: bytes - (range?.lowerBound ?? 0), limit: limit)
         } catch {
             throw .streaming(error == .cancelled ? .cancelled : .origin(error))
         }
@@ -436,6 +442,8 @@ public final class HLSResourceStore: Sendable {
             }
         } catch let error as StoreError {
             throw HLSDownloadError.streaming(.store(error))
+        } catch OriginError.bodyTooLarge(let bytes, _) {
+            throw tooLarge(resource, bytes: bytes - (range?.lowerBound ?? 0), limit: limit)
         } catch {
             throw HLSDownloadError.wrap(error)
         }

@@ -89,13 +89,16 @@ public final class HTTPOrigin: Origin {
         // first (before the handler is installed, or between registering and
         // resuming) must end the fetch here instead of cancelling the task.
         let gate = Locked((started: false, cancelled: false))
-        let limits = self.limits
+        var limits = self.limits
+        if let bound = request.maxBufferedBytes { limits.bufferedBodyBytes = max(1, bound) }
         let response: OriginResponse
         do {
             response = try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation {
                     (continuation: CheckedContinuation<OriginResponse, any Error>) in
-                    delegate.register(task, limits: limits, continuation: continuation, redirects: redirectState)
+                    delegate.register(
+                        task, limits: limits, maxBodyBytes: request.maxBodyBytes, continuation: continuation,
+                        redirects: redirectState)
                     let start = gate.withLock { gate -> Bool in
                         gate.started = !gate.cancelled
                         return gate.started

@@ -47,6 +47,10 @@ final class HTTPSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Se
         var body: AsyncThrowingStream<Data, any Error>.Continuation?
         var redirects: Redirects?
         let limits: OriginLimits
+        /// The most body bytes the request takes (``OriginRequest/maxBodyBytes``).
+        var maxBodyBytes: Int?
+        /// Body bytes received so far.
+        var received = 0
         /// Bytes yielded to the body and not yet taken by its reader.
         var buffered = 0
         var meter: BodySpeedMeter
@@ -58,11 +62,12 @@ final class HTTPSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Se
     var liveTaskCount: Int { tasks.withLock { $0.count } }
 
     func register(
-        _ task: URLSessionTask, limits: OriginLimits = OriginLimits(),
+        _ task: URLSessionTask, limits: OriginLimits = OriginLimits(), maxBodyBytes: Int? = nil,
         continuation: CheckedContinuation<OriginResponse, any Error>, redirects: Redirects? = nil
     ) {
         let state = TaskState(
-            head: continuation, redirects: redirects, limits: limits, meter: BodySpeedMeter(limits: limits, now: .now))
+            head: continuation, redirects: redirects, limits: limits, maxBodyBytes: maxBodyBytes,
+            meter: BodySpeedMeter(limits: limits, now: .now))
         tasks.withLock { $0[task.taskIdentifier] = state }
     }
 
@@ -124,6 +129,21 @@ final class HTTPSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Se
             headers[String(describing: name)] = String(describing: value)
         }
         let id = dataTask.taskIdentifier
+        let announced = headers.first { $0.key.lowercased() == "content-length" }.flatMap { Int($0.value) }
+        // Refused here, before the transfer reads any of the body.
+        let refused = tasks.withLock { tasks -> (CheckedContinuation<OriginResponse, any Error>?, OriginError)? in
+            guard let state = tasks[id], let limit = state.maxBodyBytes, let announced, announced > limit else {
+                return nil
+            }
+            tasks[id] = nil
+            return (state.head, .bodyTooLarge(bytes: announced, limit: limit))
+        }
+        if let (head, error) = refused {
+            continuation.finish()
+            completionHandler(.cancel)
+            head?.resume(throwing: error)
+            return
+        }
         let known = tasks.withLock { tasks -> (head: CheckedContinuation<OriginResponse, any Error>?, Bool) in
             // A task ended already (a refused redirect) stays ended.
             guard var state = tasks[id] else { return (nil, false) }
@@ -154,6 +174,11 @@ final class HTTPSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Se
             if let slow = state.meter.received(data.count, at: now) {
                 tasks[id] = nil
                 return (body, .tooSlow(bytes: slow.bytes, seconds: slow.seconds))
+            }
+            state.received += data.count
+            if let limit = state.maxBodyBytes, state.received > limit {
+                tasks[id] = nil
+                return (body, .bodyTooLarge(bytes: state.received, limit: limit))
             }
             if state.buffered + data.count > state.limits.bufferedBodyBytes {
                 tasks[id] = nil

@@ -30,6 +30,9 @@ public enum OriginError: Error, Sendable, Equatable, CustomStringConvertible {
     /// was asked for: its length and ranges count encoded bytes, so it
     /// cannot fill or serve ranges of the resource.
     case contentEncoded(String)
+    /// The body is longer than the request allows (``OriginRequest/maxBodyBytes``):
+    /// `bytes` announced, or received so far; refused at its head when announced.
+    case bodyTooLarge(bytes: Int, limit: Int)
     /// The request was cancelled.
     case cancelled
     /// The origin at `from` redirected to `to`, which the ``RedirectPolicy`` refuses.
@@ -59,6 +62,7 @@ public enum OriginError: Error, Sendable, Equatable, CustomStringConvertible {
         case .malformedResponse(let reason): "malformed response: \(reason)"
         case .tooSlow(let bytes, let seconds):
             "body too slow: \(bytes) bytes in \((seconds * 10).rounded() / 10) s"
+        case .bodyTooLarge(let bytes, let limit): "body of \(bytes) bytes or more, over the limit of \(limit)"
         case .readerTooSlow(let buffered): "reader fell \(buffered) bytes behind the body"
         case .contentEncoded(let encoding): "body sent with Content-Encoding \(encoding.prefix(40)) instead of identity"
         case .cancelled: "cancelled"

@@ -18,6 +18,17 @@ public struct OriginRequest: Sendable, Equatable {
     /// `If-Range` validator (a strong `ETag`): the origin sends the range
     /// only while the resource is still that version, else the whole new one.
     public var ifRange: String?
+    /// Bytes of the body an origin may buffer ahead of its reader for this
+    /// request; `nil` for the origin's own bound (``OriginLimits/bufferedBodyBytes``
+    /// of an ``HTTPOrigin``). A reader that bounds the whole body itself
+    /// (an HLS resource within its size limit) sets it to that limit, so a
+    /// store slower than the network never cuts a body it would keep.
+    public var maxBufferedBytes: Int?
+    /// The most body bytes the caller takes; `nil` for no bound. A
+    /// response announcing more is refused at its head, and a body running
+    /// past it is cut, both with ``OriginError/bodyTooLarge(bytes:limit:)``,
+    /// before the transfer goes further.
+    public var maxBodyBytes: Int?
 
     public init(
         url: URL, range: Range<Int>? = nil, headers: [String: String] = [:], ifNoneMatch: String? = nil,

@@ -61,7 +61,7 @@ struct HLSServerMemoryTests {
             // Longer than RawClient's 10 s: a debug build under the whole test run can take that long.
             var timeout = timeval(tv_sec: 45, tv_usec: 0)
             setsockopt(client.descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            client.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            client.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
             var received = Data()
             var head: String?
             var body = Data()
