@@ -129,7 +129,8 @@ public enum CommandTable {
                 OptionSpec("subtitles", value: "LANGS", help: "none (default), auto, all or languages"),
                 OptionSpec("parallel", value: "N", help: "resources fetched at once (default 4)"),
                 OptionSpec(
-                    "header", value: "NAME: VALUE", repeatable: true, help: "send this header with every request"),
+                    "header", value: "NAME: VALUE", repeatable: true,
+                    help: "send this header with every request to the URL's own origin (never to another)"),
                 json,
             ],
             writes: true,

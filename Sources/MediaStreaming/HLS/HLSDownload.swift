@@ -340,7 +340,8 @@ public final class HLSDownload: Sendable {
             for: resource,
             metadata: HLSEntryMetadata.metadata(
                 for: resource, assetKey: nil, playlistKey: nil, mimeType: HLSContentType.playlist),
-            headers: headers, priority: priority, store: { Self.isDownloadable($0, url: url, limits: limits) })
+            headers: headers(for: url), priority: priority,
+            store: { Self.isDownloadable($0, url: url, limits: limits) })
     }
 
     /// Whether `data` is a master playlist, or a media playlist the planner
@@ -402,6 +403,13 @@ public final class HLSDownload: Sendable {
         }
     }
 
+    /// The download's headers for a request to `url`: on the master's origin
+    /// (scheme, host, port) all of them, elsewhere none (credentials never
+    /// go to another origin a playlist names).
+    private func headers(for url: URL) -> [String: String] {
+        WebOrigin.same(url, self.url) ? headers : [:]
+    }
+
     private func obtain(_ resource: HLSResource, run: Int, policy: CacheKeyPolicy, variantTrack: URL?)
         async throws(HLSDownloadError)
     {
@@ -410,7 +418,7 @@ public final class HLSDownload: Sendable {
             for: resource, assetKey: assetKey, playlistKey: resource.playlistURL.map { policy.key(for: $0) },
             mimeType: HLSContentType.mimeType(for: resource.url, kind: resource.kind, mediaType: resource.mediaType))
         let (outcome, fetched) = try await resources.obtain(
-            resource, metadata: metadata, pinned: true, headers: headers, priority: priority,
+            resource, metadata: metadata, pinned: true, headers: headers(for: resource.url), priority: priority,
             store: { _ in true }, pinWhile: isLive(run))
         if !fetched {
             // Found in the store, or fetched by a player meanwhile: keep it too.

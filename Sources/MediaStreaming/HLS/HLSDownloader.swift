@@ -63,7 +63,8 @@ public final class HLSDownloader: Sendable {
     /// playlist) with the variant and renditions chosen. Each call starts a
     /// download of its own; resources already in the store are kept, not
     /// fetched again. Its origin fetches are transfers of `priority` in the
-    /// cache's ``FetchScheduler``.
+    /// cache's ``FetchScheduler``. `headers` (credentials, for instance) are
+    /// sent to `url`'s origin only, never to another origin a playlist names.
     @discardableResult
     public func download(
         _ url: URL, variant: VariantChoice = .first, audio: RenditionRequest = .automatic,
