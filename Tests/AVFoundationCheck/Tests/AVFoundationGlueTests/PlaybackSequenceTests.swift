@@ -138,7 +138,15 @@ struct PlaybackSequenceTests {
         #expect(try await waitUntil { request.isCancelled })
         release.signal()
         #expect(try await waitUntil { cancelled.wait(timeout: .now()) == .success })
-        #expect(request.standInCalls.isEmpty, "answered after the cancel: \(request.standInCalls)")
+        // Answers the loader gave before the queue was held may have run; none after the cancel.
+        let answered = request.standInCalls
+        #expect(answered.allSatisfy { !$0.afterCancel }, "answered after the cancel: \(answered)")
+        // The premise: some of the 40,000 bytes served were still waiting on the queue at the cancel.
+        let given = answered.reduce(0) { total, call in
+            if case .respond(let bytes) = call.kind { return total + bytes }
+            return total
+        }
+        #expect(given < 40_000, "every answer ran before the hold: the race was not made")
         #expect(!request.isFinished)
         #expect(request.standInViolations.isEmpty)
     }
