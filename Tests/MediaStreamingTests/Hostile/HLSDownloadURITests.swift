@@ -67,42 +67,50 @@ struct HLSDownloadURITests {
         #expect(!test.origin.requests.isEmpty && test.origin.requests.allSatisfy { $0.request.url.host == "127.0.0.1" })
     }
 
-    @Test func aRuleThatAllowsTheOtherOriginLetsTheDownloadFinish() async throws {
-        let cdn = try ScriptedOrigin { request, reply in reply.serve(Self.segment, for: request) }
-        defer { cdn.stop() }
-        let elsewhere = cdn.url("/seg1.ts")
-        let origin = try playlistOrigin {
-            "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\nseg0.ts\n#EXTINF:4,\n\(elsewhere)\n#EXT-X-ENDLIST\n"
+    /// A media playlist whose second segment is on another origin (`cdn`),
+    /// and a downloader whose rule allows that origin.
+    private struct TwoOrigins {
+        let cdn: ScriptedOrigin
+        let origin: ScriptedOrigin
+        let test: TestCache
+        let downloader: HLSDownloader
+
+        init(playlistOrigin: (@escaping @Sendable () -> String) throws -> ScriptedOrigin) throws {
+            cdn = try ScriptedOrigin { request, reply in reply.serve(HLSDownloadURITests.segment, for: request) }
+            let elsewhere = cdn.url("/seg1.ts")
+            origin = try playlistOrigin {
+                "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\nseg0.ts\n#EXTINF:4,\n\(elsewhere)\n#EXT-X-ENDLIST\n"
+            }
+            test = try TestCache()
+            let port = cdn.port
+            downloader = HLSDownloader(
+                cache: test.cache, uriRule: PlaylistURIRule { $0.host == "127.0.0.1" && $0.port == port })
         }
-        defer { origin.stop() }
-        let test = try TestCache()
-        let port = cdn.port
-        let downloader = HLSDownloader(
-            cache: test.cache, uriRule: PlaylistURIRule { $0.host == "127.0.0.1" && $0.port == port })
-        #expect(await outcome(downloader.download(origin.url("/media.m3u8"))) == nil)
-        #expect(cdn.requests.map(\.path) == ["/seg1.ts"])
+
+        func stop() {
+            cdn.stop()
+            origin.stop()
+        }
+    }
+
+    @Test func aRuleThatAllowsTheOtherOriginLetsTheDownloadFinish() async throws {
+        let two = try TwoOrigins(playlistOrigin: playlistOrigin)
+        defer { two.stop() }
+        #expect(await outcome(two.downloader.download(two.origin.url("/media.m3u8"))) == nil)
+        #expect(two.cdn.requests.map(\.path) == ["/seg1.ts"])
     }
 
     /// A download's headers (`hls-get --header "Authorization: …"`) go to the
     /// master's origin only, never to another origin its playlists name.
     @Test func theDownloadsHeadersStayOnTheMastersOrigin() async throws {
-        let cdn = try ScriptedOrigin { request, reply in reply.serve(Self.segment, for: request) }
-        defer { cdn.stop() }
-        let elsewhere = cdn.url("/seg1.ts")
-        let origin = try playlistOrigin {
-            "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\nseg0.ts\n#EXTINF:4,\n\(elsewhere)\n#EXT-X-ENDLIST\n"
-        }
-        defer { origin.stop() }
-        let test = try TestCache()
-        let port = cdn.port
-        let downloader = HLSDownloader(
-            cache: test.cache, uriRule: PlaylistURIRule { $0.host == "127.0.0.1" && $0.port == port })
-        let download = downloader.download(
-            origin.url("/media.m3u8"), headers: ["Authorization": "Bearer secret", "X-Api-Key": "k"])
+        let two = try TwoOrigins(playlistOrigin: playlistOrigin)
+        defer { two.stop() }
+        let download = two.downloader.download(
+            two.origin.url("/media.m3u8"), headers: ["Authorization": "Bearer secret", "X-Api-Key": "k"])
         #expect(await outcome(download) == nil)
-        #expect(cdn.requests.count == 1)
-        #expect(cdn.requests.allSatisfy { $0.header("Authorization") == nil && $0.header("X-Api-Key") == nil })
-        #expect(origin.requests.count == 2)
-        #expect(origin.requests.allSatisfy { $0.header("Authorization") == "Bearer secret" })
+        #expect(two.cdn.requests.count == 1)
+        #expect(two.cdn.requests.allSatisfy { $0.header("Authorization") == nil && $0.header("X-Api-Key") == nil })
+        #expect(two.origin.requests.count == 2)
+        #expect(two.origin.requests.allSatisfy { $0.header("Authorization") == "Bearer secret" })
     }
 }
