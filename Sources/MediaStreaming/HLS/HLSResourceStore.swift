@@ -382,7 +382,7 @@ public final class HLSResourceStore: Sendable {
         request.headers = cache.configuration.headers.merging(headers) { $1 }
         // The limit bounds the body (a 200 to a range request brings the bytes before it too), so the
         // origin refuses a longer one before reading it, and the network may run ahead of the store up to it.
-        request.maxBodyBytes = range.map { $0.upperBound } ?? limit
+        request.maxBodyBytes = max(range?.upperBound ?? 0, limit)
         request.maxBufferedBytes = limit + (64 << 10)
         originRequestCount.withLock { $0 += 1 }
         let response: OriginResponse
