@@ -12,10 +12,12 @@ import TestSupport
 /// origin is a ``ScriptedOrigin`` answering with `handler`: the base of the
 /// hostile-server suites. Everything is stopped and removed on deinit.
 ///
-/// `originTimeout` is the ``HTTPOrigin``'s idle timeout, and picks its
-/// process-wide URLSession (one per timeout, at most 32 connections per
-/// host): suites that hold many silent origin connections use a timeout of
-/// their own, so that they do not queue other suites' requests behind theirs.
+/// Each fixture's ``HTTPOrigin`` gets a URLSession of its own (origins
+/// share one session per idle timeout, at most 32 connections per host and
+/// one delegate queue): its idle timeout is `originTimeout` plus a fraction
+/// of a second unique to the fixture, so that a suite holding many silent
+/// or flooding origin connections never queues another suite's requests
+/// or callbacks behind its own.
 final class ScriptedServer: @unchecked Sendable {
     static let chunkSize = 16 * 1024
 
@@ -37,7 +39,9 @@ final class ScriptedServer: @unchecked Sendable {
         store = try MediaStore(
             directory: directory.appendingPathComponent("store"),
             configuration: StoreConfiguration(chunkSize: Self.chunkSize, initialMapSize: 64 << 20))
-        cache = StreamingCache(store: store, origin: HTTPOrigin(timeout: originTimeout), configuration: streaming)
+        cache = StreamingCache(
+            store: store, origin: HTTPOrigin(timeout: originTimeout + Self.nextSessionOffset()),
+            configuration: streaming)
         server = MediaServer(cache: cache, configuration: configuration)
         try server.start()
     }
@@ -49,6 +53,16 @@ final class ScriptedServer: @unchecked Sendable {
     }
 
     var port: Int { server.port ?? 0 }
+
+    private static let sessions = Locked(0)
+
+    /// A fraction of a second no other fixture of this process uses.
+    private static func nextSessionOffset() -> TimeInterval {
+        sessions.withLock { count in
+            count += 1
+            return Double(count) / 1024
+        }
+    }
 
     /// The local path (secret and encoded origin URL) a player asks for the origin's `path`.
     func localPath(_ path: String) -> String {

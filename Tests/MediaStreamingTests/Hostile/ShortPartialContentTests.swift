@@ -54,7 +54,7 @@ struct ShortPartialContentTests {
         default: Issue.record("the reader got \(outcome.data.count) bytes and \(String(describing: outcome.error))")
         }
         // 1-3 s alone; the full parallel run on a busy machine stretches every test (to 27 s here).
-        #expect(elapsed < .seconds(40))
+        #expect(elapsed < .seconds(120))
         #expect(outcome.data == Self.content.prefix(outcome.data.count))
         // Each request keeps a chunk (progress) but the last, asked 1 + maxRetries times.
         let asked = origin.requests.count

@@ -59,7 +59,7 @@ struct TricklingBodyTests {
         #expect(bytes < 1000 && seconds >= 1)
         // About 1.1 s alone; the full parallel run on a busy machine stretches
         // every test (to 25 s here). Without the limit: 1,000 s.
-        #expect(elapsed < 30, "failed after \(elapsed) s")
+        #expect(elapsed < 120, "failed after \(elapsed) s")
         // The transfer was cancelled: the origin sees its client go.
         for _ in 0..<300 where origin.openConnections > 0 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(origin.openConnections == 0)
@@ -91,7 +91,7 @@ struct TricklingBodyTests {
             return
         }
         // About 1.1 s alone (see above).
-        #expect(elapsed < 30, "failed after \(elapsed) s")
+        #expect(elapsed < 120, "failed after \(elapsed) s")
     }
 }
 
