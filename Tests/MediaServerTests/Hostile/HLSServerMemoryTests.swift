@@ -196,6 +196,29 @@ struct HLSServerMemoryTests {
         #expect(!fixture.server.isAllowed(urls[0]))
     }
 
+    @Test("A playlist served again from the rewrite cache mints its URIs again, after they were forgotten")
+    func rewriteCacheHitMintsAgain() async throws {
+        let playlist = Data(Self.media(segments: 3).utf8)
+        let origin = try ScriptedOrigin { _, reply in reply.respond(body: playlist) }
+        defer { origin.stop() }
+        let fixture = try Fixture(configuration: MediaServerConfiguration(mintedURLBytes: 4096))
+        let port = try #require(fixture.server.port)
+        let route = HLSRoute(origin: origin.url("/p.m3u8"), kind: .mediaPlaylist)
+        let segment = origin.url("/segment0.ts")
+        #expect(try await Self.get(fixture.path(route), port: port).status == 200)
+        #expect(fixture.server.isAllowed(segment))
+        // Other playlists' URIs are minted meanwhile: this one's are forgotten.
+        for index in 0..<1000 {
+            _ = fixture.server.localURL(
+                for: HLSRoute(origin: URL(string: "https://cdn.example.com/s\(index).ts")!, kind: .segment))
+        }
+        #expect(!fixture.server.isAllowed(segment))
+        // Served again (the same bytes: its rewriting is kept), its segments play again.
+        #expect(try await Self.get(fixture.path(route), port: port).status == 200)
+        #expect(fixture.server.hlsRewrites.count == 1)
+        #expect(fixture.server.isAllowed(segment))
+    }
+
     @Test("hls-get of a playlist over the segment limit exits non-zero with one line naming the limit")
     func hlsGetRefusesAnOversizedPlaylist() async throws {
         let over = Data(Self.media(segments: 20_001).utf8)
