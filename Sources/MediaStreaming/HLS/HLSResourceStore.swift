@@ -383,7 +383,9 @@ public final class HLSResourceStore: Sendable {
         // The limit bounds the body (a 200 to a range request brings the bytes before it too), so the
         // origin refuses a longer one before reading it, and the network may run ahead of the store up to it.
         request.maxBodyBytes = range.map { $0.upperBound } ?? limit
-        request.maxBufferedBytes = limit + (64 << 10)
+        // Saturating: a limit of Int.max means no limit.
+        let (buffered, overflow) = limit.addingReportingOverflow(64 << 10)
+        request.maxBufferedBytes = overflow ? .max : buffered
         originRequestCount.withLock { $0 += 1 }
         let response: OriginResponse
         do {

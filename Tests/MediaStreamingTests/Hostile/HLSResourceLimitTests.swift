@@ -244,4 +244,22 @@ struct HLSResourceLimitTests {
             offset = range.upperBound
         }
     }
+
+    @Test("Limits of Int.max (no limit) fetch a segment and a playlist: the buffering bound above them saturates")
+    func limitsOfIntMax() async throws {
+        let playlist = Data("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\ns.ts\n#EXT-X-ENDLIST\n".utf8)
+        let segment = Data((0..<5_000).map { UInt8(truncatingIfNeeded: $0 &* 3) })
+        let origin = try ScriptedOrigin { request, reply in
+            reply.respond(body: request.path.hasSuffix(".m3u8") ? playlist : segment)
+        }
+        defer { origin.stop() }
+        let (_, cache) = try Self.cache(HLSLimits(maxResourceBytes: .max, playlist: PlaylistLimits(maxBytes: .max)))
+        let resources = HLSResourceStore.shared(for: cache)
+        let fetched = try await resources.data(
+            for: Self.resource(.segment, origin.url("/s.ts"), in: resources), metadata: EntryMetadata())
+        #expect(fetched.data == segment)
+        let list = try await resources.data(
+            for: Self.resource(.mediaPlaylist, origin.url("/p.m3u8"), in: resources), metadata: EntryMetadata())
+        #expect(list.data == playlist)
+    }
 }
