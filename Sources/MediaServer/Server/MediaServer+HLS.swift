@@ -103,11 +103,16 @@ extension MediaServer {
     /// playlist of hundreds of segments is rewritten once, not at every start).
     func rewrite(_ data: Data, route: HLSRoute) throws(HLSDownloadError) -> Data {
         let path = route.path(secret: secret)
-        if let kept = hlsRewrites.output(for: path, input: data) { return kept }
+        if let kept = hlsRewrites.output(for: path, input: data) {
+            // Served again: its URIs are minted again (they may have been forgotten since).
+            for origin in kept.minted { mint(origin) }
+            return kept.output
+        }
         let limits = hlsResources.limits.playlist
         var renditionTypes: [String: Rendition.MediaType] = [:]
         let rule = playlistURIRule
         var refused: [(URL, String)] = []
+        var minted: [URL] = []
         do {
             if route.kind == .masterPlaylist,
                 case .master(let master) = try PlaylistParser.parse(data, url: route.origin, limits: limits)
@@ -127,7 +132,7 @@ extension MediaServer {
                 // A URI the rule refuses gets a local URL all the same (the player
                 // sees a 403 for it, not a request past the server), but is not minted.
                 let refusal = rule.refusal(of: reference.url, in: route.origin)
-                if let refusal { refused.append((reference.url, refusal)) }
+                if let refusal { refused.append((reference.url, refusal)) } else { minted.append(reference.url) }
                 return localURL(
                     for: HLSRoute(
                         origin: reference.url, kind: reference.kind, mediaType: mediaType,
@@ -135,7 +140,7 @@ extension MediaServer {
                     minting: refusal == nil)
             }
             for (uri, reason) in refused { emit(.playlistURIRefused(playlist: route.origin, uri: uri, reason: reason)) }
-            hlsRewrites.keep(output, for: path, input: data)
+            hlsRewrites.keep(output, for: path, input: data, minted: minted)
             return output
         } catch {
             throw .playlist(url: route.origin, error)

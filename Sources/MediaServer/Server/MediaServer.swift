@@ -246,8 +246,16 @@ public final class MediaServer: Sendable {
     }
 
     /// Whether `origin` may be fetched: minted by ``url(for:)`` or allowlisted.
+    /// A minted one asked for is minted again: what players use stays (a VOD
+    /// playlist is served once, its segments asked for over the whole play).
     func isAllowed(_ origin: URL) -> Bool {
-        state.withLock { $0.minted.contains(origin.absoluteString) } || configuration.allowlist.allows(origin)
+        let url = origin.absoluteString
+        let minted = state.withLock { state -> Bool in
+            guard state.minted.contains(url) else { return false }
+            state.minted.insert(url)
+            return true
+        }
+        return minted || configuration.allowlist.allows(origin)
     }
 
     /// Why `origin` is not allowed, for the 403 a player gets.

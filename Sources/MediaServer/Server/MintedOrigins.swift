@@ -1,7 +1,7 @@
 /// The origin URLs a server minted local URLs for (the ones it may fetch),
 /// bounded by bytes: kept in two generations; once the newer holds half
 /// of ``budget``, the older is forgotten and the newer takes its place. A
-/// URL minted again (its playlist served again) joins the newer
+/// URL minted again (its playlist served again, or itself asked for) joins the newer
 /// generation, so what players use now stays; a local URL of a playlist
 /// not served for long may be forgotten (403 until it is served again).
 struct MintedOrigins: Sendable {

@@ -3,7 +3,8 @@ import MediaStore
 
 /// The last playlist rewritings of a server (a playlist of thousands of
 /// segments is rewritten once, not at every request), bounded by bytes:
-/// each entry costs its input and output playlists; the least recently
+/// each entry costs its input and output playlists and the origin URLs it
+/// minted (minted again when it is used: see ``MintedOrigins``); the least recently
 /// used go first once ``budget`` would be exceeded, and an entry larger
 /// than the budget is not kept.
 final class RewriteCache: Sendable {
@@ -12,8 +13,13 @@ final class RewriteCache: Sendable {
     private struct Entry {
         var input: Data
         var output: Data
+        var minted: [URL]
         var lastUse: UInt64
-        var cost: Int { input.count + output.count }
+        var cost: Int { Self.cost(input, output, minted) }
+
+        static func cost(_ input: Data, _ output: Data, _ minted: [URL]) -> Int {
+            minted.reduce(input.count + output.count) { $0 + $1.absoluteString.utf8.count }
+        }
     }
     private struct State {
         var entries: [String: Entry] = [:]
@@ -24,20 +30,21 @@ final class RewriteCache: Sendable {
 
     init(budget: Int) { self.budget = max(0, budget) }
 
-    /// The output kept for `path` when it was rewritten from `input`.
-    func output(for path: String, input: Data) -> Data? {
+    /// The output kept for `path` when it was rewritten from `input`, with the origins it minted.
+    func output(for path: String, input: Data) -> (output: Data, minted: [URL])? {
         state.withLock { state in
             guard var entry = state.entries[path], entry.input == input else { return nil }
             state.clock += 1
             entry.lastUse = state.clock
             state.entries[path] = entry
-            return entry.output
+            return (entry.output, entry.minted)
         }
     }
 
-    /// Keeps `output`, the rewriting of `input` for `path`, if it fits the budget.
-    func keep(_ output: Data, for path: String, input: Data) {
-        let cost = input.count + output.count
+    /// Keeps `output`, the rewriting of `input` for `path` that minted
+    /// `minted`, if it fits the budget.
+    func keep(_ output: Data, for path: String, input: Data, minted: [URL]) {
+        let cost = Entry.cost(input, output, minted)
         state.withLock { state in
             if let old = state.entries.removeValue(forKey: path) { state.bytes -= old.cost }
             guard cost <= budget else { return }
@@ -48,7 +55,7 @@ final class RewriteCache: Sendable {
                 state.bytes -= oldest.value.cost
             }
             state.clock += 1
-            state.entries[path] = Entry(input: input, output: output, lastUse: state.clock)
+            state.entries[path] = Entry(input: input, output: output, minted: minted, lastUse: state.clock)
             state.bytes += cost
         }
     }

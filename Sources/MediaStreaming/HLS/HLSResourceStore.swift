@@ -380,10 +380,13 @@ public final class HLSResourceStore: Sendable {
         if let range, range.count > limit { throw tooLarge(resource, bytes: range.count, limit: limit) }
         var request = OriginRequest(url: resource.url, range: range)
         request.headers = cache.configuration.headers.merging(headers) { $1 }
-        // The limit bounds the body (a 200 to a range request brings the bytes before it too), so the
-        // origin refuses a longer one before reading it, and the network may run ahead of the store up to it.
-        request.maxBodyBytes = max(range?.upperBound ?? 0, limit)
-        request.maxBufferedBytes = limit + (64 << 10)
+        // The limit bounds the body, so the origin refuses a longer one before reading it, and the network
+        // may run ahead of the store up to it. Not for a range: a 200 to it is the whole resource, longer
+        // than the range's end, and is cut below once the range is read.
+        request.maxBodyBytes = range == nil ? limit : nil
+        // Saturating: a limit of Int.max means no limit.
+        let (buffered, overflow) = limit.addingReportingOverflow(64 << 10)
+        request.maxBufferedBytes = overflow ? .max : buffered
         originRequestCount.withLock { $0 += 1 }
         let response: OriginResponse
         do {

@@ -9,8 +9,9 @@ import Foundation
 /// the check: a `MediaServer` checks its allowlist, an ``HLSDownloader``
 /// by default ``publicHosts`` (DNS names and public addresses, never a
 /// loopback, link-local, private, unspecified or non-canonical address).
-/// URIs that are not `http`/`https` (`data:`, `skd:`) are not fetched
-/// through the network and are left to the caller.
+/// `data:` and `skd:` URIs are not fetched through the network and are
+/// left to the caller; any other URI without an `http`/`https` origin
+/// (`ftp:`, which URLSession fetches too, or `http:` without a host) is refused.
 public struct PlaylistURIRule: Sendable {
     /// Whether a URI on another origin than its playlist's may be fetched.
     public var allows: @Sendable (URL) -> Bool
@@ -24,7 +25,10 @@ public struct PlaylistURIRule: Sendable {
 
     /// Why `uri`, read in the playlist at `playlist`, may not be fetched; nil when it may.
     public func refusal(of uri: URL, in playlist: URL) -> String? {
-        guard let origin = WebOrigin(uri) else { return nil }
+        guard let origin = WebOrigin(uri) else {
+            if let scheme = uri.scheme?.lowercased(), scheme == "data" || scheme == "skd" { return nil }
+            return "\(uri.scheme ?? "a URI without a scheme") is not an http or https URL with a host"
+        }
         if WebOrigin.same(uri, playlist) || allows(uri) { return nil }
         return "\(origin) (\(HostClass(host: origin.host))) is neither the playlist's origin nor allowed"
     }

@@ -14,12 +14,13 @@ public struct WebOrigin: Sendable, Hashable, CustomStringConvertible {
 
     /// The origin of `url`; nil unless it is an `http` or `https` URL with a host.
     public init?(_ url: URL) {
-        guard let scheme = url.scheme?.lowercased(), let port = url.port ?? Self.defaultPort(scheme),
+        // An explicit port does not make another scheme (`ftp://host:21`) a web origin.
+        guard let scheme = url.scheme?.lowercased(), let defaultPort = Self.defaultPort(scheme),
             let host = url.host?.lowercased(), !host.isEmpty
         else { return nil }
         self.scheme = scheme
         self.host = host
-        self.port = port
+        self.port = url.port ?? defaultPort
     }
 
     /// 80 for `http`, 443 for `https`, nil for other schemes.

@@ -196,6 +196,57 @@ struct HLSServerMemoryTests {
         #expect(!fixture.server.isAllowed(urls[0]))
     }
 
+    @Test("A playlist served again from the rewrite cache mints its URIs again, after they were forgotten")
+    func rewriteCacheHitMintsAgain() async throws {
+        let playlist = Data(Self.media(segments: 3).utf8)
+        let origin = try ScriptedOrigin { _, reply in reply.respond(body: playlist) }
+        defer { origin.stop() }
+        let fixture = try Fixture(configuration: MediaServerConfiguration(mintedURLBytes: 4096))
+        let port = try #require(fixture.server.port)
+        let route = HLSRoute(origin: origin.url("/p.m3u8"), kind: .mediaPlaylist)
+        let segment = origin.url("/segment0.ts")
+        #expect(try await Self.get(fixture.path(route), port: port).status == 200)
+        #expect(fixture.server.isAllowed(segment))
+        // Other playlists' URIs are minted meanwhile: this one's are forgotten.
+        for index in 0..<1000 {
+            _ = fixture.server.localURL(
+                for: HLSRoute(origin: URL(string: "https://cdn.example.com/s\(index).ts")!, kind: .segment))
+        }
+        #expect(!fixture.server.isAllowed(segment))
+        // Served again (the same bytes: its rewriting is kept), its segments play again.
+        #expect(try await Self.get(fixture.path(route), port: port).status == 200)
+        #expect(fixture.server.hlsRewrites.count == 1)
+        #expect(fixture.server.isAllowed(segment))
+    }
+
+    @Test("A segment a player keeps fetching stays allowed while other playlists mint URLs (a VOD is served once)")
+    func aURLInUseStaysMinted() async throws {
+        let playlist = Data(Self.media(segments: 3).utf8)
+        let segment = Data(repeating: 7, count: 1000)
+        let origin = try ScriptedOrigin { request, reply in
+            reply.respond(body: request.path.hasSuffix(".m3u8") ? playlist : segment)
+        }
+        defer { origin.stop() }
+        let fixture = try Fixture(configuration: MediaServerConfiguration(mintedURLBytes: 4096))
+        let port = try #require(fixture.server.port)
+        #expect(
+            try await Self.get(fixture.path(HLSRoute(origin: origin.url("/p.m3u8"), kind: .mediaPlaylist)), port: port)
+                .status == 200)
+        // The local URL the player read in the playlist (not minted again by the test).
+        let local = HLSRoute(origin: origin.url("/segment0.ts"), kind: .segment).path(secret: fixture.server.secret)
+        for round in 0..<10 {
+            // Other players' playlists mint less than half the budget between two fetches of this segment.
+            for index in 0..<40 {
+                _ = fixture.server.localURL(
+                    for: HLSRoute(origin: URL(string: "https://cdn.example.com/r\(round)s\(index).ts")!, kind: .segment)
+                )
+            }
+            let answer = try await Self.get(local, port: port)
+            #expect(answer.status == 200, "round \(round): \(answer.head)")
+            if answer.status != 200 { break }
+        }
+    }
+
     @Test("hls-get of a playlist over the segment limit exits non-zero with one line naming the limit")
     func hlsGetRefusesAnOversizedPlaylist() async throws {
         let over = Data(Self.media(segments: 20_001).utf8)

@@ -67,6 +67,25 @@ struct HLSDownloadURITests {
         #expect(!test.origin.requests.isEmpty && test.origin.requests.allSatisfy { $0.request.url.host == "127.0.0.1" })
     }
 
+    /// URLSession fetches `ftp:` too: a URI that is not `http`/`https` (no
+    /// ``WebOrigin``) must not pass the rule as "not fetched through the network".
+    @Test func aSegmentOfAnotherSchemeFailsTheDownload() async throws {
+        let elsewhere = "ftp://127.0.0.2/seg1.ts"
+        let origin = try playlistOrigin {
+            "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\nseg0.ts\n#EXTINF:4,\n\(elsewhere)\n#EXT-X-ENDLIST\n"
+        }
+        defer { origin.stop() }
+        let test = try TestCache()
+        let error = await outcome(HLSDownloader(cache: test.cache).download(origin.url("/media.m3u8")))
+        guard case .uriRefused(let refused, _, _)? = error else {
+            Issue.record("expected uriRefused, got \(String(describing: error))")
+            return
+        }
+        #expect(refused.absoluteString == elsewhere)
+        #expect(origin.requests.map(\.path) == ["/media.m3u8"])
+        #expect(test.origin.requests.allSatisfy { $0.request.url.scheme == "http" })
+    }
+
     /// A media playlist whose second segment is on another origin (`cdn`),
     /// and a downloader whose rule allows that origin.
     private struct TwoOrigins {

@@ -244,4 +244,39 @@ struct HLSResourceLimitTests {
             offset = range.upperBound
         }
     }
+
+    @Test("Limits of Int.max (no limit) fetch a segment and a playlist: the buffering bound above them saturates")
+    func limitsOfIntMax() async throws {
+        let playlist = Data("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\ns.ts\n#EXT-X-ENDLIST\n".utf8)
+        let segment = Data((0..<5_000).map { UInt8(truncatingIfNeeded: $0 &* 3) })
+        let origin = try ScriptedOrigin { request, reply in
+            reply.respond(body: request.path.hasSuffix(".m3u8") ? playlist : segment)
+        }
+        defer { origin.stop() }
+        let (_, cache) = try Self.cache(HLSLimits(maxResourceBytes: .max, playlist: PlaylistLimits(maxBytes: .max)))
+        let resources = HLSResourceStore.shared(for: cache)
+        let fetched = try await resources.data(
+            for: Self.resource(.segment, origin.url("/s.ts"), in: resources), metadata: EntryMetadata())
+        #expect(fetched.data == segment)
+        let list = try await resources.data(
+            for: Self.resource(.mediaPlaylist, origin.url("/p.m3u8"), in: resources), metadata: EntryMetadata())
+        #expect(list.data == playlist)
+    }
+
+    @Test("A byte-range segment answered with a 200 of the whole file gets the bytes of its range")
+    func byteRangeAnsweredWholeIsCut() async throws {
+        let file = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        // An origin that ignores Range: the whole file, 200.
+        let origin = try ScriptedOrigin { _, reply in reply.respond(body: file) }
+        defer { origin.stop() }
+        let (_, cache) = try Self.cache()
+        let resources = HLSResourceStore.shared(for: cache)
+        let url = origin.url("/all.ts")
+        let range = try #require(ByteRange(offset: 1_000, length: 5_000))
+        let resource = HLSResource(
+            kind: .segment, url: url, byteRange: range,
+            cacheKey: HLSResourceKey(key: resources.resourceKey(for: url).key, byteRange: range), playlistURL: nil)
+        let fetched = try await resources.data(for: resource, metadata: EntryMetadata())
+        #expect(fetched.data == file[1_000..<6_000])
+    }
 }

@@ -63,6 +63,21 @@ struct RedirectTests {
         #expect(forbidden.requests.isEmpty)
     }
 
+    /// The standard policy follows `http`/`https` hops only: an explicit
+    /// port does not make an `ftp:` URL a web origin.
+    @Test func theStandardPolicyRefusesAnFTPHopWithAPort() async throws {
+        let target = URL(string: "ftp://127.0.0.2:21/secret")!
+        #expect(WebOrigin(target) == nil)
+        let origin = try ScriptedOrigin { _, reply in
+            reply.respond(status: 302, headers: ["Location": target.absoluteString], body: Data("moved".utf8))
+        }
+        defer { origin.stop() }
+        let http = HTTPOrigin(timeout: 5)
+        await #expect(throws: OriginError.redirectRefused(from: origin.url("/a"), to: target)) {
+            _ = try await http.fetch(OriginRequest(url: origin.url("/a")))
+        }
+    }
+
     @Test func aRedirectLoopEndsAtTheBound() async throws {
         let origin = try ScriptedOrigin { request, reply in
             let next = (Int(request.path.dropFirst()) ?? 0) + 1
