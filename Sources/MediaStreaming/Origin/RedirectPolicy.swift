@@ -38,14 +38,16 @@ public struct RedirectPolicy: Sendable {
     /// Any `http`/`https` hop, up to 5, without caller headers across origins.
     public static let standard = RedirectPolicy()
 
-    /// Hops that stay on the origin of the URL they leave, or whose target
-    /// passes `check` (an allowlist), up to `maxRedirects`.
+    /// Hops to an `http`/`https` URL that stay on the origin of the URL they
+    /// leave, or whose target passes `check` (an allowlist), up to `maxRedirects`.
     ///
     /// - parameter check: whether a URL on another origin may be reached.
     /// - parameter maxRedirects: hops one request follows at most (default 5).
     public static func sameOrigin(
         or check: @escaping @Sendable (URL) -> Bool, maxRedirects: Int = 5
     ) -> RedirectPolicy {
-        RedirectPolicy(maxRedirects: maxRedirects) { from, to in WebOrigin.same(from, to) || check(to) }
+        RedirectPolicy(maxRedirects: maxRedirects) { from, to in
+            WebOrigin(to) != nil && (WebOrigin.same(from, to) || check(to))
+        }
     }
 }

@@ -78,6 +78,16 @@ struct RedirectTests {
         }
     }
 
+    /// A same-origin-or-allowlisted policy whose check would let any host
+    /// through still refuses a hop that is not `http`/`https`.
+    @Test func anAllowlistPolicyRefusesAHopOfAnotherScheme() {
+        let policy = RedirectPolicy.sameOrigin(or: { _ in true })
+        let from = URL(string: "http://127.0.0.1:8080/a")!
+        #expect(!policy.allows(from, URL(string: "ftp://127.0.0.2/secret")!))
+        #expect(!policy.allows(from, URL(string: "file:///etc/passwd")!))
+        #expect(policy.allows(from, URL(string: "http://127.0.0.1:8080/b")!))
+    }
+
     @Test func aRedirectLoopEndsAtTheBound() async throws {
         let origin = try ScriptedOrigin { request, reply in
             let next = (Int(request.path.dropFirst()) ?? 0) + 1
