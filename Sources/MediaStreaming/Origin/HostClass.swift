@@ -17,7 +17,9 @@ import Foundation
 /// IPv4 address (as browsers do), never as a name. IPv6 literals that
 /// embed an IPv4 address (`::ffff:127.0.0.1`, `::127.0.0.1`,
 /// `64:ff9b::127.0.0.1`) are classed by that address; one with a zone
-/// (`fe80::1%eth0`) is ``linkLocal``. `localhost` and `*.localhost` are
+/// (`fe80::1%eth0`) is ``linkLocal``. `localhost`, `*.localhost` and the
+/// names Linux's `/etc/hosts` gives the loopback addresses
+/// (`localhost.localdomain`, `localhost6`, `ip6-localhost`, `ip6-loopback`…) are
 /// ``loopback``. A DNS name is a ``name`` whatever it resolves to.
 public enum HostClass: Sendable, Hashable, CustomStringConvertible {
     /// A DNS name (other than `localhost`).
@@ -36,6 +38,12 @@ public enum HostClass: Sendable, Hashable, CustomStringConvertible {
     case reserved
     /// A numeric host in a form other than dotted decimal, or characters no host may hold.
     case nonCanonical
+
+    /// Host names that are the loopback address on common systems.
+    static let loopbackNames: Set<String> = [
+        "localhost", "localhost.localdomain", "localhost4", "localhost4.localdomain4", "localhost6",
+        "localhost6.localdomain6", "ip6-localhost", "ip6-loopback",
+    ]
 
     /// The class of `url`'s host; ``nonCanonical`` when it has none.
     public init(url: URL) {
@@ -70,7 +78,7 @@ public enum HostClass: Sendable, Hashable, CustomStringConvertible {
             self = Self.classifyIPv4(address)
             return
         }
-        if text == "localhost" || text.hasSuffix(".localhost") {
+        if text.hasSuffix(".localhost") || Self.loopbackNames.contains(text) {
             self = .loopback
             return
         }

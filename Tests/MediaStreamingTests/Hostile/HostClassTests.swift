@@ -57,6 +57,9 @@ struct HostClassTests {
         #expect(classOf("http://cdn.example.com/") == .name && classOf("http://CDN.Example.com./") == .name)
         #expect(classOf("http://localhost:8080/") == .loopback && classOf("http://LOCALHOST./") == .loopback)
         #expect(classOf("http://a.localhost/") == .loopback)
+        for name in ["localhost.localdomain", "localhost6", "ip6-localhost", "IP6-LOOPBACK", "localhost4"] {
+            #expect(classOf("http://\(name):8080/") == .loopback, "\(name)")
+        }
         #expect(classOf("http://1.example.com/") == .name && classOf("http://example.123abc/") == .name)
         #expect(HostClass(host: "") == .nonCanonical && HostClass(host: "a..b") == .nonCanonical)
         #expect(HostClass(host: "exa mple.com") == .nonCanonical && HostClass(host: "a%2eb") == .nonCanonical)
