@@ -55,8 +55,9 @@ struct HostileRangeTests {
 
     static func serving() throws -> ScriptedServer {
         try ScriptedServer(
-            // The default origin wait: on a loaded machine the first answer may take seconds.
-            configuration: MediaServerConfiguration(maxConnections: 64)
+            // A long origin wait (not what is tested): the full parallel run has kept a first answer
+            // waiting over 30 s.
+            configuration: MediaServerConfiguration(maxConnections: 64, originWaitTimeout: 120)
         ) { request, reply in
             // An empty file: a 200 with no body, whatever the range (as nginx answers).
             guard request.path != "/empty.bin" else { return reply.respond(status: 200, headers: ["ETag": "\"e\""]) }

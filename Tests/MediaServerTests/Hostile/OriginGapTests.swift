@@ -28,7 +28,8 @@ struct OriginGapTests {
     func aRangeInTheGapGetsAnErrorStatus(_ failure: Failure) async throws {
         let content = ScriptedServer.content(200_000)
         let failing = Switch()
-        let fixture = try ScriptedServer(configuration: MediaServerConfiguration()) {
+        // A long origin wait: the full parallel run has kept a first answer waiting over 30 s.
+        let fixture = try ScriptedServer(configuration: MediaServerConfiguration(originWaitTimeout: 120)) {
             request, reply in
             guard failing.isOn else { return reply.serve(content, for: request) }
             switch failure {
