@@ -46,6 +46,7 @@ let package = Package(
         .executableTarget(name: "FuzzServerRequest", dependencies: ["FuzzEntryPoints"]),
         .executableTarget(name: "FuzzImportManifest", dependencies: ["FuzzEntryPoints"]),
         .executableTarget(name: "FuzzRange", dependencies: ["FuzzEntryPoints"]),
+        .executableTarget(name: "FuzzHost", dependencies: ["FuzzEntryPoints"]),
     ],
     swiftLanguageModes: [.v6]
 )

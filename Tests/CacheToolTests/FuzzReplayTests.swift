@@ -129,6 +129,15 @@ import Testing
         #expect(parsed >= 8 && parsed < inputs.count, "\(parsed) of \(inputs.count) seeds parsed")
     }
 
+    /// Hosts (FuzzHost): every numeric form of an internal address is
+    /// classed internal; public names and addresses stay public.
+    @Test func hostCorpus() throws {
+        let inputs = try Self.inputs("FuzzHost")
+        #expect(inputs.count >= 10)
+        let publicHosts = inputs.filter { Self.replay($0, HostFuzzing.classify) == true }.count
+        #expect(publicHosts >= 3 && publicHosts < inputs.count, "\(publicHosts) of \(inputs.count) seeds public")
+    }
+
     /// Arbitrary bytes as `data.mdb` (FuzzStoreFile). The checks before
     /// mapping run here for every input, and a file they refuse must be
     /// refused by opening too. A file they pass is opened only in a child
