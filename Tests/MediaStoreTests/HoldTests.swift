@@ -167,10 +167,16 @@ import Testing
         #expect(try Self.survivors(store, of: ["pinned", "loose"]).isEmpty)
     }
 
+    /// Waits for `process` to end without blocking a thread of the cooperative pool
+    /// (a blocked pool stalls every other suite's async work).
+    static func exit(of process: Process) async {
+        while process.isRunning { try? await Task.sleep(for: .milliseconds(2)) }
+    }
+
     /// SIGKILL while a child upgrades a format 4 store (its opening
     /// transaction) leaves a store of format 4 or 5 — never a mix — whose
     /// pins are all there.
-    @Test func aKilledUpgradeLeavesFormatFourOrFive() throws {
+    @Test func aKilledUpgradeLeavesFormatFourOrFive() async throws {
         let writer = try #require(CrashWriterBinary.locate(), "crash-writer is not built next to the test binary")
         defer { try? FileManager.default.removeItem(at: directory) }
         let pinnedCount = 3_000
@@ -200,7 +206,7 @@ import Testing
         // How long a whole upgrade takes here, start-up included: kills land across it.
         let started = Date()
         let (whole, _) = try startUpgrade("whole")
-        whole.waitUntilExit()
+        await Self.exit(of: whole)
         let duration = Date().timeIntervalSince(started)
         #expect(whole.terminationStatus == 0)
         var generator = SplitMix64(seed: UInt64.random(in: 1...UInt64.max))
@@ -211,9 +217,9 @@ import Testing
             round += 1
             let (child, copy) = try startUpgrade("round-\(round)")
             let delay = duration * (0.3 + Double(generator.next() % 1000) / 1000)
-            usleep(UInt32(delay * 1_000_000))
+            try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
             kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
+            await Self.exit(of: child)
             let store = try MediaStore.openReadOnly(directory: copy)
             let format = try #require(try Self.format(of: store))
             seen.insert(format)
