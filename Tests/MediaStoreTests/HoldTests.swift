@@ -170,7 +170,19 @@ import Testing
     /// Waits for `process` to end without blocking a thread of the cooperative pool
     /// (a blocked pool stalls every other suite's async work).
     static func exit(of process: Process) async {
-        while process.isRunning { try? await Task.sleep(for: .milliseconds(2)) }
+        let box = UncheckedProcess(process)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread {
+                box.process.waitUntilExit()
+                continuation.resume()
+            }.start()
+        }
+    }
+
+    /// `Process` is not `Sendable`; only its `waitUntilExit()` runs on the other thread.
+    private final class UncheckedProcess: @unchecked Sendable {
+        let process: Process
+        init(_ process: Process) { self.process = process }
     }
 
     /// SIGKILL while a child upgrades a format 4 store (its opening
