@@ -13,9 +13,12 @@ import MediaStore
 //       (and records the resolved state in the log) or 1 with the problems.
 //   crash-writer app <storeDir> <close|hang>
 //       An app for the recovery tests (see RecoveryApp).
-//   crash-writer open <storeDir>
+//   crash-writer open <storeDir> [killAfterMicroseconds]
 //       Opens the store for writing (upgrading an older format) and closes
-//       it: the child of the upgrade's crash test.
+//       it: the child of the upgrade's crash test. Prints how many
+//       microseconds the open and close took; given a delay, SIGKILLs itself
+//       that long after the open began (the kill lands where the child is,
+//       however busy the parent is).
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
@@ -26,7 +29,7 @@ func usage() -> Never {
             usage: crash-writer <storeDir> <seed> <ackFile> [maxOperations]
                    crash-writer check <storeDir> <ackFile>
                    crash-writer app <storeDir> <close|hang>
-                   crash-writer open <storeDir>
+                   crash-writer open <storeDir> [killAfterMicroseconds]
 
             """.utf8))
     exit(64)
@@ -43,9 +46,20 @@ if arguments.first == "app" {
 }
 
 if arguments.first == "open" {
-    guard arguments.count == 2 else { usage() }
+    guard arguments.count == 2 || arguments.count == 3 else { usage() }
+    let killAfter = arguments.count == 3 ? UInt32(arguments[2]) : nil
+    if arguments.count == 3, killAfter == nil { usage() }
     do {
+        let started = DispatchTime.now()
+        if let killAfter {
+            Thread {
+                usleep(killAfter)
+                kill(getpid(), SIGKILL)
+            }.start()
+        }
         try MediaStore(directory: URL(fileURLWithPath: arguments[1])).close()
+        let elapsed = (DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000
+        print(elapsed)
         exit(0)
     } catch {
         FileHandle.standardError.write(Data("crash-writer: \(error)\n".utf8))

@@ -205,33 +205,37 @@ import Testing
             try downgradeToFormatFour(store)
             store.close()
         }
-        func startUpgrade(_ round: String) throws -> (Process, URL) {
+        /// Runs the child's upgrade of a copy of the template; with a delay,
+        /// the child kills itself that long after its open began.
+        func upgrade(_ round: String, killAfter: UInt32?) async throws -> (Process, URL, String) {
             let copy = directory.appendingPathComponent(round)
             try FileManager.default.copyItem(at: template, to: copy)
             let child = Process()
             child.executableURL = writer
-            child.arguments = ["open", copy.path]
+            child.arguments = ["open", copy.path] + (killAfter.map { [String($0)] } ?? [])
+            let output = Pipe()
+            child.standardOutput = output
             child.standardError = FileHandle.nullDevice
             try child.run()
-            return (child, copy)
+            await Self.exit(of: child)
+            let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            return (child, copy, printed.trimmingCharacters(in: .whitespacesAndNewlines))
         }
-        // How long a whole upgrade takes here, start-up included: kills land across it.
-        let started = Date()
-        let (whole, _) = try startUpgrade("whole")
-        await Self.exit(of: whole)
-        let duration = Date().timeIntervalSince(started)
+        // How long the open that upgrades takes in the child, process start-up
+        // left out: the kills are spread across it.
+        let (whole, _, printed) = try await upgrade("whole", killAfter: nil)
         #expect(whole.terminationStatus == 0)
-        var generator = SplitMix64(seed: UInt64.random(in: 1...UInt64.max))
+        let duration = try #require(UInt32(printed), "the child printed \(printed)")
         var seen: Set<UInt16> = []
         var round = 0
-        // Until both outcomes were seen (the test's premise), at least 12 rounds, at most 40.
-        while round < 12 || (seen.count < 2 && round < 40) {
+        // Kills at 5 %, 15 %, … 95 % of the upgrade, then again (the child may
+        // run slower than when it was timed) until both outcomes were seen —
+        // the test's premise — at most 40 rounds.
+        while round < 10 || (seen.count < 2 && round < 40) {
+            let fraction = 0.05 + 0.1 * Double(round % 10) + (round >= 10 && !seen.contains(5) ? 1.0 : 0)
             round += 1
-            let (child, copy) = try startUpgrade("round-\(round)")
-            let delay = duration * (0.3 + Double(generator.next() % 1000) / 1000)
-            try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
-            kill(child.processIdentifier, SIGKILL)
-            await Self.exit(of: child)
+            let (child, copy, _) = try await upgrade("round-\(round)", killAfter: UInt32(Double(duration) * fraction))
+            #expect(child.terminationReason == .uncaughtSignal || child.terminationStatus == 0)
             let store = try MediaStore.openReadOnly(directory: copy)
             let format = try #require(try Self.format(of: store))
             seen.insert(format)
