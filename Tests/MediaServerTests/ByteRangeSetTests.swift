@@ -1,3 +1,5 @@
+import Foundation
+import TestSupport
 import Testing
 
 @testable import MediaServer
@@ -58,5 +60,69 @@ import Testing
         }
         let tooMany = "bytes=" + (0..<65).map { "\($0 * 2)-\($0 * 2)" }.joined(separator: ",")
         #expect(ByteRangeSet.parse(tooMany) == nil)
+    }
+
+    /// The byte-level parser agrees with a plain character-level reading of
+    /// the grammar (split on commas and the first dash, trim spaces and
+    /// tabs) on random values built from the grammar's pieces and from
+    /// characters that combine with them.
+    @Test func agreesWithACharacterLevelReading() {
+        let numbers = ["", "0", "1", "42", "9223372036854775807", "99999999999999999999"]
+        let spaces = ["", " ", "\t", " \t "]
+        let hostile = ["\u{301}", "é", "日", "a", "+", "\r", "\u{A0}", "=", "-", ",", "BYTES", " "]
+        var generator = SplitMix64(seed: 0x0B17E5)
+        var valid = 0
+        for _ in 0..<20_000 {
+            let items = (0..<Int.random(in: 1...5, using: &generator)).map { _ in
+                numbers.randomElement(using: &generator)! + "-" + numbers.randomElement(using: &generator)!
+            }
+            let unit = ["bytes", "BYTES", "ByTeS", "byte"].randomElement(using: &generator)!
+            var value =
+                spaces.randomElement(using: &generator)! + unit + "="
+                + items.joined(separator: spaces.randomElement(using: &generator)! + ",")
+                + spaces.randomElement(using: &generator)!
+            // Half the values get a stranger inserted between two characters.
+            if Bool.random(using: &generator) {
+                let at = value.index(value.startIndex, offsetBy: Int.random(in: 0...value.count, using: &generator))
+                value.insert(contentsOf: hostile.randomElement(using: &generator)!, at: at)
+            }
+            let parsed = ByteRangeSet.parse(value)
+            #expect(parsed == Self.characterLevel(value), "\(value.debugDescription)")
+            if parsed != nil { valid += 1 }
+        }
+        // The premise: the values reach valid sets, not only refusals.
+        #expect(valid > 500, "\(valid) of 20,000 values were valid sets")
+    }
+
+    static func characterLevel(_ header: String) -> ByteRangeSet? {
+        let value = header.trimmingCharacters(in: [" ", "\t"])
+        guard let equals = value.firstIndex(of: "="),
+            value[..<equals].trimmingCharacters(in: [" ", "\t"]).lowercased() == "bytes"
+        else { return nil }
+        var specs: [ByteRangeSet.Spec] = []
+        for element in value[value.index(after: equals)...].split(separator: ",", omittingEmptySubsequences: false) {
+            let item = element.trimmingCharacters(in: [" ", "\t"])
+            if item.isEmpty { continue }
+            let halves = item.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+            guard halves.count == 2 else { return nil }
+            func number(_ text: Substring) -> Int? {
+                guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+                return Int(text) ?? Int.max
+            }
+            switch (halves[0].isEmpty, halves[1].isEmpty) {
+            case (true, true): return nil
+            case (true, false):
+                guard let count = number(halves[1]) else { return nil }
+                specs.append(.suffix(count))
+            case (false, true):
+                guard let first = number(halves[0]) else { return nil }
+                specs.append(.from(first))
+            case (false, false):
+                guard let first = number(halves[0]), let last = number(halves[1]), first <= last else { return nil }
+                specs.append(.closed(first: first, last: last))
+            }
+            if specs.count > ByteRangeSet.maxRanges { return nil }
+        }
+        return specs.isEmpty ? nil : ByteRangeSet(specs)
     }
 }

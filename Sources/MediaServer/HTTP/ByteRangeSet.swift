@@ -43,43 +43,58 @@ public struct ByteRangeSet: Sendable, Equatable {
     public static let maxRanges = 64
 
     /// Parses a `Range` header value; `nil` when it is not a valid bytes range set.
+    /// Works on the value's bytes (HTTP's grammar is bytes, and every byte a
+    /// valid set holds is ASCII): one pass, no character breaking.
     public static func parse(_ header: String) -> ByteRangeSet? {
-        let value = header.trimmingCharacters(in: [" ", "\t"])
-        guard let equals = value.firstIndex(of: "="),
-            value[..<equals].trimmingCharacters(in: [" ", "\t"]).lowercased() == "bytes"
+        let bytes = Array(header.utf8)[...]
+        guard let equals = bytes.firstIndex(of: UInt8(ascii: "=")),
+            trimmed(bytes[..<equals]).map({ $0 | 0x20 }) == Array("bytes".utf8)
         else { return nil }
         var specs: [Spec] = []
-        // RFC 9110 §5.6.1: empty list elements are allowed and ignored.
-        for element in value[value.index(after: equals)...].split(separator: ",", omittingEmptySubsequences: false) {
-            let item = element.trimmingCharacters(in: [" ", "\t"])
-            if item.isEmpty { continue }
-            guard let spec = spec(item) else { return nil }
-            specs.append(spec)
-            if specs.count > maxRanges { return nil }
+        var rest = bytes[(equals + 1)...]
+        while true {
+            let comma = rest.firstIndex(of: UInt8(ascii: ",")) ?? rest.endIndex
+            // RFC 9110 §5.6.1: empty list elements are allowed and ignored.
+            let item = trimmed(rest[..<comma])
+            if !item.isEmpty {
+                guard let spec = spec(item) else { return nil }
+                specs.append(spec)
+                if specs.count > maxRanges { return nil }
+            }
+            guard comma < rest.endIndex else { break }
+            rest = rest[(comma + 1)...]
         }
         return specs.isEmpty ? nil : ByteRangeSet(specs)
     }
 
-    private static func spec(_ item: String) -> Spec? {
-        let halves = item.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard halves.count == 2 else { return nil }
-        switch (halves[0].isEmpty, halves[1].isEmpty) {
+    /// `bytes` without the optional whitespace (spaces and tabs) around it.
+    private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        let isOWS = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
+        guard let first = bytes.firstIndex(where: { !isOWS($0) }), let last = bytes.lastIndex(where: { !isOWS($0) })
+        else { return [] }
+        return bytes[first...last]
+    }
+
+    private static func spec(_ item: ArraySlice<UInt8>) -> Spec? {
+        guard let dash = item.firstIndex(of: UInt8(ascii: "-")) else { return nil }
+        let (head, tail) = (item[..<dash], item[(dash + 1)...])
+        switch (head.isEmpty, tail.isEmpty) {
         case (true, true): return nil
-        case (true, false): return number(halves[1]).map(Spec.suffix)
-        case (false, true): return number(halves[0]).map(Spec.from)
+        case (true, false): return number(tail).map(Spec.suffix)
+        case (false, true): return number(head).map(Spec.from)
         case (false, false):
-            guard let first = number(halves[0]), let last = number(halves[1]), first <= last else { return nil }
+            guard let first = number(head), let last = number(tail), first <= last else { return nil }
             return .closed(first: first, last: last)
         }
     }
 
     /// A run of digits, saturating at `Int.max`.
-    private static func number(_ text: Substring) -> Int? {
-        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+    private static func number(_ digits: ArraySlice<UInt8>) -> Int? {
+        guard !digits.isEmpty, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
             return nil
         }
         var value = 0
-        for digit in text.utf8 {
+        for digit in digits {
             let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
             let (sum, overflow2) = times.addingReportingOverflow(Int(digit - UInt8(ascii: "0")))
             if overflow1 || overflow2 { return Int.max }

@@ -8,7 +8,7 @@ public struct EntityTag: Sendable, Equatable {
 
     /// Parses one entity tag; `nil` when malformed.
     public init?(_ text: some StringProtocol) {
-        var value = Substring(text.trimmingCharacters(in: [" ", "\t"]))
+        var value = Substring(Substring(text).trimmingOWS())
         isWeak = value.hasPrefix("W/")
         if isWeak { value = value.dropFirst(2) }
         guard value.count >= 2, value.first == "\"", value.last == "\"", !value.dropFirst().dropLast().contains("\"")
@@ -26,7 +26,7 @@ public struct EntityTag: Sendable, Equatable {
 
     /// The tags of an `If-None-Match` list; `nil` for `*`. Malformed members are skipped.
     public static func list(_ header: String) -> [EntityTag]? {
-        if header.trimmingCharacters(in: [" ", "\t"]) == "*" { return nil }
+        if header.trimmingOWS() == "*" { return nil }
         var tags: [EntityTag] = []
         var current = ""
         var quoted = false

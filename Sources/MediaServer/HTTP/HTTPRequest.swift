@@ -31,7 +31,7 @@ public struct HTTPRequest: Sendable, Equatable {
     /// HTTP/1.1 unless `Connection: close`; HTTP/1.0 only with `Connection: keep-alive`.
     public var keepsAlive: Bool {
         let options = headers(named: "Connection").flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters(in: [" ", "\t"]).lowercased() }
+            .map { $0.trimmingOWS().lowercased() }
         if options.contains("close") { return false }
         return minorVersion >= 1 || options.contains("keep-alive")
     }

@@ -123,7 +123,7 @@ public enum HTTPRequestParser {
         if !request.headers(named: "Transfer-Encoding").isEmpty { throw .transferEncodingNotImplemented }
         for value in request.headers(named: "Content-Length") {
             for item in value.split(separator: ",", omittingEmptySubsequences: false) {
-                let digits = item.trimmingCharacters(in: [" ", "\t"])
+                let digits = item.trimmingOWS()
                 guard !digits.isEmpty, digits.utf8.allSatisfy(isDigit) else {
                     throw .malformed(reason: "bad Content-Length")
                 }

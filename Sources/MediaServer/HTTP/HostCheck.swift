@@ -48,7 +48,7 @@ public struct HostCheck: Sendable, Equatable {
     public func check(_ request: HTTPRequest) -> Verdict {
         let values = request.headers(named: "Host")
         guard values.count <= 1 else { return .malformed("several Host fields") }
-        guard let value = values.first?.trimmingCharacters(in: [" ", "\t"]) else {
+        guard let value = values.first?.trimmingOWS() else {
             return request.minorVersion >= 1 ? .malformed("no Host field") : .accepted
         }
         guard !value.isEmpty else { return .malformed("an empty Host field") }

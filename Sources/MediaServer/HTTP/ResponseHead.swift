@@ -30,8 +30,9 @@ public struct ResponseHead: Sendable, Equatable {
     /// Appends a field; the value is sanitized, a name that is not a token is dropped.
     public mutating func add(_ name: String, _ value: String) {
         guard !name.isEmpty, name.utf8.allSatisfy(HTTPRequestParser.isTokenByte) else { return }
-        let clean = String(
-            String.UnicodeScalarView(value.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
+        let isControl = { (byte: UInt8) in byte < 0x20 || byte == 0x7F }
+        guard value.utf8.contains(where: isControl) else { return fields.append(Field(name: name, value: value)) }
+        let clean = String(decoding: value.utf8.map { isControl($0) ? 0x20 : $0 }, as: UTF8.self)
         fields.append(Field(name: name, value: clean))
     }
 

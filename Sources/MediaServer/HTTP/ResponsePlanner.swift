@@ -42,7 +42,7 @@ public enum ResponsePlanner {
                 } ?? true
             if matches { return notModified(head) }
         } else if let since = request.header("If-Modified-Since"), let lastModified = representation.lastModified,
-            since.trimmingCharacters(in: [" ", "\t"]) == lastModified
+            since.trimmingOWS() == lastModified
         {
             return notModified(head)
         }
@@ -82,7 +82,7 @@ public enum ResponsePlanner {
 
     /// RFC 9110 §13.1.5: no `If-Range`, or one that matches the representation.
     package static func ifRangeMatches(_ ifRange: String?, _ representation: Representation) -> Bool {
-        guard let ifRange = ifRange?.trimmingCharacters(in: [" ", "\t"]) else { return true }
+        guard let ifRange = ifRange?.trimmingOWS() else { return true }
         if ifRange.hasPrefix("\"") || ifRange.hasPrefix("W/") {
             guard let tag = EntityTag(ifRange), let current = representation.etag.flatMap({ EntityTag($0) }) else {
                 return false
