@@ -67,21 +67,26 @@ let package = Package(
     ],
     dependencies: cPackages,
     targets: cTargets + [
+        // Package-internal support (`Locked`, `SlotTable`): `package` access
+        // only, in no product, so apps never see it.
+        .target(
+            name: "MediaSupport"
+        ),
         .target(
             name: "MediaStore",
-            dependencies: [lmdb, zstd, xxhash]
+            dependencies: ["MediaSupport", lmdb, zstd, xxhash]
         ),
         .target(
             name: "MediaCache",
-            dependencies: ["MediaStore"]
+            dependencies: ["MediaStore", "MediaSupport"]
         ),
         .target(
             name: "MediaStreaming",
-            dependencies: ["MediaStore"]
+            dependencies: ["MediaStore", "MediaSupport"]
         ),
         .target(
             name: "MediaServer",
-            dependencies: ["MediaStreaming", "MediaStore"]
+            dependencies: ["MediaStreaming", "MediaStore", "MediaSupport"]
         ),
         .target(
             name: "LoopbackNginx"
@@ -93,12 +98,14 @@ let package = Package(
         ),
         .executableTarget(
             name: "mediacache-bench",
-            dependencies: ["MediaStore", "MediaCache", "MediaStreaming", "MediaServer", lmdb, "LoopbackNginx"],
+            dependencies: [
+                "MediaStore", "MediaCache", "MediaStreaming", "MediaServer", "MediaSupport", lmdb, "LoopbackNginx",
+            ],
             path: "Sources/MediaCacheBench"
         ),
         .target(
             name: "CacheToolCore",
-            dependencies: ["MediaStore", "MediaStreaming", "MediaServer"]
+            dependencies: ["MediaStore", "MediaStreaming", "MediaServer", "MediaSupport"]
         ),
         .executableTarget(
             name: "cachetool",
@@ -129,12 +136,16 @@ let package = Package(
             path: "Tests/CrashWriter"
         ),
         .testTarget(
+            name: "MediaSupportTests",
+            dependencies: ["MediaSupport", "TestSupport"]
+        ),
+        .testTarget(
             name: "MediaStoreTests",
-            dependencies: ["MediaStore", "TestSupport"]
+            dependencies: ["MediaStore", "MediaSupport", "TestSupport"]
         ),
         .testTarget(
             name: "MediaCacheTests",
-            dependencies: ["MediaCache", "MediaStore", "TestSupport"]
+            dependencies: ["MediaCache", "MediaStore", "MediaSupport", "TestSupport"]
         ),
         .testTarget(
             name: "CacheToolTests",
@@ -145,12 +156,14 @@ let package = Package(
         ),
         .testTarget(
             name: "MediaStreamingTests",
-            dependencies: ["MediaStreaming", "MediaStore", "LoopbackNginx", "TestSupport"],
+            dependencies: ["MediaStreaming", "MediaStore", "MediaSupport", "LoopbackNginx", "TestSupport"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "MediaServerTests",
-            dependencies: ["MediaServer", "MediaStreaming", "MediaStore", "LoopbackNginx", "TestSupport"]
+            dependencies: [
+                "MediaServer", "MediaStreaming", "MediaStore", "MediaSupport", "LoopbackNginx", "TestSupport",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

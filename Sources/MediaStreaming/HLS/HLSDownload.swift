@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// One HLS asset (a variant and its media selections) downloaded for
 /// offline playback by an ``HLSDownloader`` (the role of

@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// Downloads HLS assets for offline playback (the role of
 /// `AVAssetDownloadTask` with an `AVURLAsset` of an HLS URL): a variant
