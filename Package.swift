@@ -58,6 +58,7 @@ let package = Package(
     products: [
         .library(name: "MediaStore", targets: ["MediaStore"]),
         .library(name: "MediaCache", targets: ["MediaCache"]),
+        .library(name: "HLSPlaylist", targets: ["HLSPlaylist"]),
         .library(name: "MediaStreaming", targets: ["MediaStreaming"]),
         .library(name: "MediaServer", targets: ["MediaServer"]),
         .executable(name: "mediacache-demo", targets: ["mediacache-demo"]),
@@ -80,13 +81,18 @@ let package = Package(
             name: "MediaCache",
             dependencies: ["MediaStore", "MediaSupport"]
         ),
+        // M3U8 playlists: parser, model, rewriter, selection, download
+        // planner. Pure, Foundation only.
+        .target(
+            name: "HLSPlaylist"
+        ),
         .target(
             name: "MediaStreaming",
-            dependencies: ["MediaStore", "MediaSupport"]
+            dependencies: ["HLSPlaylist", "MediaStore", "MediaSupport"]
         ),
         .target(
             name: "MediaServer",
-            dependencies: ["MediaStreaming", "MediaStore", "MediaSupport"]
+            dependencies: ["HLSPlaylist", "MediaStreaming", "MediaStore", "MediaSupport"]
         ),
         .target(
             name: "LoopbackNginx"
@@ -105,7 +111,7 @@ let package = Package(
         ),
         .target(
             name: "CacheToolCore",
-            dependencies: ["MediaStore", "MediaStreaming", "MediaServer", "MediaSupport"]
+            dependencies: ["HLSPlaylist", "MediaStore", "MediaStreaming", "MediaServer", "MediaSupport"]
         ),
         .executableTarget(
             name: "cachetool",
@@ -121,7 +127,7 @@ let package = Package(
         // test code, in no product (reaches MediaStore's `package` internals).
         .target(
             name: "FuzzSupport",
-            dependencies: ["MediaStore", "MediaStreaming", "MediaServer", "CacheToolCore"],
+            dependencies: ["HLSPlaylist", "MediaStore", "MediaStreaming", "MediaServer", "CacheToolCore"],
             path: "Tests/FuzzSupport"
         ),
         // The child of the download queue's relaunch test (killed mid-download).
@@ -150,19 +156,27 @@ let package = Package(
         .testTarget(
             name: "CacheToolTests",
             dependencies: [
-                "CacheToolCore", "MediaStore", "MediaStreaming", "MediaServer", "TestSupport", "FuzzSupport",
+                "CacheToolCore", "HLSPlaylist", "MediaStore", "MediaStreaming", "MediaServer", "TestSupport",
+                "FuzzSupport",
             ],
             exclude: ["Fuzz"]
         ),
         .testTarget(
             name: "MediaStreamingTests",
-            dependencies: ["MediaStreaming", "MediaStore", "MediaSupport", "LoopbackNginx", "TestSupport"],
+            dependencies: [
+                "MediaStreaming", "HLSPlaylist", "MediaStore", "MediaSupport", "LoopbackNginx", "TestSupport",
+            ],
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "HLSPlaylistTests",
+            dependencies: ["HLSPlaylist"]
         ),
         .testTarget(
             name: "MediaServerTests",
             dependencies: [
-                "MediaServer", "MediaStreaming", "MediaStore", "MediaSupport", "LoopbackNginx", "TestSupport",
+                "MediaServer", "MediaStreaming", "HLSPlaylist", "MediaStore", "MediaSupport", "LoopbackNginx",
+                "TestSupport",
             ]
         ),
     ],

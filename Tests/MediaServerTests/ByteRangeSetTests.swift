@@ -1,3 +1,4 @@
+import HLSPlaylist
 import Testing
 
 @testable import MediaServer

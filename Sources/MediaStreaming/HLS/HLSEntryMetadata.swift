@@ -1,4 +1,5 @@
 import Foundation
+import HLSPlaylist
 import MediaStore
 
 /// The `userInfo` fields an HLS resource's store entry carries, so that

@@ -1,3 +1,5 @@
+import HLSPlaylist
+
 /// What one HLS resource fetched from an origin may cost: each is a bound
 /// on a hostile origin. Beyond one, the transfer is stopped at once (the
 /// origin connection dropped), nothing of it is stored, and the fetch
