@@ -147,7 +147,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MediaStoreTests",
-            dependencies: ["MediaStore", "MediaSupport", "TestSupport"]
+            dependencies: ["MediaStore", "MediaSupport", "TestSupport", lmdb, xxhash]
         ),
         .testTarget(
             name: "MediaCacheTests",
