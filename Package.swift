@@ -58,6 +58,7 @@ let package = Package(
     products: [
         .library(name: "MediaStore", targets: ["MediaStore"]),
         .library(name: "MediaCache", targets: ["MediaCache"]),
+        .library(name: "HLSPlaylist", targets: ["HLSPlaylist"]),
         .library(name: "MediaStreaming", targets: ["MediaStreaming"]),
         .library(name: "MediaServer", targets: ["MediaServer"]),
         .executable(name: "mediacache-demo", targets: ["mediacache-demo"]),
@@ -67,21 +68,31 @@ let package = Package(
     ],
     dependencies: cPackages,
     targets: cTargets + [
+        // Package-internal support (`Locked`, `SlotTable`): `package` access
+        // only, in no product, so apps never see it.
+        .target(
+            name: "MediaSupport"
+        ),
         .target(
             name: "MediaStore",
-            dependencies: [lmdb, zstd, xxhash]
+            dependencies: ["MediaSupport", lmdb, zstd, xxhash]
         ),
         .target(
             name: "MediaCache",
-            dependencies: ["MediaStore"]
+            dependencies: ["MediaStore", "MediaSupport"]
+        ),
+        // M3U8 playlists: parser, model, rewriter, selection, download
+        // planner. Pure, Foundation only.
+        .target(
+            name: "HLSPlaylist"
         ),
         .target(
             name: "MediaStreaming",
-            dependencies: ["MediaStore"]
+            dependencies: ["HLSPlaylist", "MediaStore", "MediaSupport"]
         ),
         .target(
             name: "MediaServer",
-            dependencies: ["MediaStreaming", "MediaStore"]
+            dependencies: ["HLSPlaylist", "MediaStreaming", "MediaStore", "MediaSupport"]
         ),
         .target(
             name: "LoopbackNginx"
@@ -93,12 +104,14 @@ let package = Package(
         ),
         .executableTarget(
             name: "mediacache-bench",
-            dependencies: ["MediaStore", "MediaCache", "MediaStreaming", "MediaServer", lmdb, "LoopbackNginx"],
+            dependencies: [
+                "MediaStore", "MediaCache", "MediaStreaming", "MediaServer", "MediaSupport", lmdb, "LoopbackNginx",
+            ],
             path: "Sources/MediaCacheBench"
         ),
         .target(
             name: "CacheToolCore",
-            dependencies: ["MediaStore", "MediaStreaming", "MediaServer"]
+            dependencies: ["HLSPlaylist", "MediaStore", "MediaStreaming", "MediaServer", "MediaSupport"]
         ),
         .executableTarget(
             name: "cachetool",
@@ -114,7 +127,7 @@ let package = Package(
         // test code, in no product (reaches MediaStore's `package` internals).
         .target(
             name: "FuzzSupport",
-            dependencies: ["MediaStore", "MediaStreaming", "MediaServer", "CacheToolCore"],
+            dependencies: ["HLSPlaylist", "MediaStore", "MediaStreaming", "MediaServer", "CacheToolCore"],
             path: "Tests/FuzzSupport"
         ),
         // The child of the download queue's relaunch test (killed mid-download).
@@ -129,28 +142,42 @@ let package = Package(
             path: "Tests/CrashWriter"
         ),
         .testTarget(
+            name: "MediaSupportTests",
+            dependencies: ["MediaSupport", "TestSupport"]
+        ),
+        .testTarget(
             name: "MediaStoreTests",
-            dependencies: ["MediaStore", "TestSupport"]
+            dependencies: ["MediaStore", "MediaSupport", "TestSupport", lmdb, xxhash]
         ),
         .testTarget(
             name: "MediaCacheTests",
-            dependencies: ["MediaCache", "MediaStore", "TestSupport"]
+            dependencies: ["MediaCache", "MediaStore", "MediaSupport", "TestSupport"]
         ),
         .testTarget(
             name: "CacheToolTests",
             dependencies: [
-                "CacheToolCore", "MediaStore", "MediaStreaming", "MediaServer", "TestSupport", "FuzzSupport",
+                "CacheToolCore", "HLSPlaylist", "MediaStore", "MediaStreaming", "MediaServer", "TestSupport",
+                "FuzzSupport",
             ],
             exclude: ["Fuzz"]
         ),
         .testTarget(
             name: "MediaStreamingTests",
-            dependencies: ["MediaStreaming", "MediaStore", "LoopbackNginx", "TestSupport"],
+            dependencies: [
+                "MediaStreaming", "HLSPlaylist", "MediaStore", "MediaSupport", "LoopbackNginx", "TestSupport",
+            ],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
+            name: "HLSPlaylistTests",
+            dependencies: ["HLSPlaylist"]
+        ),
+        .testTarget(
             name: "MediaServerTests",
-            dependencies: ["MediaServer", "MediaStreaming", "MediaStore", "LoopbackNginx", "TestSupport"]
+            dependencies: [
+                "MediaServer", "MediaStreaming", "HLSPlaylist", "MediaStore", "MediaSupport", "LoopbackNginx",
+                "TestSupport",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

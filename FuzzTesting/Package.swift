@@ -28,6 +28,7 @@ let package = Package(
         .target(
             name: "FuzzEntryPoints",
             dependencies: [
+                .product(name: "HLSPlaylist", package: "MediaCache"),
                 .product(name: "MediaStore", package: "MediaCache"),
                 .product(name: "MediaStreaming", package: "MediaCache"),
                 .product(name: "MediaServer", package: "MediaCache"),

@@ -3,6 +3,7 @@ import LoopbackNginx
 import MediaServer
 import MediaStore
 import MediaStreaming
+import MediaSupport
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,5 @@
 import Foundation
+import HLSPlaylist
 import MediaStreaming
 
 /// The entry point of the libFuzzer target `FuzzPlaylist`: the M3U8

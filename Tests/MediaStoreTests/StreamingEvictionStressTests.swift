@@ -1,4 +1,5 @@
 import Foundation
+import MediaSupport
 import Testing
 
 @testable import MediaStore

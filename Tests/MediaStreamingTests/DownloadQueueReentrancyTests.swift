@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import MediaStore
+import MediaSupport
 import Testing
 
 @testable import MediaStreaming

@@ -1,6 +1,7 @@
 import Foundation
 import MediaStore
 import MediaStreaming
+import MediaSupport
 import Testing
 
 /// `HTTPOrigin.fetch` ends with `.cancelled` however early its task is

@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 import Testing
 
 @testable import MediaStreaming

@@ -1,6 +1,7 @@
 import Foundation
 import MediaStore
 import MediaStreaming
+import MediaSupport
 import Testing
 
 /// The cache's fetch scheduler in the fetch path: a player's requests go

@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 #if canImport(Glibc)
     import Glibc

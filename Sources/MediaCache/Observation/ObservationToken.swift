@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// Returned by an observer registration; ``cancel()`` ends the observation.
 // Unchecked: the closure (not Sendable, as upstream's observers) is only taken under the lock.

@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// A least-recently-used map with exact count and cost limits. Values are
 /// untyped so that every transformed view of a storage shares one memory

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// The one serialization domain of a storage and all of its views: a serial
 /// queue that sync calls, async calls and observer registration all go

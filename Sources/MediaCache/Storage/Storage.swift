@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// A key/value cache with a memory tier and a disk tier, source-compatible
 /// with hyperoslo/Cache 7.x.

@@ -1,3 +1,5 @@
+import HLSPlaylist
+
 /// The `Range` header of a request (RFC 9110 §14.1.2, §14.2):
 /// `bytes=` then one or more of `first-last`, `first-` and `-suffix`.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import HLSPlaylist
 import MediaStreaming
 
 /// A local URL of an HLS resource on a ``MediaServer``: the origin URL,

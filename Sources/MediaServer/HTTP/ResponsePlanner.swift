@@ -1,3 +1,4 @@
+import HLSPlaylist
 import MediaStreaming
 
 /// Decides the answer to a `GET` or `HEAD` from its header fields and the

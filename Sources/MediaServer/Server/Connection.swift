@@ -1,6 +1,8 @@
 import Foundation
+import HLSPlaylist
 import MediaStore
 import MediaStreaming
+import MediaSupport
 
 /// One client connection, served on a thread of its own: reads request
 /// heads (keep-alive and pipelined), answers each in order, and writes

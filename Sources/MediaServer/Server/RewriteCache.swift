@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// The last playlist rewritings of a server (a playlist of thousands of
 /// segments is rewritten once, not at every request), bounded by bytes:

@@ -1,3 +1,5 @@
+import MediaSupport
+
 /// What the engine's parts need from the store that runs them, handed to
 /// each ``StoreTransaction`` instead of the store itself: the engine never
 /// calls back into ``MediaStore``.

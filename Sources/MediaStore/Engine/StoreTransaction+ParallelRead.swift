@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import MediaSupport
 
 extension StoreTransaction {
     /// Reads of at least this many bytes verify and copy their chunks on

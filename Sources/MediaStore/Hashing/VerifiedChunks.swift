@@ -1,4 +1,5 @@
 import Foundation
+import MediaSupport
 
 /// The chunks one open ``MediaStore`` has verified, and where each sat in
 /// the memory map when it was: a later read of the same chunk at the same

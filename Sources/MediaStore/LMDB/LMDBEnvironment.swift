@@ -1,5 +1,6 @@
 internal import CLMDB
 import Foundation
+import MediaSupport
 
 /// Owns one `MDB_env`: opening, map growth and reader-slot hygiene.
 ///

@@ -1,3 +1,5 @@
+import MediaSupport
+
 /// The reads of entries not yet written to the index: which slot was
 /// read when.
 ///

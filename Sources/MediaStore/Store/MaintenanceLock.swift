@@ -1,4 +1,5 @@
 import Foundation
+import MediaSupport
 
 #if canImport(Glibc)
     import Glibc

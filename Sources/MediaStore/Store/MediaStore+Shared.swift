@@ -1,4 +1,5 @@
 import Foundation
+import MediaSupport
 
 extension MediaStore {
     private static let sharedStores = Locked<[String: WeakStore]>([:])

@@ -1,4 +1,5 @@
 import Foundation
+import MediaSupport
 
 /// A content-addressed media cache on disk.
 ///

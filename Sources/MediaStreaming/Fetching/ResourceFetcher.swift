@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// Coordinates everything about one cached resource (one cache key):
 /// its content information, its revalidation, and the downloads that

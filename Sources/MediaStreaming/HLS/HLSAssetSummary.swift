@@ -1,4 +1,5 @@
 import Foundation
+import HLSPlaylist
 import MediaStore
 
 /// An HLS asset as kept in a store: its entries (grouped by the

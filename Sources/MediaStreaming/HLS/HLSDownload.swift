@@ -1,5 +1,7 @@
 import Foundation
+import HLSPlaylist
 import MediaStore
+import MediaSupport
 
 /// One HLS asset (a variant and its media selections) downloaded for
 /// offline playback by an ``HLSDownloader`` (the role of

@@ -1,4 +1,5 @@
 import Foundation
+import HLSPlaylist
 
 /// Why an HLS asset could not be downloaded (or served from the cache).
 public enum HLSDownloadError: Error, Sendable, Equatable, CustomStringConvertible {

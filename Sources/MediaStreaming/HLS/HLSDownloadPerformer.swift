@@ -1,4 +1,5 @@
 import Foundation
+import HLSPlaylist
 import MediaStore
 
 /// Performs the HLS downloads of a ``DownloadQueue``: records of its

@@ -1,5 +1,7 @@
 import Foundation
+import HLSPlaylist
 import MediaStore
+import MediaSupport
 
 /// Downloads HLS assets for offline playback (the role of
 /// `AVAssetDownloadTask` with an `AVURLAsset` of an HLS URL): a variant

@@ -1,4 +1,5 @@
 import Foundation
+import HLSPlaylist
 import MediaStore
 
 /// The `userInfo` fields an HLS resource's store entry carries, so that
@@ -7,7 +8,7 @@ import MediaStore
 public enum HLSEntryMetadata {
     /// The store key of the asset's master playlist (or of its only media playlist).
     public static let asset = "hls.asset"
-    /// The ``HLSResourceKind`` raw value.
+    /// The `HLSResourceKind` raw value.
     public static let kind = "hls.kind"
     /// The store keys of every asset keeping the entry pinned, one a line
     /// (a segment, key or playlist two masters share is kept by both; it

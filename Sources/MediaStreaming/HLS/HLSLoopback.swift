@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// Where HLS of a ``StreamingCache`` plays on this device: the local URL a
 /// running loopback server (`MediaServer`, which registers itself for its

@@ -1,5 +1,7 @@
 import Foundation
+import HLSPlaylist
 import MediaStore
+import MediaSupport
 
 /// Fetches the resources of HLS assets (playlists, segments, init
 /// segments, keys) into a ``StreamingCache``'s store, each under its

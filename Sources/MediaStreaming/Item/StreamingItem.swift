@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// A `CachingPlayerItem`-style item, platform-neutral: a URL played
 /// through the cache, with a delegate and an `AsyncSequence` of events.

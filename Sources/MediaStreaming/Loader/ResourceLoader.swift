@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// The platform-neutral resource loader: answers ``LoadingRequest``s
 /// (AVFoundation's loading requests, modelled) for one URL.

@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// Plays media while caching it: the shared state behind every
 /// ``ResourceLoader``, ``StreamingItem`` and ``OfflineDownloader``.

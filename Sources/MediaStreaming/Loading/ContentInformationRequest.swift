@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// The platform-neutral twin of `AVAssetResourceLoadingContentInformationRequest`:
 /// the loader fills it before giving any byte of the data request.

@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// The platform-neutral twin of `AVAssetResourceLoadingDataRequest`:
 /// which bytes the player wants and how far the loader has got.

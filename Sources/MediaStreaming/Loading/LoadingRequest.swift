@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// The platform-neutral twin of `AVAssetResourceLoadingRequest`: an
 /// optional content-information request and an optional data request,

@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// One resource downloaded for offline use by an ``OfflineDownloader``
 /// (the role of `AVAssetDownloadTask`): progress as a `Foundation.Progress`

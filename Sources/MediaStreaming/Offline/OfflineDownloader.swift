@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// Downloads resources fully for offline playback, at most
 /// ``maxParallelDownloads`` at a time (the role of `AVAssetDownloadTask`).

@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// Warms the first bytes or seconds of resources a player will want next
 /// (the next tracks of a playlist), at ``FetchPriority/preload``: their

@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// Keeps a ``DownloadQueue``'s aggregate progress: a `Foundation.Progress`
 /// per batch and an async sequence of ``AggregateDownloadProgress``.

@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// The persistent download queue of a ``StreamingCache`` (the roles of
 /// `AVAssetDownloadURLSession` and media3's `DownloadManager`).

@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// Orders the transfers of one cache: playback before preloads before
 /// downloads, and at most a few connections per origin host.

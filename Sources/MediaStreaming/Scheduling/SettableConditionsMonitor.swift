@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// A ``ConditionsMonitor`` whose state is set by hand: for tests, and for
 /// platforms or apps where the state comes from elsewhere.

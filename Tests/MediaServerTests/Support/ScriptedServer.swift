@@ -2,6 +2,7 @@ import Foundation
 import MediaServer
 import MediaStore
 import MediaStreaming
+import MediaSupport
 import TestSupport
 
 #if canImport(Glibc)

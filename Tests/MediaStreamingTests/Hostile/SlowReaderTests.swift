@@ -1,6 +1,7 @@
 import Foundation
 import MediaStore
 import MediaStreaming
+import MediaSupport
 import TestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// A gate for a synchronous `...ForTesting` hook: the first thread that
 /// reaches it (``pass()``) is held until the test opens it; later ones go

@@ -1,4 +1,5 @@
 import Foundation
+import MediaSupport
 
 /// The content-addressed chunks of one transaction: chunk values in
 /// `chunks` under the ``Slot`` of their content's digest, shared between

@@ -1,5 +1,5 @@
 import Foundation
-import MediaStreaming
+import HLSPlaylist
 import Testing
 
 /// The master playlist tags of RFC 8216.

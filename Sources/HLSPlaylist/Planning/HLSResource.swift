@@ -1,5 +1,4 @@
 import Foundation
-import MediaStore
 
 /// One resource an offline download of an HLS asset fetches.
 public struct HLSResource: Sendable, Hashable {
@@ -34,13 +33,4 @@ public struct HLSResource: Sendable, Hashable {
         self.duration = duration
         self.startTime = startTime
     }
-}
-
-/// An HLS resource as ``HLSResourceStore`` obtained it.
-public enum HLSResourceBody: Sendable, Equatable {
-    /// Its bytes, held whole: a playlist (at most ``PlaylistLimits/maxBytes``).
-    case bytes(Data)
-    /// Complete in the store, in this entry (read it in pieces with
-    /// ``HLSResourceStore/read(_:range:version:)``): any other resource.
-    case stored(EntryInfo)
 }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// A value guarded by a lock: the one lock wrapper of the package
-/// (MediaStore, MediaCache, MediaStreaming and CacheToolCore use it).
+/// (MediaStore, MediaCache, MediaStreaming, MediaServer and CacheToolCore
+/// use it).
 ///
 /// Sendable only when the value is: the lock makes access to the value
 /// exclusive, but a non-Sendable value could still escape `withLock`.

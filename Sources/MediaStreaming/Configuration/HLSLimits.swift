@@ -1,9 +1,11 @@
+import HLSPlaylist
+
 /// What one HLS resource fetched from an origin may cost: each is a bound
 /// on a hostile origin. Beyond one, the transfer is stopped at once (the
 /// origin connection dropped), nothing of it is stored, and the fetch
 /// fails with ``HLSDownloadError/resourceTooLarge(url:bytes:limit:)`` (a
-/// segment, init segment or key) or a ``PlaylistError`` whose reason is
-/// ``PlaylistError/Reason/tooLarge(_:limit:)`` (a playlist).
+/// segment, init segment or key) or a `PlaylistError` whose reason is
+/// `PlaylistError.Reason.tooLarge(_:limit:)` (a playlist).
 public struct HLSLimits: Sendable, Hashable {
     /// Bytes of one segment, init segment or other resource (streamed into
     /// the store as it arrives, never held whole). 64 MiB by default.
@@ -29,7 +31,7 @@ public struct HLSLimits: Sendable, Hashable {
         self.playlist = playlist
     }
 
-    /// The most bytes a resource of `kind` may have (playlists: ``PlaylistLimits/maxBytes``).
+    /// The most bytes a resource of `kind` may have (playlists: `PlaylistLimits.maxBytes`).
     public func maxBytes(of kind: HLSResourceKind) -> Int {
         switch kind {
         case .masterPlaylist, .mediaPlaylist, .iFramePlaylist: playlist.maxBytes

@@ -1,5 +1,5 @@
 import Foundation
-import MediaStreaming
+import HLSPlaylist
 import Testing
 
 @Suite("HLS download plans")
@@ -47,7 +47,15 @@ struct HLSDownloadPlannerTests {
         ]
     }
 
-    static let dropToken = CacheKeyPolicy.droppingQueryItems(["token"])
+    /// A cache key without the `token` query item.
+    static func dropToken(_ url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            return url.absoluteString
+        }
+        let kept = (components.queryItems ?? []).filter { $0.name != "token" }
+        components.queryItems = kept.isEmpty ? nil : kept
+        return components.url?.absoluteString ?? url.absoluteString
+    }
 
     @Test("Master, media playlists, then keys, maps and segments interleaved by time, each once")
     func order() throws {

@@ -7,16 +7,17 @@ import Foundation
 ///
 /// Refuses live playlists (no `EXT-X-ENDLIST`) and keys offline playback
 /// cannot use (SAMPLE-AES, FairPlay `skd://`, non-`identity` formats). Each
-/// resource is keyed by its URL's cache key (from `cacheKey`) and its byte
-/// range; a resource met twice (a key shared by every segment, an init
-/// segment shared by renditions) is listed once.
+/// resource is keyed by `cacheKey` of its URL (by default the URL's
+/// absolute string) and its byte range; a resource met twice (a key shared
+/// by every segment, an init segment shared by renditions) is listed once.
+/// MediaStreaming adds the same two functions taking its `CacheKeyPolicy`.
 public enum HLSDownloadPlanner {
     /// The plan for `selection` of `master`. `mediaPlaylists` must hold the
     /// parsed playlist of every URL in `selection.mediaPlaylistURLs` (more
     /// are ignored).
     public static func plan(
         master: MasterPlaylist, selection: HLSSelection, mediaPlaylists: [MediaPlaylist],
-        cacheKey: CacheKeyPolicy = .url
+        cacheKey: (URL) -> String = { $0.absoluteString }
     ) throws(HLSPlanError) -> HLSDownloadPlan {
         var byURL: [String: MediaPlaylist] = [:]
         for playlist in mediaPlaylists { byURL[playlist.url.absoluteString] = playlist }
@@ -37,14 +38,15 @@ public enum HLSDownloadPlanner {
     }
 
     /// The plan for an asset that is a single media playlist.
-    public static func plan(media: MediaPlaylist, cacheKey: CacheKeyPolicy = .url) throws(HLSPlanError)
+    public static func plan(media: MediaPlaylist, cacheKey: (URL) -> String = { $0.absoluteString })
+        throws(HLSPlanError)
         -> HLSDownloadPlan
     {
         try plan(head: [], tracks: [(media, nil)], cacheKey: cacheKey)
     }
 
     private static func plan(
-        head: [HLSResource], tracks: [(MediaPlaylist, Rendition.MediaType?)], cacheKey: CacheKeyPolicy
+        head: [HLSResource], tracks: [(MediaPlaylist, Rendition.MediaType?)], cacheKey: (URL) -> String
     ) throws(HLSPlanError) -> HLSDownloadPlan {
         var resources = head
         for (playlist, type) in tracks {
@@ -77,7 +79,7 @@ public enum HLSDownloadPlanner {
                 add(
                     HLSResource(
                         kind: .segment, url: segment.url, byteRange: segment.byteRange,
-                        cacheKey: HLSResourceKey(key: cacheKey.key(for: segment.url), byteRange: segment.byteRange),
+                        cacheKey: HLSResourceKey(key: cacheKey(segment.url), byteRange: segment.byteRange),
                         playlistURL: playlist.url, mediaType: type, duration: segment.duration,
                         startTime: segment.startTime), at: segment.startTime)
             }
@@ -108,11 +110,11 @@ public enum HLSDownloadPlanner {
 
     private static func resource(
         _ kind: HLSResourceKind, _ url: URL, range: ByteRange? = nil, playlist: MediaPlaylist?,
-        type: Rendition.MediaType? = nil, cacheKey: CacheKeyPolicy
+        type: Rendition.MediaType? = nil, cacheKey: (URL) -> String
     ) -> HLSResource {
         HLSResource(
             kind: kind, url: url, byteRange: range,
-            cacheKey: HLSResourceKey(key: cacheKey.key(for: url), byteRange: range), playlistURL: playlist?.url,
+            cacheKey: HLSResourceKey(key: cacheKey(url), byteRange: range), playlistURL: playlist?.url,
             mediaType: type)
     }
 }

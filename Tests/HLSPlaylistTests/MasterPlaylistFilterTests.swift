@@ -1,5 +1,5 @@
 import Foundation
-import MediaStreaming
+import HLSPlaylist
 import Testing
 
 @Suite("Master playlist filter")

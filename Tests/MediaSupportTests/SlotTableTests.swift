@@ -1,7 +1,7 @@
 import TestSupport
 import Testing
 
-@testable import MediaStore
+@testable import MediaSupport
 
 /// The open-addressing table (the index of the memory tier and of the
 /// access log): linear probing on crafted hashes (the low bits of a hash

@@ -1,5 +1,5 @@
 import Foundation
-import MediaStreaming
+import HLSPlaylist
 import Testing
 
 /// Every malformed playlist gives a typed error with its line number.

@@ -1,7 +1,7 @@
 /// An open-addressing hash table from a key's precomputed hash to the
 /// slot (an index into the caller's storage) that holds the key: the index
 /// of MediaCache's memory tier (`LRUCache`), and of the pending access
-/// times (``AccessLog``).
+/// times (MediaStore's `AccessLog`).
 ///
 /// A Swift `Dictionary` keyed by the hash-carrying key seeds and finalizes
 /// a `Hasher` on every lookup, insert and removal; a read that misses the

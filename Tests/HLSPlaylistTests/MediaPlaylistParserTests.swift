@@ -1,5 +1,5 @@
 import Foundation
-import MediaStreaming
+import HLSPlaylist
 import Testing
 
 /// The media playlist tags of RFC 8216, one test per tag or rule.
