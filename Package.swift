@@ -13,7 +13,7 @@ import PackageDescription
 // over it in Sources/XXHash make the module CXXHash). Module names: CLMDB and CXXHash on both;
 // zstd is CZstd on Linux, libzstd on Apple platforms.
 // MEDIACACHE_APPLE_DEPENDENCIES=1 takes the Apple branch on Linux too
-// (Tools/check-apple-manifest). See README "Using it on Apple platforms"
+// (Tools/check-apple-manifest). See MediaStore.docc/ApplePlatforms.md
 // for the versions and why.
 #if os(Linux)
     let appleDependencies = Context.environment["MEDIACACHE_APPLE_DEPENDENCIES"] == "1"
@@ -27,7 +27,7 @@ let lmdb: Target.Dependency
 let zstd: Target.Dependency
 let xxhash: Target.Dependency = "CXXHash"
 if appleDependencies {
-    // Each tag checked upstream (README "Where the C libraries come from").
+    // Each tag checked upstream (MediaStore.docc/ApplePlatforms.md).
     cPackages = [
         .package(url: "https://github.com/tannerdsilva/CLMDB.git", from: "0.9.31"),
         .package(url: "https://github.com/facebook/zstd.git", from: "1.5.6"),

@@ -25,7 +25,7 @@ struct BenchOptions: Sendable {
     static let usage = """
         usage: mediacache-bench [--json] [--quick] [--dir PATH] [--only GROUP[,GROUP…]] [--scale-entries N]
 
-          --json        print {"results":[{"name","unit","value","baseline","baseline_value","ratio"}]}
+          --json        print {"notes":[…],"results":[{"name","unit","value","baseline","baseline_value","ratio"}]}
                         instead of a Markdown table
           --quick       small workloads (a smoke run)
           --dir PATH    make scratch stores in a new folder inside PATH (removed at the end);

@@ -1,7 +1,8 @@
 import Foundation
 
 /// Renders results as a Markdown table or as JSON:
-/// `{"results":[{"name":…, "unit":…, "value":…, "baseline":…, "baseline_value":…, "ratio":…}]}`.
+/// `{"notes":[…], "results":[{"name":…, "unit":…, "value":…, "baseline":…, "baseline_value":…, "ratio":…}]}`
+/// (the notes are the lines the table prints above itself: mode, sizes, machine).
 struct BenchReport {
     var results: [BenchResult]
     /// Lines printed above the Markdown table (mode, sizes, machine).
@@ -35,7 +36,8 @@ struct BenchReport {
             ]
             return "{" + fields.joined(separator: ",") + "}"
         }
-        return "{\"results\":[" + rows.joined(separator: ",") + "]}"
+        let notes = "\"notes\":[" + notes.map(Self.quoted).joined(separator: ",") + "]"
+        return "{" + notes + ",\"results\":[" + rows.joined(separator: ",") + "]}"
     }
 
     /// A readable number: grouped integers for large figures, a few

@@ -2,5 +2,5 @@ import CacheToolCore
 import Foundation
 
 // cachetool: inspect and maintain a MediaCache store. See `cachetool --help`
-// and README.md, "cachetool: inspect and maintain a store".
+// and Sources/MediaStore/MediaStore.docc/CacheTool.md.
 exit(CacheTool(commandLine: CacheTool.currentCommandLine()).run())

@@ -30,10 +30,21 @@ let package = Package(
             swiftSettings: [.define("AVFOUNDATION_STAND_IN")]
         ),
         .target(name: "CheckNginx"),
+        // The model of the iOS example (Examples/iOSPlayer/PlayerModel.swift,
+        // by symlink), type-checked against the stand-in; its SwiftUI views
+        // are not compiled.
+        .target(
+            name: "iOSPlayerExample",
+            dependencies: [
+                "AVFoundation", "MediaStreamingAVFoundationGlue",
+                .product(name: "MediaStreaming", package: "MediaCache"),
+            ],
+            swiftSettings: [.define("AVFOUNDATION_STAND_IN")]
+        ),
         .testTarget(
             name: "AVFoundationGlueTests",
             dependencies: [
-                "AVFoundation", "MediaStreamingAVFoundationGlue", "CheckNginx",
+                "AVFoundation", "MediaStreamingAVFoundationGlue", "CheckNginx", "iOSPlayerExample",
                 .product(name: "MediaStreaming", package: "MediaCache"),
                 .product(name: "MediaStore", package: "MediaCache"),
                 .product(name: "MediaServer", package: "MediaCache"),

@@ -60,7 +60,7 @@ import Testing
         #expect(try storage.store.statistics().entryCount == 0)
     }
 
-    /// The README's differences table lists what `removeAll()` leaves.
+    /// The differences table of MediaCache.docc/GettingStarted.md lists what `removeAll()` leaves.
     @Test func removeAllLeavesOnlyTheStoreFiles() throws {
         let temp = ScratchDirectory()
         let storage = try DiskStorage<String, Data>(

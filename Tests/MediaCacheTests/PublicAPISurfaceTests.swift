@@ -79,7 +79,7 @@ import Testing
         #expect(FileManager.default.sizeOfDirectory(at: temp.url) ?? 0 > 0)
 
         // StorageError: the seven upstream cases. (MediaCache has three
-        // more, so a switch over it needs `default`; see the README.)
+        // more, so a switch over it needs `default`; see MediaCache.docc/GettingStarted.md.)
         let errors: [StorageError] = [
             .notFound, .typeNotMatch, .malformedFileAttributes, .decodingFailed, .encodingFailed, .deallocated,
             .transformerFail,

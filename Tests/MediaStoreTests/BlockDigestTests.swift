@@ -6,7 +6,7 @@ import Testing
 
 /// Store format 3: a raw chunk of more than one block carries one XXH3-64
 /// digest per 16 KiB block, so a range read verifies only the blocks it
-/// returns (README "Integrity on reads").
+/// returns (MediaStore.docc/StoreFormat.md, "Integrity on reads").
 @Suite struct BlockDigestLayoutTests {
     @Test func blocksAreSixteenKiBAndAtMostSixtyFourPerChunk() {
         #expect(BlockDigests.shift(rawLength: StoreConfiguration.defaultChunkSize) == 14)

@@ -502,7 +502,7 @@ enum DamagedFile {
 
 /// The cost of the walk that follows an unclean session, on a store of
 /// `WALK_COST_ENTRIES` small entries plus one 1 MiB entry per 100 of them
-/// (skipped unless the variable is set; README figures come from it).
+/// (skipped unless the variable is set; Recovery.md names it).
 @Suite struct WalkCostTests {
     @Test(.enabled(if: ProcessInfo.processInfo.environment["WALK_COST_ENTRIES"] != nil))
     func walkCost() throws {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import MediaStore
 
-/// README "Integrity on reads": what a store instance trusts after it
+/// MediaStore.docc/StoreFormat.md, "Integrity on reads": what a store instance trusts after it
 /// verified a chunk, and for how long. A byte flipped in the file after a
 /// chunk's first verified read is served by that store instance while it
 /// remembers the chunk; `verify()`, a new store instance and a store that

@@ -1,7 +1,7 @@
 /// The table of cachetool's commands and options: the single source of
 /// what the parser accepts and what `--help` prints.
 public enum CommandTable {
-    static let json = OptionSpec("json", short: "j", help: "print JSON (a stable schema, see the README)")
+    static let json = OptionSpec("json", short: "j", help: "print JSON (a stable schema, see the cachetool article)")
     static let holder = OptionSpec("holder", value: "NAME", help: "the holder (default: app, the app's own)")
 
     /// Options every command accepts.
@@ -112,7 +112,7 @@ public enum CommandTable {
                 OptionSpec("print-url", value: "URL", repeatable: true, help: "print the local URL that plays URL"),
                 OptionSpec("secret", value: "TEXT", help: "the secret in local URLs (default: random per run)"),
                 OptionSpec("idle-exit", value: "SECONDS", help: "exit after SECONDS without any open connection"),
-                OptionSpec("lan", help: "listen on every interface, not only 127.0.0.1 (see the README: a risk)"),
+                OptionSpec("lan", help: "listen on every interface, not only 127.0.0.1 (see SECURITY.md: a risk)"),
             ],
             writes: true,
             details: """

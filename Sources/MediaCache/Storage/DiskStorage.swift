@@ -4,7 +4,7 @@ import MediaStore
 /// The disk tier: one `MediaStore` in `directory/name`.
 ///
 /// Values are stored as their transformer's bytes, keys as stable strings
-/// (see the README), expiry as an absolute date. ``DiskConfig/maxSize``
+/// (see <doc:GettingStarted>), expiry as an absolute date. ``DiskConfig/maxSize``
 /// becomes the store's size limit, enforced on every write by evicting
 /// least-recently-used entries; a ``HybridStorage`` over it hears about
 /// those evictions (and expiry sweeps) through the store's removal handler,

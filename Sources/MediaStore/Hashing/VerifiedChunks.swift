@@ -5,7 +5,7 @@ import MediaSupport
 /// the memory map when it was: a later read of the same chunk at the same
 /// address and length skips hashing it again.
 ///
-/// What is trusted, and for how long (README "Integrity on reads"):
+/// What is trusted, and for how long (MediaStore.docc/StoreFormat.md, "Integrity on reads"):
 /// - a chunk whose stored bytes hashed to its digest, at the map address
 ///   and stored length they had, until this store instance closes, the
 ///   chunk is deleted by this process, or ``capacity`` newer chunks pushed

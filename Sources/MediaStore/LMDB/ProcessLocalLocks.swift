@@ -6,8 +6,7 @@ import Foundation
 /// Used where LMDB's own locks are unusable: on Apple platforms LMDB
 /// 0.9.x (tannerdsilva/CLMDB) locks with named POSIX semaphores, which the
 /// app sandbox refuses unless their names start with an app group (iOS,
-/// tvOS, watchOS, visionOS, and sandboxed macOS apps; README "Using it on
-/// Apple platforms").
+/// tvOS, watchOS, visionOS, and sandboxed macOS apps; MediaStore.docc/ApplePlatforms.md).
 ///
 /// LMDB's rule for `MDB_NOLOCK`: the caller enforces a single writer and
 /// makes sure no reader uses an old snapshot while a writer is active (a

@@ -237,10 +237,9 @@ extension MediaStore {
     /// Small on purpose: each chunk is copied into a new buffer, and a
     /// slice handed out and dropped gives its buffer back to `malloc`,
     /// which hands it to the next copy while its lines are still in the
-    /// core's cache. With 1 MiB groups (four default chunks alive at once)
-    /// the loader served a cached entry at a paired median of 0.875×
-    /// `read(2)` over ten runs; with one default chunk per transaction,
-    /// at 1.07× (1.03×–1.12×; README, issue 12).
+    /// core's cache. One default chunk per transaction serves a cached
+    /// entry faster than four (docs/performance.md has the loader's rate
+    /// against `read(2)`).
     static let sliceBytesPerTransaction = 1 << 18
 
     /// Reads the chunk slices of `range` from its start, up to

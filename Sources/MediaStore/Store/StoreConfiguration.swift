@@ -30,8 +30,8 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// 1.25 × ``sizeLimit``).
     public var initialMapSize: Int?
     /// How many chunks a store instance remembers as verified, so that
-    /// reading one again does not hash it again (see README "Integrity on
-    /// reads" for exactly what is trusted). 16,384 by default (4 GiB of
+    /// reading one again does not hash it again (<doc:StoreFormat> says
+    /// exactly what is trusted). 16,384 by default (4 GiB of
     /// default-size chunks, about 1 MiB of memory); `0` hashes every chunk
     /// on every read. Set it on a configuration after `init` (the
     /// initializer keeps its earlier signature).

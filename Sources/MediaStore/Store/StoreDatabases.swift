@@ -1,4 +1,4 @@
-/// The named LMDB databases of a store (see README.md, "How the store works").
+/// The named LMDB databases of a store (see MediaStore.docc/StoreFormat.md).
 struct StoreDatabases: Sendable {
     /// Format magic and version, key-hash seed, counters.
     let meta: LMDBDatabase

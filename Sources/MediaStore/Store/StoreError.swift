@@ -8,7 +8,7 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// This process already has the store open (LMDB allows one
     /// environment per file per process); use ``MediaStore/shared(directory:configuration:)``.
     /// On iOS, tvOS, watchOS and visionOS also when another process has it
-    /// open (one process per store there; README "Using it on Apple platforms").
+    /// open (one process per store there; <doc:ApplePlatforms>).
     case alreadyOpen(path: String)
     /// The directory cannot be created, read or written.
     case inaccessible(path: String, reason: String)

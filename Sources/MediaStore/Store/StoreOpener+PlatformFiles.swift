@@ -12,8 +12,7 @@ extension StoreOpener {
     /// older version. Best effort: a failure leaves the system's defaults.
     ///
     /// Not compiled on Linux or macOS, and not run here (CI is Linux):
-    /// reasoned from Apple's documentation, see README "Using it on Apple
-    /// platforms".
+    /// reasoned from Apple's documentation, see MediaStore.docc/ApplePlatforms.md.
     static func applyPlatformFileAttributes(directory path: String) {
         #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
             var url = URL(fileURLWithPath: path, isDirectory: true)

@@ -2,7 +2,7 @@
 #define MEDIACACHE_APPLE_CXXHASH_H
 /* The module CXXHash on Apple platforms: xxHash's own C code, compiled by
  * the package Jaesung-Jung/XXHashKit (its C target libxxhash, from
- * Cyan4973/xxHash; see README "Using it on Apple platforms"), under the
+ * Cyan4973/xxHash; see MediaStore.docc/ApplePlatforms.md), under the
  * same `mediacache_` functions that Sources/CXXHash/shim.h declares over
  * the system's libxxhash on Linux. MediaStore hashes through these (here
  * the plain functions: arm64 builds use NEON without dispatching). */

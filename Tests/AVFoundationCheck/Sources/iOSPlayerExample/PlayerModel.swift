@@ -1,0 +1,1 @@
+../../../../Examples/iOSPlayer/PlayerModel.swift
