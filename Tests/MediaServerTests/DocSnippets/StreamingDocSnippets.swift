@@ -1,4 +1,5 @@
 import Foundation
+import HLSPlaylist
 import MediaServer
 import MediaStore
 import MediaStreaming
