@@ -110,7 +110,7 @@ import Testing
             router: Self.router(), address: LocalAddress(host: "127.0.0.1", port: Self.port, secret: Self.secret),
             loaders: LoaderPool(cache: cache),
             hls: HLSResponder(
-                resources: HLSResourceStore.shared(for: cache), rewriteBudget: 1 << 20, permissions: permissions,
+                resources: HLSResourceStore(cache: cache), rewriteBudget: 1 << 20, permissions: permissions,
                 activity: ServerActivity()),
             responseBufferBytes: 1 << 16)
         guard case .now(let ping) = responder.respond(to: Self.request("/ping")),

@@ -17,12 +17,17 @@ import MediaStreaming
 /// policy, MIME sniffing, revalidation and oversize rule all hold.
 ///
 /// ```swift
-/// let server = MediaServer(cache: cache)
+/// let resources = HLSResourceStore(cache: cache)       // one per cache, shared with downloads
+/// let server = MediaServer(resources: resources)
 /// try server.start()                                   // 127.0.0.1, a free port
 /// let local = server.url(for: URL(string: "https://cdn.example.com/a.mp3")!)
 /// // hand `local` to any player; it may seek with Range requests
+/// let downloader = HLSDownloader(resources: resources) // shares the server's HLS fetches
 /// server.stop()
 /// ```
+///
+/// It is the app's ``PlaylistLocalizer``: give it to a `CachingAVPlayerItem`
+/// so that HLS plays through it.
 ///
 /// Security: it listens on `127.0.0.1` unless told otherwise; every local
 /// URL carries a random secret (requests without it get 403); a request
@@ -45,7 +50,7 @@ import MediaStreaming
 /// no part calls back into the server. No process-wide signal disposition
 /// is changed: every socket write passes `MSG_NOSIGNAL` (`SO_NOSIGPIPE` on
 /// Apple platforms), so a client that hangs up never raises `SIGPIPE`.
-public final class MediaServer: Sendable {
+public final class MediaServer: PlaylistLocalizer, Sendable {
     /// The cache bytes are played from.
     public let cache: StreamingCache
     public let configuration: MediaServerConfiguration
@@ -76,7 +81,12 @@ public final class MediaServer: Sendable {
     /// The HLS responder (with the rewrite cache).
     let hls: HLSResponder
 
-    public init(cache: StreamingCache, configuration: MediaServerConfiguration = MediaServerConfiguration()) {
+    /// A server over `resources`' cache, fetching and keeping HLS resources
+    /// through `resources` (give the same store to the app's `HLSDownloader`s
+    /// and `HLSDownloadPerformer`s: a resource the player and a download both
+    /// want is fetched once).
+    public init(resources: HLSResourceStore, configuration: MediaServerConfiguration = MediaServerConfiguration()) {
+        let cache = resources.cache
         self.cache = cache
         self.configuration = configuration
         self.secret = configuration.secret ?? Self.randomSecret()
@@ -84,9 +94,20 @@ public final class MediaServer: Sendable {
         self.permissions = OriginPermissions(
             allowlist: configuration.allowlist, mintedBudget: configuration.mintedURLBytes)
         self.hls = HLSResponder(
-            resources: HLSResourceStore.shared(for: cache), rewriteBudget: configuration.hlsRewriteCacheBytes,
-            permissions: permissions, activity: activity)
+            resources: resources, rewriteBudget: configuration.hlsRewriteCacheBytes, permissions: permissions,
+            activity: activity)
     }
+
+    /// A server over `cache` with an HLS resource store of its own (see
+    /// ``init(resources:configuration:)`` to share one with downloads).
+    public convenience init(
+        cache: StreamingCache, configuration: MediaServerConfiguration = MediaServerConfiguration()
+    ) {
+        self.init(resources: HLSResourceStore(cache: cache), configuration: configuration)
+    }
+
+    /// Where HLS resources are fetched and kept.
+    public var resources: HLSResourceStore { hls.resources }
 
     private static func randomSecret() -> String {
         var generator = SystemRandomNumberGenerator()
@@ -126,10 +147,6 @@ public final class MediaServer: Sendable {
             $0.wake = wake
         }
         thread.start()
-        HLSLoopback.register(ObjectIdentifier(self), cache: cache) { [weak self] url in
-            guard let self, self.isRunning else { return nil }
-            return self.hlsURL(for: url)
-        }
         activity.emit(.started(port: listener.port))
     }
 
@@ -185,7 +202,6 @@ public final class MediaServer: Sendable {
             return (was, Array(state.connections.values), state.wake)
         }
         guard wasRunning else { return }
-        HLSLoopback.unregister(ObjectIdentifier(self))
         for connection in connections { connection.abort() }
         wake?.signal()
         // Aborted, each connection ends on its thread at once (its waits are woken).
@@ -232,6 +248,13 @@ public final class MediaServer: Sendable {
     /// allowed from now on. Call after ``start()``.
     public func hlsURL(for originURL: URL) -> URL {
         localURL(for: HLSRoute(origin: originURL, kind: .masterPlaylist))
+    }
+
+    /// The local URL of the HLS playlist `url` when this server runs over
+    /// `cache` (``hlsURL(for:)``); `nil` otherwise.
+    public func localURL(forPlaylist url: URL, cache: StreamingCache) -> URL? {
+        guard cache === self.cache, isRunning else { return nil }
+        return hlsURL(for: url)
     }
 
     /// The local URL of `route`; its origin is allowed from now on.
