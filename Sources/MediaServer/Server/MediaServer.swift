@@ -26,7 +26,7 @@ import MediaStreaming
 /// server.stop()
 /// ```
 ///
-/// It is the app's ``PlaylistLocalizer``: give it to a `CachingAVPlayerItem`
+/// It is the app's `PlaylistLocalizer`: give it to a `CachingAVPlayerItem`
 /// so that HLS plays through it.
 ///
 /// Security: it listens on `127.0.0.1` unless told otherwise; every local
