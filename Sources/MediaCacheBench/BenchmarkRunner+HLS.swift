@@ -106,11 +106,11 @@ extension BenchmarkRunner {
         }
         nginx.stop()
         let cache = StreamingCache(store: store)
-        let server = MediaServer(cache: cache)
+        let resources = HLSResourceStore(cache: cache)
+        let server = MediaServer(resources: resources)
         try server.start()
         defer { server.stop() }
         let local = server.hlsURL(for: master)
-        let resources = HLSResourceStore.shared(for: cache)
         let originBefore = resources.originRequests
         let starts = try Self.blocking { () async throws -> [Double] in
             func text(_ url: URL) async throws -> String {

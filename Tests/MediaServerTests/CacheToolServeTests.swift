@@ -4,6 +4,10 @@ import MediaServer
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `cachetool serve` as a user runs it: prints the local URL, serves it
 /// through the store, exits when idle.
 @Suite("cachetool serve", .serialized, .timeLimit(.minutes(3)))
@@ -151,5 +155,67 @@ struct CacheToolServeTests {
             #expect(process.terminationStatus == 2, "\(pattern)")
             #expect(log.contains("--origin-allow") && log.contains(pattern), "\(log)")
         }
+    }
+
+    /// Whether process `pid` ignores `SIGPIPE` (its `SigIgn` mask in /proc).
+    static func ignoresSIGPIPE(_ pid: Int32) throws -> Bool {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("SigIgn:") })
+        let mask = try #require(UInt64(line.dropFirst("SigIgn:".count).trimmingCharacters(in: .whitespaces), radix: 16))
+        return mask & (1 << (UInt64(SIGPIPE) - 1)) != 0
+    }
+
+    @Test func clientsHangingUpMidBodyLeaveTheServerRunningWithSIGPIPEUntouched() async throws {
+        let cachetool = try #require(Self.cachetool)
+        let content = Data((0..<(8 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let origin = try ScriptedOrigin { request, reply in reply.serve(content, for: request) }
+        defer { origin.stop() }
+        let store = FileManager.default.temporaryDirectory.appendingPathComponent("serve-hangup-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: store) }
+        // The child starts with the default disposition of SIGPIPE: an ignored
+        // signal is inherited, and other suites of this process ignore it.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "--default-signal=PIPE", cachetool.path, "serve", "--store", store.path, "--secret", "s3cret",
+            "--idle-exit", "10", "--origin-allow", "127.0.0.1:\(origin.port)",
+        ]
+        let errors = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        defer { process.terminate() }
+        let log = try await offPool { () -> String in
+            var text = ""
+            while !text.contains("port ") {
+                let data = errors.fileHandleForReading.availableBytes()
+                if data.isEmpty { break }
+                text += String(decoding: data, as: UTF8.self)
+            }
+            return text
+        }
+        let port = try #require(
+            log.split(separator: "port ").last.flatMap { Int($0.prefix { $0.isNumber }) }, "\(log)")
+        #expect(try !Self.ignoresSIGPIPE(process.processIdentifier), "the server ignores SIGPIPE process-wide")
+        let path = ServerRoute.path(for: origin.url("/big.bin"), secret: "s3cret")
+        for _ in 0..<6 {
+            // A client that reads the head and a little, then resets the connection mid-body.
+            let client = try RawClient(port: port, receiveBuffer: 4096)
+            client.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+            let descriptor = client.descriptor
+            let read = try await offPool { () -> Int in
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                return buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            }
+            #expect(read > 0)
+            var reset = linger(l_onoff: 1, l_linger: 0)
+            setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &reset, socklen_t(MemoryLayout<linger>.size))
+            shutdown(descriptor, Int32(SHUT_RDWR))
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(process.isRunning)
+        let ping = try await Curl.run(["http://127.0.0.1:\(port)/ping"])
+        #expect(ping.status == 200)
+        #expect(process.isRunning)
     }
 }

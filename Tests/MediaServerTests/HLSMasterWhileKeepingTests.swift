@@ -17,7 +17,7 @@ struct HLSMasterWhileKeepingTests {
     func keepsTheMasterLast() async throws {
         let fixture = try ServerFixture()
         let master = fixture.originURL("HLS/master/master.m3u8")
-        let downloader = HLSDownloader(cache: fixture.cache, parallelFetches: 1)
+        let downloader = HLSDownloader(resources: fixture.server.resources, parallelFetches: 1)
         let english = downloader.resources.resourceKey(for: fixture.originURL("HLS/master/english.m3u8")).storeKey
         let (reached, release) = Self.hold(downloader, at: english)
         defer { downloader.resources.keepGateForTesting.withLock { $0 = nil } }
@@ -80,7 +80,7 @@ struct HLSMasterWhileKeepingTests {
             """
         try Data(text.utf8).write(to: fixture.directory.appendingPathComponent("root/HLS/master/groups.m3u8"))
         let master = fixture.originURL("HLS/master/groups.m3u8")
-        let downloader = HLSDownloader(cache: fixture.cache, parallelFetches: 1)
+        let downloader = HLSDownloader(resources: fixture.server.resources, parallelFetches: 1)
         try await downloader.download(master, variant: .lowestBandwidth).completion()
 
         // Second download: the high variant and its group's audio (held before that audio is pinned).
@@ -100,7 +100,7 @@ struct HLSMasterWhileKeepingTests {
     func releaseDuringKeep() async throws {
         let fixture = try ServerFixture()
         let master = fixture.originURL("HLS/master/master.m3u8")
-        let downloader = HLSDownloader(cache: fixture.cache, parallelFetches: 1)
+        let downloader = HLSDownloader(resources: fixture.server.resources, parallelFetches: 1)
         let english = downloader.resources.resourceKey(for: fixture.originURL("HLS/master/english.m3u8")).storeKey
         let (reached, release) = Self.hold(downloader, at: english)
         defer { downloader.resources.keepGateForTesting.withLock { $0 = nil } }
@@ -119,7 +119,7 @@ struct HLSMasterWhileKeepingTests {
     func removeDuringKeep() async throws {
         let fixture = try ServerFixture()
         let master = fixture.originURL("HLS/master/master.m3u8")
-        let downloader = HLSDownloader(cache: fixture.cache, parallelFetches: 1)
+        let downloader = HLSDownloader(resources: fixture.server.resources, parallelFetches: 1)
         let english = downloader.resources.resourceKey(for: fixture.originURL("HLS/master/english.m3u8")).storeKey
         let (reached, release) = Self.hold(downloader, at: english)
         defer { downloader.resources.keepGateForTesting.withLock { $0 = nil } }
@@ -137,11 +137,12 @@ struct HLSMasterWhileKeepingTests {
     func queuePinsTheMasterEarly() async throws {
         let fixture = try ServerFixture()
         let master = fixture.originURL("HLS/master/master.m3u8")
-        let downloader = HLSDownloader(cache: fixture.cache, parallelFetches: 1)  // same HLSResourceStore
+        let downloader = HLSDownloader(resources: fixture.server.resources, parallelFetches: 1)  // the server's store
         let english = downloader.resources.resourceKey(for: fixture.originURL("HLS/master/english.m3u8")).storeKey
         let (reached, release) = Self.hold(downloader, at: english)
         defer { downloader.resources.keepGateForTesting.withLock { $0 = nil } }
-        let performer = HLSDownloadPerformer(variant: .first, audio: .languages(["en"]), parallelFetches: 1)
+        let performer = HLSDownloadPerformer(
+            variant: .first, audio: .languages(["en"]), parallelFetches: 1, resources: fixture.server.resources)
         let queue = try await DownloadQueue.open(
             cache: fixture.cache, configuration: DownloadQueueConfiguration(pollInterval: .milliseconds(20)),
             performers: [performer])

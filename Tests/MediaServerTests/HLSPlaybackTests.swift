@@ -53,7 +53,7 @@ struct HLSPlaybackTests {
     func offlinePlaybackOfADownload() async throws {
         let fixture = try ServerFixture()
         let master = fixture.originURL("HLS/master/master.m3u8")
-        let download = HLSDownloader(cache: fixture.cache).download(
+        let download = HLSDownloader(resources: fixture.server.resources).download(
             master, variant: .lowestBandwidth, audio: .languages(["en"]), subtitles: .all)
         try await download.completion()
         fixture.nginx.stop()
@@ -81,7 +81,8 @@ struct HLSPlaybackTests {
     func rewrittenPlaylistsAndContentTypes() async throws {
         let fixture = try ServerFixture()
         let master = fixture.originURL("HLS/master/master.m3u8")
-        try await HLSDownloader(cache: fixture.cache).download(master, audio: .all, subtitles: .all).completion()
+        try await HLSDownloader(resources: fixture.server.resources).download(master, audio: .all, subtitles: .all)
+            .completion()
         fixture.nginx.stop()
         let base = "http://127.0.0.1:\(fixture.port)/\(fixture.server.secret)/h/"
         var pending = [fixture.server.hlsURL(for: master)]
@@ -114,7 +115,7 @@ struct HLSPlaybackTests {
     @Test("offline: AES-128, fMP4 with EXT-X-MAP and single-file byte ranges decode in full through the server")
     func offlineKeysInitSegmentsAndByteRanges() async throws {
         let fixture = try ServerFixture()
-        let downloader = HLSDownloader(cache: fixture.cache)
+        let downloader = HLSDownloader(resources: fixture.server.resources)
         let assets = ["aes/media.m3u8", "fmp4/media.m3u8", "byterange/fmp4.m3u8", "byterange/ts.m3u8"]
         for asset in assets { try await downloader.download(fixture.originURL("HLS/" + asset)).completion() }
         fixture.nginx.stop()
@@ -141,7 +142,7 @@ struct HLSPlaybackTests {
         // A slowed origin, so that the player and the download overlap.
         let fixture = try ServerFixture(delayPerPiece: .milliseconds(40))
         let master = fixture.originURL("HLS/master/master.m3u8")
-        let downloader = HLSDownloader(cache: fixture.cache, parallelFetches: 1)
+        let downloader = HLSDownloader(resources: fixture.server.resources, parallelFetches: 1)
         let local = fixture.server.hlsURL(for: master).absoluteString
         let download = downloader.download(master, variant: .first, audio: .languages(["en"]))
         async let played = Self.decode(local, ["-map", "0:v:0", "-map", "0:a:0"])

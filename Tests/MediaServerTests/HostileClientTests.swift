@@ -1,5 +1,6 @@
 import Foundation
 import LoopbackNginx
+import MediaStore
 import Testing
 
 @testable import MediaServer
@@ -111,10 +112,13 @@ struct HostileClientTests {
     }
 
     @Test func listenerRestartsOnTheSamePortAndMintedURLsStayValid() async throws {
-        let fixture = try ServerFixture(configuration: Self.configuration)
+        let listener = Locked<ListeningSocket?>(nil)
+        var configuration = Self.configuration
+        configuration.listenerHooks.opened = { socket in listener.withLock { $0 = socket } }
+        let fixture = try ServerFixture(configuration: configuration)
         let url = fixture.local("track.mp3")
         let port = fixture.port
-        fixture.server.breakListenerForTesting()
+        listener.current?.breakListening()
         var restarted = false
         for _ in 0..<500 where !restarted {
             try await Task.sleep(for: .milliseconds(20))

@@ -5,7 +5,7 @@ import Testing
 /// Which requests start their body together with the content information.
 @Suite struct LikelyBodyTests {
     func guess(_ headers: [(String, String)], method: String = "GET") -> Range<Int>? {
-        Connection.likelyBody(
+        Responder.likelyBody(
             HTTPRequest(method: method, target: "/", headers: headers.map { (name: $0.0, value: $0.1) }))
     }
 

@@ -60,13 +60,46 @@ struct ListenerCloseTests {
         }
     }
 
-    /// A server over an empty store, not started, with `log` told of every close.
-    func makeServer(_ log: CloseLog) throws -> (MediaServer, URL) {
+    /// The listening sockets a server opened, the latest last (``ListenerHooks/opened``).
+    final class Listeners: Sendable {
+        private let opened = Locked<[ListeningSocket]>([])
+
+        func record(_ socket: ListeningSocket) { opened.withLock { $0.append(socket) } }
+
+        /// Breaks the latest as the OS does when it reclaims it.
+        func breakLatest() { opened.current.last?.breakListening() }
+    }
+
+    /// A server over an empty store, not started, with `log` told of every
+    /// close and `listeners` of every open; `hooks` adds the other seams.
+    func makeServer(
+        _ log: CloseLog, _ listeners: Listeners, hooks: (inout ListenerHooks) -> Void = { _ in }
+    ) throws -> (MediaServer, URL) {
         let directory = temporaryPath("listener-close")
         let store = try MediaStore(directory: directory)
-        let server = MediaServer(cache: StreamingCache(store: store))
-        server.listenerClosedForTesting.withLock { $0 = { log.record($0, $1) } }
+        var configuration = MediaServerConfiguration()
+        configuration.listenerHooks.closed = { log.record($0, $1) }
+        configuration.listenerHooks.opened = { listeners.record($0) }
+        hooks(&configuration.listenerHooks)
+        let server = MediaServer(cache: StreamingCache(store: store), configuration: configuration)
         return (server, directory)
+    }
+
+    /// The server a hook looks at (made after its configuration).
+    final class ServerBox: @unchecked Sendable {
+        weak var server: MediaServer?
+    }
+
+    /// A hook that fails the next `count` reopenings of a listening socket.
+    static func failing(_ count: Int) -> @Sendable () -> Bool {
+        let failing = Locked(count)
+        return {
+            failing.withLock { failing -> Bool in
+                guard failing > 0 else { return true }
+                failing -= 1
+                return false
+            }
+        }
     }
 
     /// Waits (up to 5 s) until `condition` holds.
@@ -77,13 +110,13 @@ struct ListenerCloseTests {
 
     @Test func aRestartThatCannotBindClosesTheOldSocketOnce() async throws {
         let log = CloseLog()
-        let (server, directory) = try makeServer(log)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let listeners = Listeners()
         // The first restart finds the port taken twice: it closes the old
         // socket to free the port, fails again, and tries later.
-        server.failingListenerOpensForTesting.withLock { $0 = 2 }
+        let (server, directory) = try makeServer(log, listeners) { $0.mayReopen = Self.failing(2) }
+        defer { try? FileManager.default.removeItem(at: directory) }
         try server.start()
-        server.breakListenerForTesting()
+        listeners.breakLatest()
         #expect(await eventually { server.statistics.listenerRestarts >= 1 })
         #expect(server.ensureListening())
         server.stop()
@@ -94,20 +127,22 @@ struct ListenerCloseTests {
 
     @Test func aStopDuringARestartClosesTheOldSocketOnce() async throws {
         let log = CloseLog()
-        let (server, directory) = try makeServer(log)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let listeners = Listeners()
         // The restart closes the old socket to free the port, opens a new
         // one, and meets stop() before installing it.
-        server.failingListenerOpensForTesting.withLock { $0 = 1 }
         let installing = Locked(false)
-        server.willInstallListenerForTesting.withLock {
-            $0 = { [weak server] in
+        let box = ServerBox()
+        let (server, directory) = try makeServer(log, listeners) {
+            $0.mayReopen = Self.failing(1)
+            $0.willInstall = {
                 installing.withLock { $0 = true }
-                for _ in 0..<5000 where server?.isRunning == true { usleep(1000) }
+                for _ in 0..<5000 where box.server?.isRunning == true { usleep(1000) }
             }
         }
+        box.server = server
+        defer { try? FileManager.default.removeItem(at: directory) }
         try server.start()
-        server.breakListenerForTesting()
+        listeners.breakLatest()
         #expect(await eventually { installing.current })
         server.stop()
         #expect(log.closedAgain.isEmpty, "closed again: \(log.closedAgain)")
@@ -117,11 +152,12 @@ struct ListenerCloseTests {
 
     @Test func ensureListeningAfterABreakWaitsForOneRestart() async throws {
         let log = CloseLog()
-        let (server, directory) = try makeServer(log)
+        let listeners = Listeners()
+        let (server, directory) = try makeServer(log, listeners)
         defer { try? FileManager.default.removeItem(at: directory) }
         try server.start()
         let port = server.port
-        server.breakListenerForTesting()
+        listeners.breakLatest()
         #expect(server.ensureListening())
         #expect(server.port == port)
         server.stop()

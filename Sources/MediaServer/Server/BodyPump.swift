@@ -15,16 +15,7 @@ import MediaStreaming
 /// the client's speed: a stalled client holds its reading back. Every wait
 /// takes a deadline: the connection decides how long the origin may take
 /// and watches its client meanwhile.
-final class BodyPump: @unchecked Sendable {
-    /// What ``next(until:)`` returns.
-    enum Next {
-        case data([Data])
-        case end
-        case failed(StreamingError)
-        /// Nothing by the deadline.
-        case pending
-    }
-
+final class BodyPump: BodyStream, @unchecked Sendable {
     /// Requests cancelled for back-pressure kept for a second cancel (see
     /// `stale`); older ones are let go, so a long body holds a bounded few.
     static let maxStale = 8
@@ -156,9 +147,9 @@ final class BodyPump: @unchecked Sendable {
         if let toCancel { loader.didCancel(toCancel) }
     }
 
-    /// Waits until `deadline` for bytes (``Next/pending`` when none came);
+    /// Waits until `deadline` for bytes (``BodyStep/pending`` when none came);
     /// blocks the calling thread (a connection's, never the pool's).
-    func next(until deadline: Date) -> Next {
+    func next(until deadline: Date) -> BodyStep {
         condition.lock()
         while pieces.isEmpty && !finished && failure == nil && !cancelled {
             if !condition.wait(until: deadline) { break }

@@ -16,25 +16,28 @@ import MediaSupport
 /// whatever the process opened since under it (an LMDB file, say). Only the
 /// server's accepting thread waits on it and closes it, so no thread polls
 /// a number another thread closed.
-final class ListeningSocket: @unchecked Sendable {
+package final class ListeningSocket: @unchecked Sendable {
     /// The descriptor until ``close()`` takes it.
     private let open: Locked<Int32?>
     let port: Int
-    /// Called with the descriptor after each close(2) of it (tests).
-    private let closedForTesting: (@Sendable (ListeningSocket, Int32) -> Void)?
+    /// Called with the descriptor after each close(2) of it.
+    private let closed: (@Sendable (ListeningSocket, Int32) -> Void)?
 
     /// What waiting for a connection found.
     enum Accepted {
         case connection(Int32)
         /// Nothing yet (timeout, interrupted, a connection aborted before accept).
         case none
+        /// The wake signal came.
+        case woken
         /// The socket no longer listens (closed or shut down under us): restart it.
         case dead(Int32)
     }
 
     /// Binds and listens. `port` 0 lets the OS choose.
+    /// - parameter closed: called with the descriptor after its close(2) (``ListenerHooks/closed``).
     init(
-        port: Int, allInterfaces: Bool, closedForTesting: (@Sendable (ListeningSocket, Int32) -> Void)? = nil
+        port: Int, allInterfaces: Bool, closed: (@Sendable (ListeningSocket, Int32) -> Void)? = nil
     ) throws(MediaServerError) {
         #if canImport(Glibc)
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -66,17 +69,26 @@ final class ListeningSocket: @unchecked Sendable {
         Socket.setNonBlocking(fd)
         self.open = Locked(fd)
         self.port = Int(UInt16(bigEndian: actual.sin_port))
-        self.closedForTesting = closedForTesting
+        self.closed = closed
     }
 
-    /// Waits up to `milliseconds` for a connection. Only the thread that
-    /// closes it calls this.
-    func accept(waiting milliseconds: Int32) -> Accepted {
+    /// Waits up to `milliseconds` for a connection or for `wake`; when
+    /// neither comes, or the wake, looks whether it still listens. Only the
+    /// thread that closes it calls this.
+    func accept(waiting milliseconds: Int32, wake: WakeSignal) -> Accepted {
         guard let descriptor = open.current else { return .dead(EBADF) }
-        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&entry, 1, milliseconds)
+        var entries = [
+            pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0),
+        ]
+        let ready = poll(&entries, 2, milliseconds)
         if ready < 0 { return errno == EINTR ? .none : .dead(errno) }
+        if entries[1].revents != 0 {
+            wake.drain()
+            return isListening ? .woken : .dead(EINVAL)
+        }
         if ready == 0 { return isListening ? .none : .dead(EINVAL) }
+        let entry = entries[0]
         if entry.revents & Int16(POLLNVAL | POLLERR) != 0 { return .dead(EBADF) }
         #if canImport(Glibc)
             let client = Glibc.accept(descriptor, nil, nil)
@@ -94,7 +106,8 @@ final class ListeningSocket: @unchecked Sendable {
         case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED, EPROTO, EPERM:
             return isListening ? .none : .dead(errno)
         case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-            usleep(20_000)
+            // Out of descriptors or memory: a moment's pause (a stop still wakes it).
+            _ = wake.wait(milliseconds: 20)
             return .none
         default:
             return .dead(errno)
@@ -112,8 +125,9 @@ final class ListeningSocket: @unchecked Sendable {
         }
     }
 
-    /// Stops listening as the OS does when it reclaims the socket (for tests of the restart).
-    func breakListening() {
+    /// Stops listening as the OS does when it reclaims the socket (tests of
+    /// the restart reach it through ``ListenerHooks/opened``).
+    package func breakListening() {
         open.withLock { descriptor in
             if let descriptor { _ = socketShutdown(descriptor) }
         }
@@ -128,7 +142,7 @@ final class ListeningSocket: @unchecked Sendable {
         }
         guard let descriptor = taken else { return }
         _ = closeDescriptor(descriptor)
-        closedForTesting?(self, descriptor)
+        closed?(self, descriptor)
     }
 }
 

@@ -18,12 +18,17 @@ import MediaSupport
 /// policy, MIME sniffing, revalidation and oversize rule all hold.
 ///
 /// ```swift
-/// let server = MediaServer(cache: cache)
+/// let resources = HLSResourceStore(cache: cache)       // one per cache, shared with downloads
+/// let server = MediaServer(resources: resources)
 /// try server.start()                                   // 127.0.0.1, a free port
 /// let local = server.url(for: URL(string: "https://cdn.example.com/a.mp3")!)
 /// // hand `local` to any player; it may seek with Range requests
+/// let downloader = HLSDownloader(resources: resources) // shares the server's HLS fetches
 /// server.stop()
 /// ```
+///
+/// It is the app's `PlaylistLocalizer`: give it to a `CachingAVPlayerItem`
+/// so that HLS plays through it.
 ///
 /// Security: it listens on `127.0.0.1` unless told otherwise; every local
 /// URL carries a random secret (requests without it get 403); a request
@@ -38,7 +43,15 @@ import MediaSupport
 /// connections are bounded (414, 431, 408, 503). Threads: one accepting, one per connection (blocking
 /// socket I/O stays off Swift's cooperative pool). A running server is kept
 /// alive by its threads: call ``stop()`` to end it.
-public final class MediaServer: Sendable {
+///
+/// Inside, a connection only moves bytes: each request goes to a
+/// `Responder` (routing, the `Host` check and the secret, the allowlist,
+/// HLS, status mapping), made at ``start()`` with what it needs (the
+/// loaders, the HLS responder and its rewrite cache, the origins minted);
+/// no part calls back into the server. No process-wide signal disposition
+/// is changed: every socket write passes `MSG_NOSIGNAL` (`SO_NOSIGPIPE` on
+/// Apple platforms), so a client that hangs up never raises `SIGPIPE`.
+public final class MediaServer: PlaylistLocalizer, Sendable {
     /// The cache bytes are played from.
     public let cache: StreamingCache
     public let configuration: MediaServerConfiguration
@@ -50,40 +63,52 @@ public final class MediaServer: Sendable {
         var listener: ListeningSocket?
         var port: Int?
         var running = false
-        var acceptThread: Thread?
+        /// Whether the accepting thread runs.
+        var accepting = false
+        /// Wakes the accepting thread (``stop()``, ``ensureListening()``).
+        var wake: WakeSignal?
         var connections: [ObjectIdentifier: Connection] = [:]
-        var minted: MintedOrigins
     }
 
-    private let state: Locked<State>
-    private let counters = Locked(MediaServerStatistics())
-    private let observers = Locked<(next: Int, all: [Int: AsyncStream<MediaServerEvent>.Continuation])>((0, [:]))
-    /// Signalled when the accept thread ends.
-    private let acceptEnded = NSCondition()
-    /// Signalled when the accept thread installs a new listening socket.
-    private let listenerChanged = NSCondition()
+    private let state = Locked(State())
+    /// Broadcast when the accepting thread ends, a listening socket is installed, or a connection ends.
+    private let changed = NSCondition()
+    /// Counters and observers.
+    private let activity = ServerActivity()
     /// Loaders of recently played origins, shared by the requests of a player.
     let loaders: LoaderPool
-    /// Where HLS resources are read and kept (shared with the cache's ``HLSDownloader``s).
-    let hlsResources: HLSResourceStore
-    /// Playlists served lately, by local path: the bytes read and their rewriting.
-    let hlsRewrites: RewriteCache
-    /// Called after each close(2) of a listening socket (set before ``start()``).
-    let listenerClosedForTesting = Locked<(@Sendable (ListeningSocket, Int32) -> Void)?>(nil)
-    /// How many of the next restarts' listening sockets fail to open (as when the port is taken).
-    let failingListenerOpensForTesting = Locked(0)
-    /// Called on the accepting thread just before a restarted listening socket is installed.
-    let willInstallListenerForTesting = Locked<(@Sendable () -> Void)?>(nil)
+    /// The origins minted and the allowlist.
+    let permissions: OriginPermissions
+    /// The HLS responder (with the rewrite cache).
+    let hls: HLSResponder
 
-    public init(cache: StreamingCache, configuration: MediaServerConfiguration = MediaServerConfiguration()) {
+    /// A server over `resources`' cache, fetching and keeping HLS resources
+    /// through `resources` (give the same store to the app's `HLSDownloader`s
+    /// and `HLSDownloadPerformer`s: a resource the player and a download both
+    /// want is fetched once).
+    public init(resources: HLSResourceStore, configuration: MediaServerConfiguration = MediaServerConfiguration()) {
+        let cache = resources.cache
         self.cache = cache
-        self.hlsResources = HLSResourceStore.shared(for: cache)
         self.configuration = configuration
         self.secret = configuration.secret ?? Self.randomSecret()
         self.loaders = LoaderPool(cache: cache)
-        self.hlsRewrites = RewriteCache(budget: configuration.hlsRewriteCacheBytes)
-        self.state = Locked(State(minted: MintedOrigins(budget: configuration.mintedURLBytes)))
+        self.permissions = OriginPermissions(
+            allowlist: configuration.allowlist, mintedBudget: configuration.mintedURLBytes)
+        self.hls = HLSResponder(
+            resources: resources, rewriteBudget: configuration.hlsRewriteCacheBytes, permissions: permissions,
+            activity: activity)
     }
+
+    /// A server over `cache` with an HLS resource store of its own (see
+    /// ``init(resources:configuration:)`` to share one with downloads).
+    public convenience init(
+        cache: StreamingCache, configuration: MediaServerConfiguration = MediaServerConfiguration()
+    ) {
+        self.init(resources: HLSResourceStore(cache: cache), configuration: configuration)
+    }
+
+    /// Where HLS resources are fetched and kept.
+    public var resources: HLSResourceStore { hls.resources }
 
     private static func randomSecret() -> String {
         var generator = SystemRandomNumberGenerator()
@@ -105,37 +130,60 @@ public final class MediaServer: Sendable {
         guard secret.utf8.allSatisfy({ HTTPRequestParser.isTokenByte($0) && !"!#$%&'*+.^`|~".utf8.contains($0) }),
             !secret.isEmpty
         else { throw .invalidSecret }
-        signal(SIGPIPE, SIG_IGN)
         let port = state.withLock { $0.running ? nil : ($0.port ?? configuration.port) }
         guard let port else { return }
         let listener = try listen(on: port)
-        let thread = Thread { [self] in acceptLoop() }
+        guard let wake = WakeSignal() else {
+            listener.close()
+            throw .cannotListen(port: port, reason: String(cString: strerror(errno)))
+        }
+        let context = connectionContext(port: listener.port)
+        let thread = Thread { [self] in acceptLoop(wake: wake, context: context) }
         thread.name = "MediaServer accept"
         state.withLock {
             $0.listener = listener
             $0.port = listener.port
             $0.running = true
-            $0.acceptThread = thread
+            $0.accepting = true
+            $0.wake = wake
         }
         thread.start()
-        HLSLoopback.register(ObjectIdentifier(self), cache: cache) { [weak self] url in
-            guard let self, self.isRunning else { return nil }
-            return self.hlsURL(for: url)
-        }
-        emit(.started(port: listener.port))
+        activity.emit(.started(port: listener.port))
+    }
+
+    /// What each connection is given: a responder for the server listening on `port`, and the bounds.
+    private func connectionContext(port: Int) -> ConnectionContext {
+        let router = Router(
+            secret: secret,
+            hostCheck: HostCheck(
+                advertisedHost: configuration.advertisedHost, port: port,
+                loopbackOnly: configuration.binding == .loopback),
+            permissions: permissions)
+        let responder = Responder(
+            router: router, address: LocalAddress(host: configuration.advertisedHost, port: port, secret: secret),
+            loaders: loaders, hls: hls, responseBufferBytes: configuration.responseBufferBytes)
+        return ConnectionContext(
+            responder: responder, activity: activity, limits: configuration.limits,
+            requestTimeout: .milliseconds(Int(configuration.requestTimeout * 1000)),
+            idleTimeout: .milliseconds(Int(configuration.idleTimeout * 1000)),
+            sendTimeout: .milliseconds(Int(configuration.sendTimeout * 1000)),
+            originWaitTimeout: configuration.originWaitTimeout)
     }
 
     /// Binds `port`. A given port taken by someone else (`EADDRINUSE`) is
     /// tried again every 50 ms for up to 2 s: after a ``stop()``, the
     /// port the minted URLs name may be held for a moment by a client
-    /// connection's ephemeral port (a restart failed so in CI).
+    /// connection's ephemeral port (a restart failed so in CI); nothing
+    /// signals when it is free.
     private func listen(on port: Int) throws(MediaServerError) -> ListeningSocket {
         let deadline = ContinuousClock.now + .seconds(2)
         while true {
             do {
-                return try ListeningSocket(
+                let listener = try ListeningSocket(
                     port: port, allInterfaces: configuration.binding == .allInterfaces,
-                    closedForTesting: listenerClosedForTesting.current)
+                    closed: configuration.listenerHooks.closed)
+                configuration.listenerHooks.opened?(listener)
+                return listener
             } catch .cannotListen(_, let reason)
                 where port != 0 && reason == String(cString: strerror(EADDRINUSE)) && ContinuousClock.now < deadline
             {
@@ -145,27 +193,27 @@ public final class MediaServer: Sendable {
     }
 
     /// Stops listening, ends every connection and the loading requests they
-    /// wait on, and returns once the accepting thread is gone. Minted URLs
-    /// work again after ``start()`` (same port, same secret).
+    /// wait on, and returns once the accepting thread is gone and the
+    /// connections have ended (up to 2 s for them). Minted URLs work again
+    /// after ``start()`` (same port, same secret).
     public func stop() {
-        let (wasRunning, connections) = state.withLock { state -> (Bool, [Connection]) in
+        let (wasRunning, connections, wake) = state.withLock { state -> (Bool, [Connection], WakeSignal?) in
             let was = state.running
             state.running = false
-            return (was, Array(state.connections.values))
+            return (was, Array(state.connections.values), state.wake)
         }
         guard wasRunning else { return }
-        HLSLoopback.unregister(ObjectIdentifier(self))
         for connection in connections { connection.abort() }
-        acceptEnded.lock()
-        while state.current.acceptThread != nil { _ = acceptEnded.wait(until: Date() + 0.05) }
-        acceptEnded.unlock()
-        // Connections end on their threads; wait a little for them.
-        for _ in 0..<200 where !state.current.connections.isEmpty {
-            for connection in state.current.connections.values { connection.abort() }
-            usleep(5_000)
-        }
+        wake?.signal()
+        // Aborted, each connection ends on its thread at once (its waits are woken).
+        let deadline = Date() + 2
+        changed.lock()
+        while state.current.accepting { changed.wait() }
+        while !state.current.connections.isEmpty, changed.wait(until: deadline) {}
+        changed.unlock()
+        state.withLock { $0.wake = nil }
         loaders.removeAll()
-        emit(.stopped)
+        activity.emit(.stopped)
     }
 
     /// Whether it is accepting connections.
@@ -179,34 +227,60 @@ public final class MediaServer: Sendable {
         port.flatMap { URL(string: "http://\(configuration.advertisedHost):\($0)") }
     }
 
+    /// Where local URLs point now (the configured port before the first ``start()``).
+    private var address: LocalAddress {
+        LocalAddress(host: configuration.advertisedHost, port: port ?? configuration.port, secret: secret)
+    }
+
     /// The URL a player should open for `originURL`: the server's address,
     /// its secret, the origin URL (encoded) and its file name. The origin
     /// is allowed from now on. Call after ``start()`` (the port is in it).
     /// An HLS playlist (`.m3u8`, `.m3u`) gets its ``hlsURL(for:)``.
     public func url(for originURL: URL) -> URL {
         if ["m3u8", "m3u"].contains(originURL.pathExtension.lowercased()) { return hlsURL(for: originURL) }
-        mint(originURL)
-        let port = self.port ?? configuration.port
-        return URL(
-            string: "http://\(configuration.advertisedHost):\(port)" + ServerRoute.path(for: originURL, secret: secret))!
+        permissions.mint(originURL)
+        return address.url(forMedia: originURL)
+    }
+
+    /// The URL a player should open for the HLS playlist `originURL` (a
+    /// master playlist or a lone media playlist): playlists are served with
+    /// every URI rewritten to a local URL of this server, segments, keys and
+    /// init segments from the store or the origin (then kept). The origin is
+    /// allowed from now on. Call after ``start()``.
+    public func hlsURL(for originURL: URL) -> URL {
+        localURL(for: HLSRoute(origin: originURL, kind: .masterPlaylist))
+    }
+
+    /// The local URL of the HLS playlist `url` when this server runs over
+    /// `cache` (``hlsURL(for:)``); `nil` otherwise.
+    public func localURL(forPlaylist url: URL, cache: StreamingCache) -> URL? {
+        guard cache === self.cache, isRunning else { return nil }
+        return hlsURL(for: url)
+    }
+
+    /// The local URL of `route`; its origin is allowed from now on.
+    func localURL(for route: HLSRoute) -> URL {
+        permissions.mint(route.origin)
+        return address.url(for: route)
     }
 
     /// Checks the listening socket and opens it again on the same port if
     /// the OS closed it (iOS does in the background); call it when the app
-    /// returns to the foreground. The accepting thread notices on its own
-    /// within a fraction of a second and opens it again (it alone does, so
-    /// a socket is never closed twice): this waits for that, up to about
-    /// 2 s. Returns whether it listens.
+    /// returns to the foreground. It wakes the accepting thread, which looks
+    /// at once and opens it again (it alone does, so a socket is never
+    /// closed twice), and waits for that, up to about 2 s. Returns whether it listens.
     @discardableResult
     public func ensureListening() -> Bool {
         let deadline = Date() + 2
-        listenerChanged.lock()
-        defer { listenerChanged.unlock() }
+        state.current.wake?.signal()
+        changed.lock()
+        defer { changed.unlock() }
         while true {
             guard let listener = state.withLock({ $0.running ? $0.listener : nil }) else { return false }
             if listener.isListening { return true }
-            guard Date() < deadline else { return false }
-            _ = listenerChanged.wait(until: min(deadline, Date() + 0.05))
+            guard changed.wait(until: deadline) else {
+                return state.withLock { $0.running ? $0.listener : nil }?.isListening ?? false
+            }
         }
     }
 
@@ -214,106 +288,50 @@ public final class MediaServer: Sendable {
 
     /// Counters since the server was made.
     public var statistics: MediaServerStatistics {
-        var result = counters.current
+        var result = activity.statistics
         result.activeConnections = state.current.connections.count
         return result
     }
 
     /// Events from now until the returned stream is dropped.
     public func events() -> AsyncStream<MediaServerEvent> {
-        let (stream, continuation) = AsyncStream<MediaServerEvent>.makeStream(bufferingPolicy: .bufferingNewest(1024))
-        let id = observers.withLock { observers -> Int in
-            observers.next += 1
-            observers.all[observers.next] = continuation
-            return observers.next
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.observers.withLock { $0.all.removeValue(forKey: id) }
-        }
-        return stream
+        activity.events()
     }
 
-    func emit(_ event: MediaServerEvent) {
-        for continuation in observers.current.all.values { continuation.yield(event) }
-    }
-
-    func count(_ body: (inout MediaServerStatistics) -> Void) { counters.withLock(body) }
-
-    // MARK: Internals
-
-    /// Allows `origin` from now on.
-    func mint(_ origin: URL) {
-        state.withLock { $0.minted.insert(origin.absoluteString) }
-    }
-
-    /// Whether `origin` may be fetched: minted by ``url(for:)`` or allowlisted.
-    /// A minted one asked for is minted again: what players use stays (a VOD
-    /// playlist is served once, its segments asked for over the whole play).
-    func isAllowed(_ origin: URL) -> Bool {
-        let url = origin.absoluteString
-        let minted = state.withLock { state -> Bool in
-            guard state.minted.contains(url) else { return false }
-            state.minted.insert(url)
-            return true
-        }
-        return minted || configuration.allowlist.allows(origin)
-    }
-
-    /// Why `origin` is not allowed, for the 403 a player gets.
-    func refusal(of origin: URL) -> String {
-        let host = HostClass(url: origin)
-        if host.isPublic {
-            return "origin not allowed: \(WebOrigin(origin)?.description ?? "?") is not in the allowlist"
-        }
-        return "origin not allowed: \(host) not named by the allowlist (host and port)"
-    }
-
-    /// The `Host` check of every request (the advertised host and port, and loopback names on loopback).
-    var hostCheck: HostCheck {
-        HostCheck(
-            advertisedHost: configuration.advertisedHost, port: port ?? configuration.port,
-            loopbackOnly: configuration.binding == .loopback)
-    }
-
-    /// Bytes of minted origin URLs remembered (at most ``MediaServerConfiguration/mintedURLBytes``).
-    var mintedBytes: Int { state.withLock { $0.minted.bytes } }
-
-    func connectionEnded(_ connection: Connection) {
-        state.withLock { _ = $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
-    }
-
-    /// Shuts the listening socket down as the OS does when it reclaims it (tests of the restart).
-    func breakListenerForTesting() {
-        state.current.listener?.breakListening()
-    }
+    // MARK: Accepting
 
     /// The accepting thread: the only one that waits on listening sockets
-    /// and closes them (restarts included).
-    private func acceptLoop() {
+    /// and closes them (restarts included). It waits for a connection or
+    /// `wake`, and looks every 200 ms whether the socket still listens (the
+    /// OS may reclaim it without waking the wait).
+    private func acceptLoop(wake: WakeSignal, context: ConnectionContext) {
         defer {
             let listener = state.withLock { state -> ListeningSocket? in
-                defer {
-                    state.listener = nil
-                    state.acceptThread = nil
-                }
+                defer { state.listener = nil }
                 return state.listener
             }
             listener?.close()
-            acceptEnded.lock()
-            acceptEnded.broadcast()
-            acceptEnded.unlock()
+            broadcast { $0.accepting = false }
         }
         while let listener = state.withLock({ $0.running ? $0.listener : nil }) {
-            switch listener.accept(waiting: 200) {
-            case .none:
+            switch listener.accept(waiting: 200, wake: wake) {
+            case .none, .woken:
                 continue
             case .connection(let descriptor):
-                admit(descriptor)
+                admit(descriptor, context: context)
             case .dead:
                 guard state.current.running else { return }
-                if !restartListener(replacing: listener) { usleep(200_000) }
+                if !restartListener(replacing: listener) { _ = wake.wait(milliseconds: 200) }
             }
         }
+    }
+
+    /// Changes `state` and wakes whoever waits on ``changed``.
+    private func broadcast(_ change: (inout State) -> Void) {
+        state.withLock(change)
+        changed.lock()
+        changed.broadcast()
+        changed.unlock()
     }
 
     /// Opens a new listening socket on the same port in place of `old`
@@ -329,7 +347,7 @@ public final class MediaServer: Sendable {
             opened = openListener(port: port)
         }
         guard let fresh = opened else { return false }
-        willInstallListenerForTesting.current?()
+        configuration.listenerHooks.willInstall?()
         let installed = state.withLock { state -> Bool in
             guard state.running, state.listener === old else { return false }
             state.listener = fresh
@@ -340,45 +358,45 @@ public final class MediaServer: Sendable {
             return false
         }
         old.close()
-        count { $0.listenerRestarts += 1 }
-        listenerChanged.lock()
-        listenerChanged.broadcast()
-        listenerChanged.unlock()
-        emit(.listenerRestarted(port: fresh.port))
+        activity.count { $0.listenerRestarts += 1 }
+        broadcast { _ in }
+        activity.emit(.listenerRestarted(port: fresh.port))
         return true
     }
 
     /// A new listening socket on `port`, or `nil` when it cannot be bound.
     private func openListener(port: Int) -> ListeningSocket? {
-        let failing = failingListenerOpensForTesting.withLock { failing -> Bool in
-            guard failing > 0 else { return false }
-            failing -= 1
-            return true
-        }
-        if failing { return nil }
-        return try? ListeningSocket(
-            port: port, allInterfaces: configuration.binding == .allInterfaces,
-            closedForTesting: listenerClosedForTesting.current)
+        let hooks = configuration.listenerHooks
+        if let mayReopen = hooks.mayReopen, !mayReopen() { return nil }
+        guard
+            let listener = try? ListeningSocket(
+                port: port, allInterfaces: configuration.binding == .allInterfaces, closed: hooks.closed)
+        else { return nil }
+        hooks.opened?(listener)
+        return listener
     }
 
-    private func admit(_ descriptor: Int32) {
-        count { $0.connectionsAccepted += 1 }
-        let connection = Connection(descriptor: descriptor, server: self)
+    private func admit(_ descriptor: Int32, context: ConnectionContext) {
+        activity.count { $0.connectionsAccepted += 1 }
+        let connection = Connection(descriptor: descriptor, context: context)
+        let id = ObjectIdentifier(connection)
         let admitted = state.withLock { state -> Bool in
             guard state.running, state.connections.count < configuration.maxConnections else { return false }
-            state.connections[ObjectIdentifier(connection)] = connection
+            state.connections[id] = connection
             return true
         }
         guard admitted else {
-            count {
-                $0.connectionsRefused += 1
-                $0.serverErrors += 1
-            }
-            emit(.refused(status: 503, reason: "too many connections"))
-            connection.refuseAtOnce(503, "too many connections", extra: [("Retry-After", "1")])
+            let refusal = Response.refusal(503, "too many connections", method: "GET", extra: [("Retry-After", "1")])
+            activity.count { $0.connectionsRefused += 1 }
+            activity.countAnswer(status: 503)
+            activity.emit(.refused(status: 503, reason: "too many connections"))
+            connection.refuseAtOnce(refusal)
             return
         }
-        let thread = Thread { connection.run() }
+        let thread = Thread { [self] in
+            connection.run()
+            broadcast { _ = $0.connections.removeValue(forKey: id) }
+        }
         thread.name = "MediaServer connection"
         thread.stackSize = 512 << 10
         thread.start()

@@ -65,6 +65,8 @@ public struct MediaServerConfiguration: Sendable {
     /// 403 until its playlist is served again. 16 MiB by default (about a
     /// dozen playlists of 20,000 segments).
     public var mintedURLBytes: Int
+    /// Seams of the listening socket, for the package's tests of its restart; none by default.
+    package var listenerHooks = ListenerHooks()
 
     public init(
         port: Int = 0, binding: Binding = .loopback, advertisedHost: String = "127.0.0.1",
@@ -100,4 +102,20 @@ public struct MediaServerConfiguration: Sendable {
         return maxConnections.multipliedReportingOverflow(by: perConnection).overflow
             ? Int.max : maxConnections * perConnection
     }
+}
+
+/// Seams of a server's listening socket: called, when set, at the points
+/// tests of the restart need to see or steer (the package's tests only).
+package struct ListenerHooks: Sendable {
+    /// Called with each listening socket opened: at ``MediaServer/start()`` and at every restart.
+    package var opened: (@Sendable (ListeningSocket) -> Void)?
+    /// Called after each close(2) of a listening socket, with its descriptor.
+    package var closed: (@Sendable (ListeningSocket, Int32) -> Void)?
+    /// Asked before a restart opens a new listening socket: `false` fails
+    /// that open as if the port were taken.
+    package var mayReopen: (@Sendable () -> Bool)?
+    /// Called on the accepting thread just before a restarted listening socket is installed.
+    package var willInstall: (@Sendable () -> Void)?
+
+    package init() {}
 }

@@ -16,10 +16,11 @@
     ///
     /// An HLS playlist (`.m3u8`, `.m3u`) is not played through the resource
     /// loader (serving segment bytes through it is known to fail, fMP4 init
-    /// segments above all): the asset gets the local URL of the running
-    /// `MediaServer` over the item's cache (``HLSLoopback``), which rewrites
-    /// the playlists and serves the segments from the cache; with no server
-    /// running, the origin URL itself (AVPlayer streams it, uncached).
+    /// segments above all): the asset gets the local URL the item's
+    /// ``PlaylistLocalizer`` gives it (the app's `MediaServer` over the
+    /// item's cache), which rewrites the playlists and serves the segments
+    /// from the cache; with none, or none for that cache or running, the
+    /// origin URL itself (AVPlayer streams it, uncached).
     ///
     /// Like `AVPlayerItem`, it is main-actor isolated: create it on the main actor.
     public final class CachingAVPlayerItem: AVPlayerItem {
@@ -34,18 +35,22 @@
         /// One initialiser rather than `init(url:)` beside `init(url:cacheKey:)`:
         /// an `init(url:)` here would override AVPlayerItem's `nonisolated`
         /// `init(url:)` with a main-actor one, which Swift 6 rejects.
-        public convenience init(url: URL, cacheKey: String? = nil) {
+        ///
+        /// - parameter playlists: where an HLS playlist plays (the app's `MediaServer`).
+        public convenience init(url: URL, cacheKey: String? = nil, playlists: (any PlaylistLocalizer)? = nil) {
             let item = cacheKey.map { StreamingItem(url: url, cacheKey: $0) } ?? StreamingItem(url: url)
-            self.init(streamingItem: item)
+            self.init(streamingItem: item, playlists: playlists)
         }
 
         /// An item playing `streamingItem`.
-        public init(streamingItem: StreamingItem) {
+        ///
+        /// - parameter playlists: where an HLS playlist plays (the app's `MediaServer`).
+        public init(streamingItem: StreamingItem, playlists: (any PlaylistLocalizer)? = nil) {
             self.streamingItem = streamingItem
             let url = streamingItem.url
-            if HLSLoopback.isPlaylist(url) {
+            if HLSContentType.isPlaylist(url) {
                 self.bridge = nil
-                let local = HLSLoopback.localURL(for: url, cache: streamingItem.loader.cache)
+                let local = playlists?.localURL(forPlaylist: url, cache: streamingItem.loader.cache)
                 super.init(asset: AVURLAsset(url: local ?? url), automaticallyLoadedAssetKeys: nil)
                 return
             }

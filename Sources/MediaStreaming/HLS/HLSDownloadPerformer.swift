@@ -26,6 +26,9 @@ public struct HLSDownloadPerformer: DownloadPerformer, CompletionKeyedPerformer 
     public let subtitles: RenditionRequest
     /// Resources fetched at once by one download.
     public let parallelFetches: Int
+    /// Where its downloads fetch and store resources (over the queue's
+    /// cache); `nil`: a store of their own for each record.
+    public let resources: HLSResourceStore?
 
     /// A performer for records of `kind`, each downloaded with this selection.
     ///
@@ -35,22 +38,26 @@ public struct HLSDownloadPerformer: DownloadPerformer, CompletionKeyedPerformer 
     ///   - audio: the audio renditions to download.
     ///   - subtitles: the subtitle renditions to download.
     ///   - parallelFetches: resources fetched at once by one download.
+    ///   - resources: the app's resource store over the queue's cache (shared with
+    ///     its `MediaServer`, so that a download and playback fetch a resource once).
     public init(
         kind: String = Self.kind, variant: VariantChoice = .first, audio: RenditionRequest = .automatic,
-        subtitles: RenditionRequest = .none, parallelFetches: Int = 4
+        subtitles: RenditionRequest = .none, parallelFetches: Int = 4, resources: HLSResourceStore? = nil
     ) {
         self.kind = kind
         self.variant = variant
         self.audio = audio
         self.subtitles = subtitles
         self.parallelFetches = parallelFetches
+        self.resources = resources
     }
 
     public func perform(
         _ record: DownloadRecord, in cache: StreamingCache, priority: FetchPriority,
         progress: @escaping @Sendable (Int, Int?) -> Void
     ) async throws(DownloadFailure) -> [StoredEntry] {
-        let downloader = HLSDownloader(cache: cache, parallelFetches: parallelFetches)
+        let downloader = HLSDownloader(
+            resources: resources ?? HLSResourceStore(cache: cache), parallelFetches: parallelFetches)
         let download = downloader.download(
             record.url, variant: variant, audio: audio, subtitles: subtitles, headers: record.headers,
             priority: priority)

@@ -43,14 +43,25 @@ public final class HLSDownloader: Sendable {
     public let uriRule: PlaylistURIRule
     private let list = Locked<[HLSDownload]>([])
 
+    /// - parameter resources: where resources are fetched and stored (its cache is the downloads' cache);
+    ///   pass the one the loopback server uses, so that the two share their fetches.
+    /// - parameter parallelFetches: resources fetched at once by one download.
+    /// - parameter uriRule: which URIs of a playlist may be fetched besides those on its own origin.
+    public init(resources: HLSResourceStore, parallelFetches: Int = 4, uriRule: PlaylistURIRule = .publicHosts) {
+        self.cache = resources.cache
+        self.parallelFetches = max(1, parallelFetches)
+        self.resources = resources
+        self.uriRule = uriRule
+    }
+
+    /// A downloader with a resource store of its own over `cache` (sharing
+    /// no fetch with a server: see ``init(resources:parallelFetches:uriRule:)``).
+    ///
     /// - parameter cache: the cache downloads go into.
     /// - parameter parallelFetches: resources fetched at once by one download.
     /// - parameter uriRule: which URIs of a playlist may be fetched besides those on its own origin.
-    public init(cache: StreamingCache, parallelFetches: Int = 4, uriRule: PlaylistURIRule) {
-        self.cache = cache
-        self.parallelFetches = max(1, parallelFetches)
-        self.resources = HLSResourceStore.shared(for: cache)
-        self.uriRule = uriRule
+    public convenience init(cache: StreamingCache, parallelFetches: Int = 4, uriRule: PlaylistURIRule) {
+        self.init(resources: HLSResourceStore(cache: cache), parallelFetches: parallelFetches, uriRule: uriRule)
     }
 
     /// A downloader whose playlists may name their own origin and public hosts (``PlaylistURIRule/publicHosts``).

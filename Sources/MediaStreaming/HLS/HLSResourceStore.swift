@@ -6,10 +6,11 @@ import MediaSupport
 /// Fetches the resources of HLS assets (playlists, segments, init
 /// segments, keys) into a ``StreamingCache``'s store, each under its
 /// ``HLSResourceKey/storeKey`` (the cache key of its URL, plus its byte
-/// range), and reads them back. Shared by the ``HLSDownloader`` and the
-/// loopback server (`MediaServer`), so a segment the player asks for while
-/// a download runs is fetched once: a fetch already running for a key is
-/// joined, and one already stored is read from the store.
+/// range), and reads them back. The app makes one per cache and gives it
+/// to the ``HLSDownloader``s and the loopback server (`MediaServer`), so a
+/// segment the player asks for while a download runs is fetched once: a
+/// fetch already running for a key is joined, and one already stored is
+/// read from the store.
 ///
 /// Origin fetches go through the cache's ``FetchScheduler`` (the one the
 /// progressive loader and downloader use): a connection per host is
@@ -62,25 +63,11 @@ public final class HLSResourceStore: Sendable {
     /// resource: ``write(_:key:metadata:pinned:)`` pinned, ``keep(_:metadata:)``.
     let keepGateForTesting = Locked<(@Sendable (String) async -> Void)?>(nil)
 
-    private static let registry = Locked<[ObjectIdentifier: WeakStore]>([:])
-    private struct WeakStore {
-        weak var store: HLSResourceStore?
-    }
-
-    private init(cache: StreamingCache) {
+    /// A resource store over `cache`. Make one per cache and pass it to
+    /// whatever shares its fetches (the loopback server, the downloaders):
+    /// a fetch already running is joined only by users of the same store.
+    public init(cache: StreamingCache) {
         self.cache = cache
-    }
-
-    /// The resource store of `cache` (one per cache, made on first use).
-    public static func shared(for cache: StreamingCache) -> HLSResourceStore {
-        registry.withLock { registry in
-            let id = ObjectIdentifier(cache)
-            if let existing = registry[id]?.store, existing.cache === cache { return existing }
-            registry = registry.filter { $0.value.store != nil }
-            let store = HLSResourceStore(cache: cache)
-            registry[id] = WeakStore(store: store)
-            return store
-        }
     }
 
     /// Requests sent to the origin by this store so far.

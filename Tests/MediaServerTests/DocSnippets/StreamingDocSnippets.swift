@@ -14,12 +14,14 @@ final class StreamingDocSnippets: StreamingItemDelegate {
     func readmeOfflineHLS(cachesURL: URL, masterURL: URL) async throws {
         // snippet: readme-hls-queue (README.md)
         let cache = StreamingCache(store: try MediaStore(directory: cachesURL.appendingPathComponent("media")))
-        let hls = HLSDownloadPerformer(variant: .highestBandwidth(atMost: 2_000_000), audio: .languages(["en"]))
+        let resources = HLSResourceStore(cache: cache)  // one per cache: the queue and the server share fetches
+        let hls = HLSDownloadPerformer(
+            variant: .highestBandwidth(atMost: 2_000_000), audio: .languages(["en"]), resources: resources)
         let queue = try await DownloadQueue.open(cache: cache, performers: [hls])
         let record = try await queue.enqueue(masterURL, kind: HLSDownloadPerformer.kind, conditions: .unmetered)
         try await queue.completion(of: record.id)  // kept across relaunches; resumes what is missing
 
-        let server = MediaServer(cache: cache)
+        let server = MediaServer(resources: resources)
         try server.start()
         let offlineURL = server.hlsURL(for: masterURL)  // plays with no network, in any player
         // end snippet

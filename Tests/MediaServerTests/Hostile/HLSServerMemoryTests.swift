@@ -134,7 +134,7 @@ struct HLSServerMemoryTests {
             }
         }
         let budget = MediaServerConfiguration().hlsRewriteCacheBytes
-        let cache = fixture.server.hlsRewrites
+        let cache = fixture.server.hls.rewrites
         print("rewrite cache: \(cache.count) entries, \(cache.bytes) bytes of \(budget); growth \(growth >> 20) MiB")
         #expect(cache.bytes <= budget && cache.count >= 1)
         // The process's growth: alone 25-30 MiB; up to 160 MiB measured
@@ -192,9 +192,9 @@ struct HLSServerMemoryTests {
         let fixture = try Fixture(configuration: MediaServerConfiguration(mintedURLBytes: 4096))
         let urls = (0..<1000).map { URL(string: "https://cdn.example.com/asset/segment\($0).ts")! }
         for url in urls { _ = fixture.server.localURL(for: HLSRoute(origin: url, kind: .segment)) }
-        #expect(fixture.server.mintedBytes <= 4096)
-        #expect(fixture.server.isAllowed(urls[999]))
-        #expect(!fixture.server.isAllowed(urls[0]))
+        #expect(fixture.server.permissions.mintedBytes <= 4096)
+        #expect(fixture.server.permissions.isAllowed(urls[999]))
+        #expect(!fixture.server.permissions.isAllowed(urls[0]))
     }
 
     @Test("A playlist served again from the rewrite cache mints its URIs again, after they were forgotten")
@@ -207,17 +207,17 @@ struct HLSServerMemoryTests {
         let route = HLSRoute(origin: origin.url("/p.m3u8"), kind: .mediaPlaylist)
         let segment = origin.url("/segment0.ts")
         #expect(try await Self.get(fixture.path(route), port: port).status == 200)
-        #expect(fixture.server.isAllowed(segment))
+        #expect(fixture.server.permissions.isAllowed(segment))
         // Other playlists' URIs are minted meanwhile: this one's are forgotten.
         for index in 0..<1000 {
             _ = fixture.server.localURL(
                 for: HLSRoute(origin: URL(string: "https://cdn.example.com/s\(index).ts")!, kind: .segment))
         }
-        #expect(!fixture.server.isAllowed(segment))
+        #expect(!fixture.server.permissions.isAllowed(segment))
         // Served again (the same bytes: its rewriting is kept), its segments play again.
         #expect(try await Self.get(fixture.path(route), port: port).status == 200)
-        #expect(fixture.server.hlsRewrites.count == 1)
-        #expect(fixture.server.isAllowed(segment))
+        #expect(fixture.server.hls.rewrites.count == 1)
+        #expect(fixture.server.permissions.isAllowed(segment))
     }
 
     @Test("A segment a player keeps fetching stays allowed while other playlists mint URLs (a VOD is served once)")

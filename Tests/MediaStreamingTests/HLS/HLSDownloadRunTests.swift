@@ -16,7 +16,8 @@ struct HLSDownloadRunTests {
         -> HLSDownload
     {
         let download = HLSDownload(
-            url: origin.url("master/master.m3u8"), resources: .shared(for: test.cache), variant: .lowestBandwidth,
+            url: origin.url("master/master.m3u8"), resources: HLSResourceStore(cache: test.cache),
+            variant: .lowestBandwidth,
             audio: .languages(["en"]), subtitles: .none, headers: [:], parallelFetches: 2)
         download.resultGateForTesting.withLock { $0 = AsyncGate.firstThenSecond(first, second) }
         download.start()
@@ -90,10 +91,10 @@ struct HLSDownloadRunTests {
     func resumedRunCountsItsOwnFetches() async throws {
         let origin = try HLSOrigin()
         let test = try TestCache()
-        let resources = HLSResourceStore.shared(for: test.cache)
         let first = AsyncGate()
         let second = AsyncGate()
         let download = Self.started(origin, in: test, first: first, second: second)
+        let resources = download.resources
         await first.arrived()
         let runOne = download.snapshot
         #expect(runOne.totalResources > 0 && runOne.fetchedResources == runOne.totalResources)

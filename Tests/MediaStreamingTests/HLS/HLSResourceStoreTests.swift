@@ -20,7 +20,7 @@ struct HLSResourceStoreTests {
     @Test("Bytes stored just before the fetch began are read from the store, not reported fetched")
     func storedMeanwhileIsNotFetched() async throws {
         let test = try TestCache(origin: MemoryOrigin(Self.content))
-        let resources = HLSResourceStore.shared(for: test.cache)
+        let resources = HLSResourceStore(cache: test.cache)
         let resource = HLSResource(
             kind: .segment, url: Self.url, cacheKey: resources.resourceKey(for: Self.url), playlistURL: nil)
         let gate = AsyncGate()

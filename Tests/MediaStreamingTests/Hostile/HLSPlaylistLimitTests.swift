@@ -93,7 +93,7 @@ struct HLSPlaylistLimitTests {
             store: test.store, origin: HTTPOrigin(timeout: 4.75),
             configuration: StreamingConfiguration(
                 maxRetries: 0, hlsLimits: HLSLimits(playlist: PlaylistLimits(maxBytes: limit))))
-        let resources = HLSResourceStore.shared(for: cache)
+        let resources = HLSResourceStore(cache: cache)
         let url = origin.url("/huge.m3u8")
         let resource = HLSResource(
             kind: .mediaPlaylist, url: url, cacheKey: resources.resourceKey(for: url), playlistURL: url)
@@ -113,7 +113,7 @@ struct HLSPlaylistLimitTests {
         let test = try TestCache()
         let cache = StreamingCache(
             store: test.store, origin: HTTPOrigin(timeout: 4.75), configuration: StreamingConfiguration(maxRetries: 0))
-        let resources = HLSResourceStore.shared(for: cache)
+        let resources = HLSResourceStore(cache: cache)
         let url = origin.url("/announced.m3u8")
         let resource = HLSResource(
             kind: .masterPlaylist, url: url, cacheKey: resources.resourceKey(for: url), playlistURL: nil)

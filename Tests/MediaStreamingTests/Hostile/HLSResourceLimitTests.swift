@@ -85,7 +85,7 @@ struct HLSResourceLimitTests {
         }
         defer { origin.stop() }
         let (test, cache) = try Self.cache()
-        let resources = HLSResourceStore.shared(for: cache)
+        let resources = HLSResourceStore(cache: cache)
         let key = Self.resource(.key, origin.url("/key.bin"), in: resources)
         let (failures, growth) = await ResidentMemory.peakGrowth { await Self.fetchAll([key], from: resources) }
         let limit = HLSLimits().maxKeyBytes
@@ -112,7 +112,7 @@ struct HLSResourceLimitTests {
         }
         defer { origin.stop() }
         let (test, cache) = try Self.cache()
-        let resources = HLSResourceStore.shared(for: cache)
+        let resources = HLSResourceStore(cache: cache)
         let segment = Self.resource(.segment, origin.url("/segment.ts"), in: resources)
         let (failures, growth) = await ResidentMemory.peakGrowth { await Self.fetchAll([segment], from: resources) }
         let limit = HLSLimits().maxResourceBytes
@@ -141,7 +141,7 @@ struct HLSResourceLimitTests {
         defer { origin.stop() }
         let limit = 16 << 20
         let (test, cache) = try Self.cache(HLSLimits(maxResourceBytes: limit))
-        let resources = HLSResourceStore.shared(for: cache)
+        let resources = HLSResourceStore(cache: cache)
         let segments = (0..<4).map { Self.resource(.segment, origin.url("/segment\($0).ts"), in: resources) }
         let (failures, growth) = await ResidentMemory.peakGrowth { await Self.fetchAll(segments, from: resources) }
         for failure in failures {
@@ -170,7 +170,7 @@ struct HLSResourceLimitTests {
         }
         defer { origin.stop() }
         let (test, cache) = try Self.cache()
-        let resources = HLSResourceStore.shared(for: cache)
+        let resources = HLSResourceStore(cache: cache)
         let url = origin.url("/ranged.ts")
         let resource = HLSResource(
             kind: .segment, url: url, byteRange: ByteRange(offset: 1000, length: 5000),
@@ -199,7 +199,7 @@ struct HLSResourceLimitTests {
         }
         defer { origin.stop() }
         let (test, cache) = try Self.cache()
-        let resources = HLSResourceStore.shared(for: cache)
+        let resources = HLSResourceStore(cache: cache)
         let resource = Self.resource(.segment, origin.url("/cancelled.ts"), in: resources)
         let fetching = Task { await Self.fetchAll([resource], from: resources) }
         await eventually("the origin was asked") { !origin.requests(to: "/cancelled.ts").isEmpty }
@@ -226,7 +226,7 @@ struct HLSResourceLimitTests {
         }
         defer { origin.stop() }
         let (_, cache) = try Self.cache()
-        let resources = HLSResourceStore.shared(for: cache)
+        let resources = HLSResourceStore(cache: cache)
         let resource = Self.resource(.segment, origin.url("/big.ts"), in: resources)
         let (outcome, growth) = try await ResidentMemory.peakGrowth {
             try await resources.resource(for: resource, metadata: EntryMetadata())
@@ -255,7 +255,7 @@ struct HLSResourceLimitTests {
         }
         defer { origin.stop() }
         let (_, cache) = try Self.cache(HLSLimits(maxResourceBytes: .max, playlist: PlaylistLimits(maxBytes: .max)))
-        let resources = HLSResourceStore.shared(for: cache)
+        let resources = HLSResourceStore(cache: cache)
         let fetched = try await resources.data(
             for: Self.resource(.segment, origin.url("/s.ts"), in: resources), metadata: EntryMetadata())
         #expect(fetched.data == segment)
@@ -271,7 +271,7 @@ struct HLSResourceLimitTests {
         let origin = try ScriptedOrigin { _, reply in reply.respond(body: file) }
         defer { origin.stop() }
         let (_, cache) = try Self.cache()
-        let resources = HLSResourceStore.shared(for: cache)
+        let resources = HLSResourceStore(cache: cache)
         let url = origin.url("/all.ts")
         let range = try #require(ByteRange(offset: 1_000, length: 5_000))
         let resource = HLSResource(

@@ -8,9 +8,10 @@ import Testing
 @testable import MediaStreamingAVFoundationGlue
 
 /// `CachingAVPlayerItem` for an HLS URL plays through the loopback
-/// `MediaServer` (its asset gets the server's local URL, and no resource
-/// loader delegate), not through the resource loader; with no server
-/// running, the origin URL itself. Checked through the stand-in by the URL
+/// `MediaServer` it is given as its `PlaylistLocalizer` (its asset gets the
+/// server's local URL, and no resource loader delegate), not through the
+/// resource loader; with no server, or one of another cache or stopped,
+/// the origin URL itself. Checked through the stand-in by the URL
 /// the asset gets.
 @Suite("AVFoundation glue: HLS through the loopback server")
 @MainActor
@@ -30,7 +31,7 @@ struct HLSRoutingTests {
         try local.start()
         defer { local.stop() }
         let master = server.url("HLS/master/master.m3u8")
-        let item = CachingAVPlayerItem(streamingItem: StreamingItem(url: master, cache: cache))
+        let item = CachingAVPlayerItem(streamingItem: StreamingItem(url: master, cache: cache), playlists: local)
         let asset = try #require(item.asset as? AVURLAsset)
         #expect(asset.url == local.hlsURL(for: master))
         #expect(asset.url.scheme == "http" && asset.url.host == "127.0.0.1" && asset.url.port == local.port)
@@ -63,9 +64,13 @@ struct HLSRoutingTests {
         let stopped = MediaServer(cache: cache)
         try stopped.start()
         stopped.stop()
-        let item = CachingAVPlayerItem(streamingItem: StreamingItem(url: master, cache: cache))
-        let asset = try #require(item.asset as? AVURLAsset)
-        #expect(asset.url == master)
-        #expect(asset.resourceLoader.delegate == nil)
+        let localizers: [(any PlaylistLocalizer)?] = [nil, otherServer, stopped]
+        for localizer in localizers {
+            let item = CachingAVPlayerItem(
+                streamingItem: StreamingItem(url: master, cache: cache), playlists: localizer)
+            let asset = try #require(item.asset as? AVURLAsset)
+            #expect(asset.url == master)
+            #expect(asset.resourceLoader.delegate == nil)
+        }
     }
 }
