@@ -1,6 +1,7 @@
 import Foundation
 import LoopbackNginx
 import MediaStore
+import MediaSupport
 import Testing
 
 @testable import MediaServer

@@ -10,6 +10,11 @@ public enum HLSContentType {
     /// Keys, and anything not known.
     public static let binary = "application/octet-stream"
 
+    /// Whether `url` names an HLS playlist (`.m3u8` or `.m3u`).
+    public static func isPlaylist(_ url: URL) -> Bool {
+        byExtension[url.pathExtension.lowercased()] == playlist
+    }
+
     private static let byExtension: [String: String] = [
         "m3u8": playlist, "m3u": playlist,
         "ts": transportStream, "tsv": transportStream, "tsa": transportStream, "m2ts": transportStream,

@@ -1,4 +1,5 @@
 import Foundation
+import HLSPlaylist
 import MediaStore
 import MediaStreaming
 

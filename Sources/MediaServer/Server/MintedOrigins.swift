@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 import MediaStreaming
 
 /// The origin URLs a server minted local URLs for (the ones it may fetch),

@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 
 /// What one server counts and tells: its ``MediaServerStatistics`` and
 /// its observers' event streams. Written by the connections and the

@@ -13,10 +13,3 @@ public protocol PlaylistLocalizer: Sendable {
     /// it cannot now (it does not serve that cache, or is stopped).
     func localURL(forPlaylist url: URL, cache: StreamingCache) -> URL?
 }
-
-extension HLSContentType {
-    /// Whether `url` names an HLS playlist (`.m3u8` or `.m3u`).
-    public static func isPlaylist(_ url: URL) -> Bool {
-        ["m3u8", "m3u"].contains(url.pathExtension.lowercased())
-    }
-}
