@@ -1,7 +1,7 @@
 import Foundation
 import MediaStore
-import MediaSupport
 import MediaStreaming
+import MediaSupport
 
 /// The origin URLs a server minted local URLs for (the ones it may fetch),
 /// bounded by bytes: kept in two generations; once the newer holds half

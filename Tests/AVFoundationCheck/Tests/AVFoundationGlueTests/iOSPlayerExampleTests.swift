@@ -4,6 +4,7 @@ import MediaStore
 import MediaStreaming
 import MediaStreamingAVFoundationGlue
 import Testing
+
 @testable import iOSPlayerExample
 
 /// The iOS example's model (Examples/iOSPlayer/PlayerModel.swift), driven
