@@ -414,10 +414,10 @@ extension BenchmarkRunner {
                 "aria2c",
                 {
                     [
-                        "-q", "-x", "4", "-s", "4", "--file-allocation=none", "--allow-overwrite=true",
+                        "-q", "-x", "4", "-s", "4", "-k", "1M", "--file-allocation=none", "--allow-overwrite=true",
                         "--auto-file-renaming=false", "-d", $0, "-o", "file.bin", $1,
                     ]
-                }, tool: aria2c, label: "aria2c -x 4 -s 4")
+                }, tool: aria2c, label: "aria2c -x 4 -s 4 -k 1M")
         }
         baselines.append(
             (
