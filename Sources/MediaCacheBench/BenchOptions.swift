@@ -10,20 +10,26 @@ struct BenchOptions: Sendable {
     /// it and removed at the end. `nil`: a temporary folder under /tmp.
     var directory: String?
     /// Workload groups to run (`stream`, `small`, `large`, `range`,
-    /// `churn`, `facade`, `playback`, `server`, `scheduling`, `hls`, `scale`); empty runs all but `scale`.
+    /// `churn`, `facade`, `playback`, `server`, `scheduling`, `hls`, `scale`, `network`); empty runs all
+    /// but `scale` and `network`.
     var only: Set<String> = []
     /// Entries of the `scale` group (default 1,000,000; 20,000 with `--quick`).
     var scaleEntries: Int?
+    /// One-way delay of the `network` group's shaped link, in milliseconds.
+    var networkDelayMilliseconds = 25.0
+    /// Rate per connection of the `network` group's shaped link, in MB/s.
+    var networkRate = 2.5
 
     /// Groups a plain run includes.
     static let defaultGroups = [
         "stream", "small", "large", "range", "churn", "facade", "playback", "server", "scheduling", "hls",
     ]
     /// Every group; the ones not in ``defaultGroups`` run only when `--only` names them.
-    static let groups = defaultGroups + ["scale"]
+    static let groups = defaultGroups + ["scale", "network"]
 
     static let usage = """
         usage: mediacache-bench [--json] [--quick] [--dir PATH] [--only GROUP[,GROUP…]] [--scale-entries N]
+                              [--delay-ms MS] [--rate MBPS]
 
           --json        print {"notes":[…],"results":[{"name","unit","value","baseline","baseline_value","ratio"}]}
                         instead of a Markdown table
@@ -31,10 +37,17 @@ struct BenchOptions: Sendable {
           --dir PATH    make scratch stores in a new folder inside PATH (removed at the end);
                         default: a temporary folder under /tmp
           --only LIST   run only these groups: \(groups.joined(separator: ", "))
-                        (default: all but scale, which runs only when named here)
+                        (default: all but scale and network, which run only when named here)
           --scale-entries N
                         entries of the scale group (default 1,000,000, or 20,000 with --quick);
                         it needs about 4.5 KB of disk per entry
+          --delay-ms MS one-way delay of the network group's shaped link (default 25, 0 to 1000)
+          --rate MBPS   rate per connection of the network group's link in MB/s (default 2.5, 0.1 to 1000)
+
+        The network group runs nginx behind Tools/shaping-proxy on loopback and compares
+        with curl, aria2c, yt-dlp and ffmpeg (Tools/bootstrap installs them); a missing tool
+        skips its row, or fails the run when MEDIACACHE_REQUIRE_TOOLS is set. Its generated
+        media is kept between runs in mediacache-bench-assets next to the scratch folder.
 
         Progress goes to standard error; the report to standard output.
         """
@@ -65,6 +78,16 @@ struct BenchOptions: Sendable {
                     throw BenchUsageError(message: "--scale-entries needs a count of at least 10")
                 }
                 options.scaleEntries = count
+            case "--delay-ms":
+                guard let text = rest.popFirst(), let value = Double(text), (0...1000).contains(value) else {
+                    throw BenchUsageError(message: "--delay-ms needs milliseconds from 0 to 1000")
+                }
+                options.networkDelayMilliseconds = value
+            case "--rate":
+                guard let text = rest.popFirst(), let value = Double(text), (0.1...1000).contains(value) else {
+                    throw BenchUsageError(message: "--rate needs MB/s from 0.1 to 1000")
+                }
+                options.networkRate = value
             case "-h", "--help": throw BenchUsageError(message: nil)
             default: throw BenchUsageError(message: "unknown argument \(argument)")
             }

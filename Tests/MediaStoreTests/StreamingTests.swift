@@ -45,6 +45,35 @@ import Testing
         #expect(report.isClean, "\(report.problems)")
     }
 
+    /// The id of the store's last commit, from LMDB's meta pages.
+    static func lastCommit(_ t: TestStore) throws -> UInt64 {
+        let check = try #require(MetaPageCheck.read(path: t.directory.appendingPathComponent("data.mdb").path))
+        return max(check.metas.0?.txnid ?? 0, check.metas.1?.txnid ?? 0)
+    }
+
+    /// `finish()` writes the chunks not committed yet and publishes the
+    /// entry in one commit: a value smaller than a batch (a media segment)
+    /// costs one commit in all, a larger one its full batches and one.
+    @Test(arguments: [300_000, 5_000_000])
+    func finishCommitsOnce(size: Int) throws {
+        let t = try TestStore()
+        var generator = SplitMix64(seed: UInt64(size))
+        let value = generator.bulkBytes(size)
+        let writer = try t.store.makeWriter(forKey: "segment", expectedLength: size)
+        try writer.append(value)
+        let beforeFinish = try Self.lastCommit(t)
+        let info = try writer.finish()
+        #expect(try Self.lastCommit(t) == beforeFinish + 1)
+        #expect(info.isComplete && info.length == size && info.cachedBytes == size)
+        #expect(try t.store.data(forKey: "segment") == Data(value))
+        #expect(try t.store.info(forKey: "segment")?.contentDigest == t.store.put(value, forKey: "put").contentDigest)
+        // Committed: there after a reopen, and nothing is left staged.
+        try t.reopen()
+        #expect(try t.store.data(forKey: "segment") == Data(value))
+        let report = try t.store.verify()
+        #expect(report.isClean, "\(report.problems)")
+    }
+
     @Test func readersSeeThePreviousValueUntilFinish() throws {
         let t = try TestStore()
         var generator = SplitMix64(seed: 21)

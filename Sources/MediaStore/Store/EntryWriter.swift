@@ -9,8 +9,9 @@ import Foundation
 /// Streams one value into the store in pieces of any size.
 ///
 /// Memory stays bounded: full chunks are committed in batches of about
-/// 4 MiB to a hidden staging entry. ``finish()`` publishes the entry
-/// atomically, replacing any previous value; until then readers see the
+/// 4 MiB to a hidden staging entry. ``finish()`` writes the rest and
+/// publishes the entry atomically in one commit, replacing any previous
+/// value; until then readers see the
 /// previous value (or nothing). A writer dropped without ``finish()``
 /// is cancelled, and one abandoned by a crash is cleaned up when the
 /// store is next opened.
@@ -108,30 +109,12 @@ public final class EntryWriter {
     private func flush() throws(StoreError) {
         guard let store = openStore else { throw .writerClosed }
         guard !queued.isEmpty else { return }
-        let chunks = queued
-        let firstIndex = chunksWritten
         var attempt = compress ?? true
         do {
             try store.run {
                 try store.write { transaction in
-                    var record: EntryRecord
-                    if let stagingID {
-                        guard let existing = try transaction.index.stagingRecord(stagingID) else {
-                            throw StoreError.writerClosed
-                        }
-                        record = existing
-                    } else {
-                        record = transaction.newRecord(key: key, options: options, length: nil)
-                        record.ownerPID = getpid()
-                    }
-                    for (offset, chunk) in chunks.enumerated() {
-                        try chunk.withUnsafeBytes {
-                            try transaction.putPiece(
-                                $0, entryID: record.entryID, index: firstIndex + offset, compress: &attempt)
-                        }
-                        record.presentChunks += 1
-                        record.cachedBytes += chunk.count
-                    }
+                    var record = try stagedRecord(in: transaction)
+                    try putQueued(in: transaction, into: &record, compress: &attempt)
                     try transaction.index.saveStaging(record)
                     stagingIDCandidate = record.entryID
                 }
@@ -142,14 +125,51 @@ public final class EntryWriter {
         }
         stagingID = stagingIDCandidate
         compress = attempt
-        chunksWritten += chunks.count
+        chunksWritten += queued.count
         queued.removeAll()
         queuedBytes = 0
     }
 
+    /// The staging record committed so far, or a new one (owned by this
+    /// process) when nothing was committed yet.
+    private func stagedRecord(in transaction: StoreTransaction) throws -> EntryRecord {
+        if let stagingID {
+            guard let existing = try transaction.index.stagingRecord(stagingID) else {
+                throw StoreError.writerClosed
+            }
+            return existing
+        }
+        var record = transaction.newRecord(key: key, options: options, length: nil)
+        record.ownerPID = getpid()
+        return record
+    }
+
+    /// Puts the queued chunks into `record`'s entry, after the chunks committed before.
+    private func putQueued(
+        in transaction: StoreTransaction, into record: inout EntryRecord, compress attempt: inout Bool
+    ) throws {
+        for (offset, chunk) in queued.enumerated() {
+            try chunk.withUnsafeBytes {
+                try transaction.putPiece($0, entryID: record.entryID, index: chunksWritten + offset, compress: &attempt)
+            }
+            record.presentChunks += 1
+            record.cachedBytes += chunk.count
+        }
+    }
+
     private var stagingIDCandidate: UInt64?
 
-    /// Writes what is left and publishes the entry under ``key``.
+    /// Writes what is left and publishes the entry under ``key``, in one
+    /// write transaction: the chunks not committed yet and the entry go
+    /// into the store together, so a value that never filled a batch
+    /// (most media segments) costs one commit.
+    ///
+    /// When it returns, the entry is committed, and so durable as far as
+    /// the store's commits are: LMDB has synced the data before the commit
+    /// returned, so a crash of the app keeps it; the store writes meta
+    /// pages without a sync of their own (`MDB_NOMETASYNC`), so a crash of
+    /// the operating system or a power loss before the next commit may
+    /// undo the last commit (never corrupt the store).
     ///
     /// - throws: ``StoreError/lengthMismatch(key:expected:actual:)`` when
     ///   an expected length was given and not met.
@@ -170,17 +190,16 @@ public final class EntryWriter {
             queuedBytes += buffer.count
             buffer = []
         }
-        try flush()
         let digest = hasher.finalize()
         let total = bytesWritten
+        var attempt = compress ?? true
         let info: EntryInfo
         do {
             info = try store.run {
                 try store.write { transaction in
-                    guard let stagingID, var record = try transaction.index.stagingRecord(stagingID) else {
-                        throw StoreError.writerClosed
-                    }
-                    try transaction.index.deleteStaging(stagingID)
+                    var record = try stagedRecord(in: transaction)
+                    try putQueued(in: transaction, into: &record, compress: &attempt)
+                    if let stagingID { try transaction.index.deleteStaging(stagingID) }
                     record.length = total
                     record.digest = digest
                     record.isComplete = true
@@ -196,6 +215,7 @@ public final class EntryWriter {
             cancel()
             throw error
         }
+        queued = []
         close()
         return info
     }

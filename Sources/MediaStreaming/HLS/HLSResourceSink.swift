@@ -56,6 +56,11 @@ final class HLSResourceSink: @unchecked Sendable {
 
     /// Publishes the stored entry (when `live` still says so, checked in
     /// the store's serial write); `nil` when held in memory or not kept.
+    ///
+    /// The entry it returns is committed (`EntryWriter.finish()` writes the
+    /// last bytes and publishes in one synced commit): a resource reported
+    /// stored is durable, as far as the store's commits are (see
+    /// `EntryWriter.finish()` for what an operating-system crash may undo).
     func finish(pinWhile live: (@Sendable () -> Bool)?) async throws(StoreError) -> EntryInfo? {
         guard !inMemory else { return nil }
         try await handOn()
