@@ -7,8 +7,10 @@ import MediaStore
 /// resources) and as an async sequence of ``HLSDownloadProgress`` (bytes,
 /// segments, seconds of media); pause, resume, cancel.
 ///
-/// Every resource it keeps is pinned (never evicted) until
-/// ``HLSDownloader/release(_:)``. Resuming, or downloading again after a
+/// Every resource it keeps is held in the store by its ``holder`` (never
+/// evicted): the asset's (``HLSDownloader/holder(ofAsset:)``) until
+/// ``HLSDownloader/release(_:)``, or a queue download's when a
+/// ``DownloadQueue`` runs it. Resuming, or downloading again after a
 /// relaunch, fetches only the resources missing from the store.
 ///
 /// ``pause()``, ``resume()`` and ``cancel()`` may be called from any
@@ -23,12 +25,12 @@ public final class HLSDownload: Sendable {
         case downloading
         /// Paused; ``HLSDownload/resume()`` continues with what is missing.
         case paused
-        /// Every resource of the selection is in the store, pinned.
+        /// Every resource of the selection is in the store, held.
         case completed
         /// Failed; ``HLSDownload/resume()`` retries (live and FairPlay
         /// assets fail at once, with nothing stored).
         case failed(HLSDownloadError)
-        /// Cancelled; what was fetched stays in the store, pinned until released.
+        /// Cancelled; what was fetched stays in the store, held until released.
         case cancelled
     }
 
@@ -38,6 +40,8 @@ public final class HLSDownload: Sendable {
     public let assetKey: String
     /// Progress in resources: `totalUnitCount` is the plan's resource count once known.
     public let progress: Progress
+    /// The store holder that holds every resource it keeps.
+    public let holder: String
     let resources: HLSResourceStore
     let variant: VariantChoice
     let audio: RenditionRequest
@@ -69,12 +73,13 @@ public final class HLSDownload: Sendable {
     init(
         url: URL, resources: HLSResourceStore, variant: VariantChoice, audio: RenditionRequest,
         subtitles: RenditionRequest, headers: [String: String], parallelFetches: Int,
-        priority: FetchPriority = .download, uriRule: PlaylistURIRule = .publicHosts
+        priority: FetchPriority = .download, uriRule: PlaylistURIRule = .publicHosts, holder: String? = nil
     ) {
         self.priority = priority
         self.uriRule = uriRule
         self.url = url
         self.assetKey = resources.resourceKey(for: url).storeKey
+        self.holder = holder ?? HLSDownloader.holder(ofAsset: assetKey)
         self.resources = resources
         self.variant = variant
         self.audio = audio
@@ -155,7 +160,7 @@ public final class HLSDownload: Sendable {
         start(onlyFromPausedOrFailed: true)
     }
 
-    /// Stops for good; fetched resources stay in the store (pinned until
+    /// Stops for good; fetched resources stay in the store (held until
     /// ``HLSDownloader/release(_:)``).
     ///
     /// Downloading, paused or failed: becomes ``State/cancelled``, and its
@@ -354,7 +359,7 @@ public final class HLSDownload: Sendable {
         }
     }
 
-    /// Whether run `run` is still the latest and downloading (a cancelled one pins nothing more).
+    /// Whether run `run` is still the latest and downloading (a cancelled one holds nothing more).
     private func isLive(_ run: Int) -> @Sendable () -> Bool {
         { [status] in
             let current = status.current
@@ -367,10 +372,11 @@ public final class HLSDownload: Sendable {
             for: resource, assetKey: assetKey, playlistKey: nil, mimeType: HLSContentType.playlist)
         do {
             if try await resources.info(resource.cacheKey)?.isComplete == true {
-                try await resources.keep(resource.cacheKey.storeKey, metadata: metadata, pinWhile: isLive(run))
+                try await resources.keep(
+                    resource.cacheKey.storeKey, metadata: metadata, holder: holder, pinWhile: isLive(run))
             } else {
                 try await resources.write(
-                    data, key: resource.cacheKey.storeKey, metadata: metadata, pinned: true, pinWhile: isLive(run))
+                    data, key: resource.cacheKey.storeKey, metadata: metadata, holder: holder, pinWhile: isLive(run))
             }
         } catch let error as StoreError {
             throw .streaming(.store(error))
@@ -379,7 +385,7 @@ public final class HLSDownload: Sendable {
         }
     }
 
-    /// Fetches (or finds in the store and pins) each of `list`, up to
+    /// Fetches (or finds in the store and holds) each of `list`, up to
     /// ``parallelFetches`` at once, in plan order.
     private func fetchAll(_ list: [HLSResource], run: Int, policy: CacheKeyPolicy, variantTrack: URL?)
         async throws(HLSDownloadError)
@@ -418,12 +424,13 @@ public final class HLSDownload: Sendable {
             for: resource, assetKey: assetKey, playlistKey: resource.playlistURL.map { policy.key(for: $0) },
             mimeType: HLSContentType.mimeType(for: resource.url, kind: resource.kind, mediaType: resource.mediaType))
         let (outcome, fetched) = try await resources.obtain(
-            resource, metadata: metadata, pinned: true, headers: headers(for: resource.url), priority: priority,
+            resource, metadata: metadata, holder: holder, headers: headers(for: resource.url), priority: priority,
             store: { _ in true }, pinWhile: isLive(run))
         if !fetched {
             // Found in the store, or fetched by a player meanwhile: keep it too.
             do {
-                try await resources.keep(resource.cacheKey.storeKey, metadata: metadata, pinWhile: isLive(run))
+                try await resources.keep(
+                    resource.cacheKey.storeKey, metadata: metadata, holder: holder, pinWhile: isLive(run))
             } catch {
                 throw .streaming(.store(error))
             }

@@ -19,12 +19,12 @@ public final class OfflineDownload: Sendable {
         case downloading
         /// Paused; ``OfflineDownload/resume()`` continues from the missing chunks.
         case paused
-        /// Every byte is in the store, and the entry is pinned.
+        /// Every byte is in the store, and the entry is held by ``OfflineDownload/holder``.
         case completed
         /// Failed; ``OfflineDownload/resume()`` retries.
         case failed(StreamingError)
-        /// Cancelled; what was fetched stays cached, not pinned by the
-        /// download (an entry pinned otherwise stays pinned).
+        /// Cancelled; what was fetched stays cached, not held by the
+        /// download (someone else's holds stay).
         case cancelled
     }
 
@@ -32,6 +32,9 @@ public final class OfflineDownload: Sendable {
     public let url: URL
     /// Its cache key.
     public let cacheKey: String
+    /// The store holder that holds its entry once complete
+    /// (``OfflineDownloader/holder(ofKey:)``).
+    public let holder: String
     /// Byte progress: `totalUnitCount` is the length once known.
     public let progress: Progress
     let loader: ResourceLoader
@@ -62,6 +65,7 @@ public final class OfflineDownload: Sendable {
     init(loader: ResourceLoader, onChange: @escaping @Sendable () -> Void) {
         self.url = loader.url
         self.cacheKey = loader.cacheKey
+        self.holder = OfflineDownloader.holder(ofKey: loader.cacheKey)
         self.loader = loader
         self.onChange = onChange
         self.progress = Progress(totalUnitCount: 0)
@@ -142,9 +146,9 @@ public final class OfflineDownload: Sendable {
         onChange()
     }
 
-    /// Stops for good; fetched bytes stay cached, not pinned by the download
-    /// (so evictable, unless the entry was pinned otherwise: by the app, or
-    /// by another download of it).
+    /// Stops for good; fetched bytes stay cached, not held by the download
+    /// (so evictable, unless someone else holds the entry: the app, a
+    /// queue's download).
     ///
     /// Queued, downloading, paused or failed: becomes ``State/cancelled``,
     /// and its run (if one started) is stopped; it stays cancelled
@@ -211,30 +215,25 @@ public final class OfflineDownload: Sendable {
         return begun.run
     }
 
-    /// Pins the version `run` downloaded (never a replacement of it) and
-    /// marks the download completed, unless it was paused or cancelled
-    /// meanwhile or a later run started. Both in one `StoreIO` write (its
-    /// writes run one at a time, so no other run's pin or unpin through
-    /// this cache comes in between): the pin is set in one transaction,
-    /// which also reads whether the entry was pinned before, and a run
-    /// stopped meanwhile restores that in a second one. It used to unpin
-    /// whatever it found, dropping a pin the app or another download had
-    /// set. Returns whether it completed.
+    /// Holds the version `run` downloaded (never a replacement of it) by
+    /// ``holder`` and marks the download completed, unless it was paused
+    /// or cancelled meanwhile or a later run started. Both in one `StoreIO`
+    /// write (its writes run one at a time): a run stopped between the
+    /// hold and the state change releases the hold it added. Returns
+    /// whether it completed.
     private func complete(_ run: Int, version: UInt64) async throws(StoreError) -> Bool {
-        let key = cacheKey
+        let (key, holder) = (cacheKey, holder)
         let completed = try await loader.cache.storeIO.write { [self] store throws(StoreError) -> Bool in
             let current = status.current
-            // A later run pins what it downloads; a stopped one pins nothing.
+            // A later run holds what it downloads; a stopped one holds nothing.
             guard current.run == run, current.state == .downloading else { return false }
             pinGateForTesting.current?()
-            let wasPinned = try store.exchangePinned(true, forKey: key, version: version)
+            let added = try store.hold(key, by: holder, version: version)
             // Paused or cancelled once every byte was in: neither the write
-            // above nor this task noticed. It stays so, and the entry's pin
-            // goes back to what it was: its bytes evictable, as a cancel
-            // promises (a paused one's resume pins them), unless someone
-            // else (the app, another download of the key) had pinned it.
+            // above nor this task noticed. It stays so, and the hold it added
+            // goes (a paused one's resume holds again).
             guard apply(run: run, state: .completed, onlyFrom: .downloading) != nil else {
-                if !wasPinned { try store.setPinned(false, forKey: key, version: version) }
+                if added { try store.release(key, by: holder, version: version) }
                 return false
             }
             return true

@@ -1,4 +1,5 @@
 import Foundation
+import MediaStore
 
 /// Why a ``DownloadQueue`` call could not be done.
 public enum DownloadQueueError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -10,6 +11,9 @@ public enum DownloadQueueError: Error, Sendable, Equatable, CustomStringConverti
     case transition(DownloadTransitionError)
     /// The download index could not be read or written.
     case index(DownloadIndexError)
+    /// A store write of the queue's own (a hold, release or removal of a
+    /// download's entries, an eviction for the storage floor) failed.
+    case store(StoreError)
 
     public var description: String {
         switch self {
@@ -17,6 +21,7 @@ public enum DownloadQueueError: Error, Sendable, Equatable, CustomStringConverti
         case .unknownKind(let kind): "no performer for downloads of kind \(kind)"
         case .transition(let error): error.description
         case .index(let error): "download index: \(error)"
+        case .store(let error): "download queue store write: \(error)"
         }
     }
 }
