@@ -89,9 +89,9 @@ public struct HLSDownloadPerformer: DownloadPerformer, CompletionKeyedPerformer 
         let downloader = HLSDownloader(cache: cache, parallelFetches: parallelFetches)
         let assetKey = downloader.resources.resourceKey(for: record.url).storeKey
         let keys = ((try? downloader.entries(of: record.url)) ?? []).map(\.key)
-        // The master last: the queue pins in this order and unpins and
-        // removes in the reverse, and a pinned master is served as the
-        // selection pinned (its media playlists must be pinned before it).
+        // The master last: the queue holds in this order and removes in
+        // the reverse, and a held master is served as the selection held
+        // (its media playlists must be held before it).
         return keys.filter { !ExactKey.equal($0, assetKey) } + keys.filter { ExactKey.equal($0, assetKey) }
     }
 

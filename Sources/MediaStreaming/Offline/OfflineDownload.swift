@@ -57,7 +57,7 @@ public final class OfflineDownload: Sendable {
     /// test holds one call there while another runs).
     let transitionGateForTesting = Locked<(@Sendable () -> Void)?>(nil)
     /// Called by a run that has every byte, on the store's write queue,
-    /// once it found itself still the downloading run and before it pins
+    /// once it found itself still the downloading run and before it holds
     /// (a test pauses or cancels it there).
     let pinGateForTesting = Locked<(@Sendable () -> Void)?>(nil)
     private let onChange: @Sendable () -> Void

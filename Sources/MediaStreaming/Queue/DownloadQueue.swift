@@ -9,7 +9,7 @@ import MediaStore
 ///   change. ``open(cache:configuration:monitor:performers:)`` after a
 ///   relaunch restores them: a transfer that was running is queued again
 ///   and goes on from the bytes already stored (none is fetched twice);
-///   completed downloads stay completed and pinned.
+///   completed downloads stay completed and held.
 /// - **Ordered.** Queued downloads start in the order they were enqueued
 ///   or resumed, at most ``DownloadQueueConfiguration/maxConcurrentDownloads``
 ///   at once; their transfers run at the record's ``FetchPriority`` in the
