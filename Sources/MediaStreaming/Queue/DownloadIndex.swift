@@ -14,7 +14,7 @@ import MediaStore
 /// one more field of the record's JSON object (an older version reading
 /// the index skips it). A record saved by a version before holds has no
 /// such field: its entries were pinned with the one flag the store had
-/// (now the ``MediaStore/appHolder``'s hold), and the queue adopts them
+/// (now the app's hold, `MediaStore.appHolder`), and the queue adopts them
 /// when it opens (see ``DownloadQueue``); the keys such a record noted
 /// as pinned by someone else (`keysPinnedElsewhere`) are read for that,
 /// and never written again.

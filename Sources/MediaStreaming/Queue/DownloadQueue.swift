@@ -239,9 +239,14 @@ public actor DownloadQueue {
         if let existing = held(like: record) { return try await reuse(existing) }
         // Bytes so far, from the entry under its cache key; a performer that
         // stores it under another key (HLS) reports its own as it runs.
-        let info =
-            keyedPerformer(of: record) != nil
-            ? nil : try? await cache.storeIO.read { store throws(StoreError) in try store.info(forKey: key) }
+        var info: EntryInfo?
+        if keyedPerformer(of: record) == nil {
+            do {
+                info = try await cache.storeIO.read { store throws(StoreError) in try store.info(forKey: key) }
+            } catch {
+                throw .store(error)
+            }
+        }
         // Another call may have queued the key while the store was read (an
         // actor lets other calls in at an `await`): that one is the download.
         if let existing = held(like: record) { return try await reuse(existing) }

@@ -11,8 +11,9 @@ public enum DownloadQueueError: Error, Sendable, Equatable, CustomStringConverti
     case transition(DownloadTransitionError)
     /// The download index could not be read or written.
     case index(DownloadIndexError)
-    /// A store write of the queue's own (a hold, release or removal of a
-    /// download's entries, an eviction for the storage floor) failed.
+    /// A store call of the queue's own failed: a hold, release or removal
+    /// of a download's entries, an eviction for the storage floor, or the
+    /// read of what a new download already has.
     case store(StoreError)
 
     public var description: String {
