@@ -63,18 +63,16 @@ public final class HLSDownload: Sendable {
     private let observers = Locked<[UUID: AsyncStream<HLSDownloadProgress>.Continuation]>([:])
     /// The task of the latest run started, with its number.
     private let task = Locked<(run: Int, task: Task<Void, Never>?)>((0, nil))
-    /// Awaited by a run once it ended (done or failed), before it applies the result.
-    let resultGateForTesting = Locked<(@Sendable () async -> Void)?>(nil)
-    /// Called by ``pause()``, ``resume()`` and ``cancel()`` once they
-    /// changed the state, before they stop or start a run and tell
-    /// observers (a test holds one call there while another runs).
-    let transitionGateForTesting = Locked<(@Sendable () -> Void)?>(nil)
+    /// Where a test holds its runs (none by default).
+    let hooks: DownloadRunHooks
 
     init(
         url: URL, resources: HLSResourceStore, variant: VariantChoice, audio: RenditionRequest,
         subtitles: RenditionRequest, headers: [String: String], parallelFetches: Int,
-        priority: FetchPriority = .download, uriRule: PlaylistURIRule = .publicHosts, holder: String? = nil
+        priority: FetchPriority = .download, uriRule: PlaylistURIRule = .publicHosts, holder: String? = nil,
+        hooks: DownloadRunHooks = DownloadRunHooks()
     ) {
+        self.hooks = hooks
         self.priority = priority
         self.uriRule = uriRule
         self.url = url
@@ -145,7 +143,7 @@ public final class HLSDownload: Sendable {
     /// Paused, completed, failed or cancelled: does nothing.
     public func pause() {
         guard let paused = transition(to: .paused, from: { $0 == .downloading }) else { return }
-        transitionGateForTesting.current?()
+        hooks.transition.current?()
         stopTask(upTo: paused.run)
         publish()
     }
@@ -168,7 +166,7 @@ public final class HLSDownload: Sendable {
     /// ``pause()`` do nothing then). Completed or cancelled: does nothing.
     public func cancel() {
         guard let cancelled = transition(to: .cancelled, from: { !Self.isFinal($0) }) else { return }
-        transitionGateForTesting.current?()
+        hooks.transition.current?()
         stopTask(upTo: cancelled.run)
         publish()
     }
@@ -194,18 +192,18 @@ public final class HLSDownload: Sendable {
         }
         guard let begun else { return }
         let run = begun.run
-        if onlyFromPausedOrFailed { transitionGateForTesting.current?() }
+        if onlyFromPausedOrFailed { hooks.transition.current?() }
         publish()
         let running = Task { [weak self] in
             guard let self else { return }
             do {
                 try await self.run(run)
-                let gate = self.resultGateForTesting.current
+                let gate = self.hooks.result.current
                 await gate?()
                 self.update(run: run) { $0.state = .completed }
             } catch {
                 let failure = HLSDownloadError.wrap(error)
-                let gate = self.resultGateForTesting.current
+                let gate = self.hooks.result.current
                 await gate?()
                 guard !failure.isCancellation else { return }
                 self.update(run: run) { if $0.state == .downloading { $0.state = .failed(failure) } }
@@ -223,8 +221,8 @@ public final class HLSDownload: Sendable {
         if current.run != run || current.progress.state != .downloading { running.cancel() }
     }
 
-    /// The task of the latest run, if not stopped.
-    var taskForTesting: Task<Void, Never>? { task.current.task }
+    /// The task of the latest run, if not stopped; test support.
+    package var latestRunTask: Task<Void, Never>? { task.current.task }
 
     // MARK: The download
 

@@ -49,20 +49,13 @@ public final class OfflineDownload: Sendable {
     private let observers = Locked<[UUID: AsyncStream<DownloadProgress>.Continuation]>([:])
     /// The task of the latest run started, with its number.
     private let task = Locked<(run: Int, task: Task<Void, Never>?)>((0, nil))
-    /// Awaited by a run once its download ended (done or failed), before
-    /// it applies the result.
-    let resultGateForTesting = Locked<(@Sendable () async -> Void)?>(nil)
-    /// Called by ``pause()``, ``resume()`` and ``cancel()`` once they
-    /// changed the state, before they stop the run and tell observers (a
-    /// test holds one call there while another runs).
-    let transitionGateForTesting = Locked<(@Sendable () -> Void)?>(nil)
-    /// Called by a run that has every byte, on the store's write queue,
-    /// once it found itself still the downloading run and before it holds
-    /// (a test pauses or cancels it there).
-    let pinGateForTesting = Locked<(@Sendable () -> Void)?>(nil)
+    /// Where a test holds its runs (none by default).
+    let hooks: DownloadRunHooks
     private let onChange: @Sendable () -> Void
 
-    init(loader: ResourceLoader, onChange: @escaping @Sendable () -> Void) {
+    init(loader: ResourceLoader, hooks: DownloadRunHooks = DownloadRunHooks(), onChange: @escaping @Sendable () -> Void)
+    {
+        self.hooks = hooks
         self.url = loader.url
         self.cacheKey = loader.cacheKey
         self.holder = OfflineDownloader.holder(ofKey: loader.cacheKey)
@@ -122,7 +115,7 @@ public final class OfflineDownload: Sendable {
     /// byte, is ignored. Paused, completed, failed or cancelled: does nothing.
     public func pause() {
         guard let paused = transition(to: .paused, from: { $0 == .queued || $0 == .downloading }) else { return }
-        transitionGateForTesting.current?()
+        hooks.transition.current?()
         stopTask(upTo: paused.run)
         publish()
         onChange()
@@ -141,7 +134,7 @@ public final class OfflineDownload: Sendable {
             return $0 == .paused
         }
         guard queued != nil else { return }
-        transitionGateForTesting.current?()
+        hooks.transition.current?()
         publish()
         onChange()
     }
@@ -156,7 +149,7 @@ public final class OfflineDownload: Sendable {
     /// cancelled: does nothing.
     public func cancel() {
         guard let cancelled = transition(to: .cancelled, from: { !isFinal($0) }) else { return }
-        transitionGateForTesting.current?()
+        hooks.transition.current?()
         stopTask(upTo: cancelled.run)
         publish()
         onChange()
@@ -171,12 +164,12 @@ public final class OfflineDownload: Sendable {
                 let version = try await self.loader.downloadAll { [weak self] bytes, total in
                     self?.update(run: run, bytes: bytes, total: total)
                 }
-                let gate = self.resultGateForTesting.current
+                let gate = self.hooks.result.current
                 await gate?()
                 applied = try await self.complete(run, version: version)
             } catch {
                 let failure = StreamingError.wrap(error)
-                let gate = self.resultGateForTesting.current
+                let gate = self.hooks.result.current
                 await gate?()
                 guard failure != .cancelled else { return }
                 applied = self.update(run: run, state: .failed(failure), onlyFrom: .downloading)
@@ -195,11 +188,11 @@ public final class OfflineDownload: Sendable {
         if current.run != run || current.state != .downloading { running.cancel() }
     }
 
-    /// The number of the latest run started (the first is 1).
-    var runForTesting: Int { status.current.run }
+    /// The number of the latest run started (the first is 1); test support.
+    package var latestRun: Int { status.current.run }
 
-    /// The task of the latest run, if not stopped.
-    var taskForTesting: Task<Void, Never>? { task.current.task }
+    /// The task of the latest run, if not stopped; test support.
+    package var latestRunTask: Task<Void, Never>? { task.current.task }
 
     /// Marks a queued download downloading, as run number one more than
     /// the last; `nil` when it is not queued (another call started it).
@@ -227,7 +220,7 @@ public final class OfflineDownload: Sendable {
             let current = status.current
             // A later run holds what it downloads; a stopped one holds nothing.
             guard current.run == run, current.state == .downloading else { return false }
-            pinGateForTesting.current?()
+            hooks.hold.current?()
             let added = try store.hold(key, by: holder, version: version)
             // Paused or cancelled once every byte was in: neither the write
             // above nor this task noticed. It stays so, and the hold it added

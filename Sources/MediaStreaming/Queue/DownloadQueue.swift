@@ -445,13 +445,24 @@ public actor DownloadQueue {
         records[id] = record
         let token = UUID()
         let (cache, board, live) = (cache, board, live)
+        // The run's entry is held as soon as it has bytes (it may not have
+        // existed at the enqueue; a process killed mid-download leaves them
+        // held for the relaunch): once, at the first bytes reported.
+        let sawBytes = Locked(false)
         let task = Task { [weak self] in
             let result: Result<[StoredEntry], DownloadFailure>
             do throws(DownloadFailure) {
                 result = .success(
-                    try await performer.perform(record, in: cache, priority: record.priority) { bytes, total in
+                    try await performer.perform(record, in: cache, priority: record.priority) {
+                        [weak self] bytes, total in
                         live.withLock { $0[id] = (bytes, total) }
                         board.update(id, bytes: bytes, total: total)
+                        guard bytes > 0,
+                            !sawBytes.withLock({ seen in
+                                defer { seen = true }; return seen
+                            })
+                        else { return }
+                        Task { await self?.holdEntries(of: [id]) }
                     })
             } catch {
                 result = .failure(error)
@@ -541,12 +552,6 @@ public actor DownloadQueue {
         absorbLiveProgress()
         let moved = records.values.filter { $0.status == .downloading && savedBytes[$0.id] != $0.bytesStored }
         for record in moved { notify(record) }
-        // A running download's entry is held as soon as it has bytes (its
-        // entry may not have existed when it was enqueued; a process killed
-        // mid-download leaves them held for the relaunch): once its first
-        // bytes are seen, before they are saved.
-        let started = moved.filter { $0.bytesStored > 0 && savedBytes[$0.id, default: 0] == 0 }.map(\.id)
-        if !started.isEmpty { await holdEntries(of: started) }
         if !moved.isEmpty, ContinuousClock.now - lastProgressSave > .seconds(2) {
             await commitReporting([])
         }
