@@ -5,8 +5,8 @@ import MediaStreaming
 import Testing
 
 /// `cachetool rm` removes what it is asked to, and says on standard error
-/// whom that takes something from: a download queue's download, the
-/// queue's own index, a pin.
+/// whom that takes something from (the entry's holders): a download
+/// queue's download, the queue's own index, another holder.
 @Suite struct RemoveWarningTests {
     @Test func removingWhatSomeoneKeepsIsSaid() throws {
         let directory = try TemporaryDirectory("rm-warnings")
@@ -18,10 +18,12 @@ import Testing
             for key in ["queued-track", "cancelled-track", "pinned-by-app", "plain"] {
                 try store.put(Data(repeating: 1, count: 4096), forKey: key)
             }
-            try store.setPinned(true, forKey: "queued-track")
+            let queued = DownloadRecord(url: url, cacheKey: "queued-track", status: .completed, queueOrder: 1)
+            try store.hold("queued-track", by: DownloadQueue.holder(of: queued.id))
             try store.setPinned(true, forKey: "pinned-by-app")
+            try store.hold("pinned-by-app", by: OfflineDownloader.holder(ofKey: "pinned-by-app"))
             try DownloadIndex(store: store).save([
-                DownloadRecord(url: url, cacheKey: "queued-track", status: .completed, queueOrder: 1),
+                queued,
                 DownloadRecord(
                     url: url, cacheKey: "cancelled-track", status: .failed(.userCancelled), queueOrder: 2),
             ])
@@ -36,7 +38,7 @@ import Testing
             lines == [
                 "cachetool: queued-track belongs to a download of the store's download queue (completed): "
                     + "the queue still counts on it and downloads it again; remove the download through the queue to let it go",
-                "cachetool: pinned-by-app was pinned (kept from eviction by an offline download or the app)",
+                "cachetool: pinned-by-app was held (kept from eviction) by app, offline/pinned-by-app",
             ], "\(removed.errors)")
         // Everything asked for is gone; the queue's index is not.
         let listed = try ToolProcess.cachetool(["-s", path, "ls"]).text
@@ -54,7 +56,7 @@ import Testing
         #expect(index.status == 0)
         #expect(
             index.errors
-                == "cachetool: \(DownloadIndex.key) is the download queue's index: its downloads are forgotten, and their entries stay pinned\n"
+                == "cachetool: \(DownloadIndex.key) is the download queue's index: its downloads are forgotten, and their entries stay held\n"
         )
     }
 
@@ -69,6 +71,8 @@ import Testing
         let masterKey = "policy:hls/master"
         do {
             let store = try MediaStore(directory: URL(fileURLWithPath: path))
+            let download = DownloadRecord(
+                url: master, cacheKey: "album 7", kind: "hls", status: .completed, queueOrder: 2)
             let segmentURL = URL(string: "http://origin.test/hls/0.ts")!
             let playlist = HLSResource(
                 kind: .masterPlaylist, url: master, cacheKey: HLSResourceKey(key: masterKey), playlistURL: nil)
@@ -85,12 +89,12 @@ import Testing
                     HLSEntryMetadata.metadata(
                         for: resource, assetKey: masterKey, playlistKey: nil, mimeType: "application/octet-stream"),
                     forKey: key)
-                try store.setPinned(true, forKey: key)
+                try store.hold(key, by: DownloadQueue.holder(of: download.id))
             }
             // A progressive download of the master's file is not the asset's.
             try DownloadIndex(store: store).save([
                 DownloadRecord(url: master, cacheKey: "master file", status: .queued, queueOrder: 1),
-                DownloadRecord(url: master, cacheKey: "album 7", kind: "hls", status: .completed, queueOrder: 2),
+                download,
             ])
         }
 

@@ -5,14 +5,14 @@ import Testing
 
 @testable import MediaStreaming
 
-/// A pin the queue asks for (a stop, or a scheduling pass halting a
+/// A hold the queue asks for (a stop, or a scheduling pass halting a
 /// download whose conditions stopped holding) reads the download's keys
 /// first, then writes; a cancel can run in between (the queue is an actor:
-/// other calls run at each `await`). The cancel released the pins, then
-/// the late pin landed: a cancelled download's entry stayed pinned, the
-/// queue's own pin, until the record was removed. The performer's keys
-/// are where the test holds the pin: no timing involved.
-@Suite("Download queue: a pin asked before a cancel never lands after it", .timeLimit(.minutes(1)))
+/// other calls run at each `await`). The late hold must not land after
+/// the cancel's release: a cancelled download's entry would stay held by
+/// it until the record was removed. The performer's keys are where the
+/// test holds the hold: no timing involved.
+@Suite("Download queue: a hold asked before a cancel never lands after it", .timeLimit(.minutes(1)))
 struct DownloadQueueCancelPinRaceTests {
     /// Runs until stopped; the first ``keys(of:in:)`` after ``gate`` is set
     /// is held there until the test opens the gate.
@@ -67,9 +67,10 @@ struct DownloadQueueCancelPinRaceTests {
             URL(string: "https://example.invalid/\(key)")!, cacheKey: key, kind: GatedKeysPerformer.kind,
             conditions: .unmetered)
         #expect(await queue.download(record.id)?.status == .downloading)
-        #expect(try store.info(forKey: key)?.isPinned == false)
+        let holder = DownloadQueue.holder(of: record.id)
+        #expect(try store.holders(of: key) == [holder], "a download holds its stored entry from its enqueue")
 
-        // The pin reads the keys and is held there.
+        // The hold reads the keys and is held there.
         let gate = BlockingGate()
         performer.gate.withLock { $0 = gate }
         let pinning: Task<Void, any Error>
@@ -82,7 +83,7 @@ struct DownloadQueueCancelPinRaceTests {
         }
         await gate.arrived()
 
-        // The cancel runs meanwhile, and releases the pins (none is set yet).
+        // The cancel runs meanwhile, and releases the holds.
         switch cancelBy {
         case .cancel: try await queue.cancel(record.id)
         case .cancelAll: try await queue.cancelAll()
@@ -94,51 +95,41 @@ struct DownloadQueueCancelPinRaceTests {
         gate.open()
         try await pinning.value
         #expect(await queue.download(record.id)?.status == .failed(.userCancelled))
-        #expect(try store.info(forKey: key)?.isPinned == false, "the cancelled download's entry stayed pinned")
+        #expect(try store.holders(of: key).isEmpty, "the cancelled download's entry stayed held")
         #expect(test.origin.requests.isEmpty)
     }
 
-    /// A resume right after a cancel notes which of the download's entries
-    /// are pinned by someone else (the queue's own pins are released by
-    /// then). It read them while the cancel's unpin was still to be
-    /// written: the queue's own pin looked like someone else's, the cancel
-    /// then left it (not its own, by the note), and so did every later
-    /// cancel or remove.
-    @Test("A resume during a cancel's release does not take the queue's pin for someone else's")
+    /// A resume that runs while a cancel's release is being written holds
+    /// the entry again (it is the download's once more), and the next
+    /// cancel releases it: nobody else's hold is made up on the way.
+    @Test("A resume during a cancel's release holds again, and the next cancel releases")
     func resumeDuringCancelRelease() async throws {
         let test = try TestCache()
         let store = try #require(test.store)
         let key = "cancel-resume-race"
         try store.put(Data(repeating: 9, count: 2 * TestCache.chunkSize), forKey: key)
-        let performer = GatedKeysPerformer()
         let queue = try await DownloadQueue.open(
             cache: test.cache, configuration: DownloadQueueConfiguration(pollInterval: .seconds(60)),
-            monitor: QuietMonitor(), performers: [performer])
+            monitor: QuietMonitor(), performers: [GatedKeysPerformer()])
         let record = try await queue.enqueue(
             URL(string: "https://example.invalid/\(key)")!, cacheKey: key, kind: GatedKeysPerformer.kind)
         try await queue.stop(record.id)
-        #expect(try store.info(forKey: key)?.isPinned == true, "the queue pins a stopped download's bytes")
+        let holder = DownloadQueue.holder(of: record.id)
+        #expect(try store.holders(of: key) == [holder], "the queue holds a stopped download's bytes")
 
-        // The cancel's release reads the keys and is held there.
-        let gate = BlockingGate()
-        performer.gate.withLock { $0 = gate }
+        // The resume is let in at the cancel's first `await` (its release).
         let cancelling = Task { try await queue.cancel(record.id) }
-        await gate.arrived()
-        // The resume runs meanwhile; it must not take its note before the release is written.
-        let resuming = Task { try await queue.resume(record.id) }
-        // Resumed (it took its note) or still waiting for the release after 2 s.
-        for _ in 0..<200 where await queue.download(record.id)?.status == .failed(.userCancelled) {
-            try await Task.sleep(for: .milliseconds(10))
+        let resuming = Task {
+            while await queue.download(record.id)?.status != .failed(.userCancelled) { await Task.yield() }
+            try await queue.resume(record.id)
         }
-        gate.open()
         try await cancelling.value
         try await resuming.value
         #expect(await queue.download(record.id)?.status == .downloading)
 
-        // Now the queue's pin again; the next cancel releases it.
         try await queue.stop(record.id)
-        #expect(try store.info(forKey: key)?.isPinned == true)
+        #expect(try store.holders(of: key) == [holder])
         try await queue.cancel(record.id)
-        #expect(try store.info(forKey: key)?.isPinned == false, "the queue's own pin was taken for someone else's")
+        #expect(try store.holders(of: key).isEmpty, "the cancel left the download's hold")
     }
 }

@@ -4,12 +4,10 @@ import Testing
 
 @testable import MediaStreaming
 
-/// The keys the queue notes as pinned by someone else are compared as the
-/// store compares keys, by their bytes. "café" with one scalar and with
-/// "e" plus a combining accent are two entries in the store, but equal
-/// `String`s: the note was a `Set<String>`, so the queue pinning one of
-/// them (its own pin) took the other off the note too, and a cancel then
-/// unpinned the app's entry (a remove deleted it).
+/// Cache keys are compared as the store compares keys, by their bytes.
+/// "café" with one scalar and with "e" plus a combining accent are two
+/// entries in the store, but equal `String`s: the queue's hold on one must
+/// not touch the app's on the other.
 @Suite("Download queue: cache keys are compared by their bytes", .timeLimit(.minutes(1)))
 struct DownloadQueueExactKeyPinTests {
     static let composed = "exact-caf\u{E9}"
@@ -80,9 +78,10 @@ struct DownloadQueueExactKeyPinTests {
         }
     }
 
-    /// The index keeps both keys of such a pair, byte for byte.
-    @Test("Both keys of a pair pinned elsewhere are saved and loaded apart")
-    func bothKeysOfAPairAreSaved() async throws {
+    /// Both keys of such a pair are held by the download, each its own
+    /// entry, and a cancel releases the download's holds on both, leaving the app's.
+    @Test("Both keys of a pair are held apart, and the app's holds stay")
+    func bothKeysOfAPairAreHeld() async throws {
         let test = try TestCache()
         let store = try #require(test.store)
         for key in [Self.composed, Self.decomposed] {
@@ -95,12 +94,18 @@ struct DownloadQueueExactKeyPinTests {
         let record = try await queue.enqueue(
             URL(string: "https://example.invalid/exact-pair")!, cacheKey: "exact-pair", kind: PairPerformer.kind)
         try await queue.stop(record.id)
-        let loaded = try DownloadIndex(store: store).loadWithPins().pinnedElsewhere[record.id] ?? []
+        let holder = DownloadQueue.holder(of: record.id)
+        for key in [Self.composed, Self.decomposed] {
+            #expect(try store.holders(of: key) == [MediaStore.appHolder, holder].sorted())
+        }
         #expect(
-            Set(loaded.map { Array(String(describing: $0).utf8) }) == [
+            Set(try store.keys(heldBy: holder).map { Array($0.utf8) }) == [
                 Array(Self.composed.utf8), Array(Self.decomposed.utf8),
             ])
         try await queue.cancel(record.id)
+        for key in [Self.composed, Self.decomposed] {
+            #expect(try store.holders(of: key) == [MediaStore.appHolder])
+        }
     }
 
     /// Two downloads whose cache keys are such a pair are two downloads

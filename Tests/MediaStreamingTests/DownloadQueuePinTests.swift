@@ -97,46 +97,54 @@ struct DownloadQueuePinTests {
         #expect(test.origin.requests.isEmpty)
     }
 
-    /// An index saved before the queue recorded whose pins it holds (no
-    /// `keysPinnedElsewhere` field) loads, and its downloads own every pin
-    /// of their entries, as the queue always assumed: a cancel unpins.
-    /// The index written now is still an array of records an older
-    /// version reads (the new field is one more key of each record).
-    @Test("An index in the format before the field loads; its downloads release every pin, as before")
-    func anIndexWithoutTheFieldLoads() async throws {
+    /// An index saved before holds (records with no `holder` field, and
+    /// the app's hold on their entries, as the store's upgrade left every
+    /// pin) loads, and the queue adopts those pins: a download holds its
+    /// entries by its own holder and the app's hold goes, except from the
+    /// keys the record noted as pinned by someone else. The index written
+    /// now is still an array of records an older version reads (the new
+    /// field is one more key of each record).
+    @Test("An index saved before holds loads; its downloads adopt their pins")
+    func anIndexSavedBeforeHoldsIsAdopted() async throws {
         let test = try TestCache()
         let store = try #require(test.store)
         let content = Data((0..<(2 * TestCache.chunkSize)).map { UInt8(truncatingIfNeeded: $0 &* 3) })
         let old = DownloadRecord(
             url: URL(string: "https://example.invalid/old")!, cacheKey: "old", kind: HangingPerformer.kind,
             status: .stopped(.user), queueOrder: 1)
-        try store.put(content, forKey: old.cacheKey, options: WriteOptions(pinned: true))
-        // The records as an older version saved them: their own fields only.
+        let shared = DownloadRecord(
+            url: URL(string: "https://example.invalid/shared")!, cacheKey: "shared", kind: HangingPerformer.kind,
+            status: .stopped(.user), queueOrder: 2)
+        for key in ["old", "shared"] { try store.put(content, forKey: key, options: WriteOptions(pinned: true)) }
+        // The records as an older version saved them: their own fields, and
+        // for one the keys pinned by someone else when it was enqueued.
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
+        var objects = try #require(
+            try JSONSerialization.jsonObject(with: encoder.encode([old, shared])) as? [[String: Any]])
+        objects[1]["keysPinnedElsewhere"] = ["shared"]
         try store.put(
-            try encoder.encode([old]), forKey: DownloadIndex.key, options: WriteOptions(expiry: .never, pinned: true))
-        #expect(try DownloadIndex(store: store).load().map(\.id) == [old.id])
+            try JSONSerialization.data(withJSONObject: objects), forKey: DownloadIndex.key,
+            options: WriteOptions(expiry: .never, pinned: true))
+        #expect(try DownloadIndex(store: store).load().map(\.id) == [old.id, shared.id])
 
         let queue = try await DownloadQueue.open(
             cache: test.cache, configuration: Self.configuration, performers: [HangingPerformer()])
-        #expect(await queue.downloads.map(\.id) == [old.id])
+        #expect(await queue.downloads.map(\.id) == [old.id, shared.id])
+        #expect(try store.holders(of: "old") == [DownloadQueue.holder(of: old.id)], "an old record's pins are its own")
+        #expect(
+            try store.holders(of: "shared") == [MediaStore.appHolder, DownloadQueue.holder(of: shared.id)].sorted())
         try await queue.cancel(old.id)
-        #expect(try store.info(forKey: old.cacheKey)?.isPinned == false, "an old record's pins are the queue's")
+        try await queue.cancel(shared.id)
+        #expect(try store.info(forKey: "old")?.isPinned == false)
+        #expect(try store.holders(of: "shared") == [MediaStore.appHolder], "a pin noted as someone else's stays")
 
-        // A new download of an entry the app pinned: its record says so, in
-        // a field an older version's decoder skips.
-        try store.put(content, forKey: "new", options: WriteOptions(pinned: true))
-        let new = try await queue.enqueue(
-            URL(string: "https://example.invalid/new")!, cacheKey: "new", kind: HangingPerformer.kind)
-        try await queue.stop(new.id)
+        // Saved again with each record's holder, in a field an older version's decoder skips.
         let saved = try #require(try store.data(forKey: DownloadIndex.key))
         let records = try JSONDecoder().decode([DownloadRecord].self, from: saved)
-        #expect(Set(records.map(\.id)) == [old.id, new.id])
-        let objects = try #require(try JSONSerialization.jsonObject(with: saved) as? [[String: Any]])
-        let fields = objects.first { $0["cacheKey"] as? String == "new" }?["keysPinnedElsewhere"] as? [String]
-        #expect(fields == ["new"])
-        try await queue.cancel(new.id)
-        #expect(try store.info(forKey: "new")?.isPinned == true)
+        #expect(Set(records.map(\.id)) == [old.id, shared.id])
+        let written = try #require(try JSONSerialization.jsonObject(with: saved) as? [[String: Any]])
+        #expect(written.map { $0["holder"] as? String } == [old.id, shared.id].map(DownloadQueue.holder(of:)))
+        #expect(written.allSatisfy { $0["keysPinnedElsewhere"] == nil })
     }
 }

@@ -4,24 +4,22 @@ import Testing
 
 @testable import MediaStreaming
 
-/// `OfflineDownloader.release` and `HLSDownloader.release` unpinned an
-/// entry whoever had pinned it (the store's pin is one flag, with no
-/// owner): a ``DownloadQueue`` download of the same key or asset still
-/// said completed while its entries could be evicted. They now leave what
-/// a download of the queue holds (read from its index in the store), and
-/// `HLSDownloader.remove` leaves it in the store; the queue's own cancel
-/// or remove lets it go.
+/// `OfflineDownloader.release` and `HLSDownloader.release` release only
+/// their own holds: a ``DownloadQueue`` download of the same key or asset
+/// keeps holding its entries (it says completed, and they are not
+/// evictable), `HLSDownloader.remove` leaves them in the store, and the
+/// queue's own remove lets them go.
 @Suite("Release leaves what the download queue holds", .serialized, .timeLimit(.minutes(2)))
 struct DownloadQueueReleaseTests {
     enum Before: String, CaseIterable, CustomTestStringConvertible {
-        /// Only the queue pinned the entry.
+        /// Only the queue held the entry.
         case queueOnly
-        /// An offline download completed (and pinned) it before the queue took it.
+        /// An offline download completed (and held) it before the queue took it.
         case offlineFirst
         var testDescription: String { rawValue }
     }
 
-    @Test("OfflineDownloader.release leaves a completed queue download's entry pinned", arguments: Before.allCases)
+    @Test("OfflineDownloader.release leaves a completed queue download's entry held", arguments: Before.allCases)
     func offlineReleaseLeavesTheQueuesPin(_ before: Before) async throws {
         let content = Data((0..<(3 * TestCache.chunkSize)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         let test = try TestCache(origin: MemoryOrigin(content))
@@ -29,29 +27,25 @@ struct DownloadQueueReleaseTests {
         let url = URL(string: "https://example.invalid/release-\(before.rawValue)")!
         let key = test.cache.cacheKey(for: url)
         let downloader = OfflineDownloader(cache: test.cache)
+        let offline = OfflineDownloader.holder(ofKey: key)
         if before == .offlineFirst {
             try await downloader.download(url).completion()
-            #expect(try store.info(forKey: key)?.isPinned == true)
+            #expect(try store.holders(of: key) == [offline])
         }
         let queue = try await DownloadQueue.open(
             cache: test.cache, configuration: DownloadQueueConfiguration(pollInterval: .seconds(60)))
         let record = try await queue.enqueue(url)
         try await queue.completion(of: record.id)
-        #expect(try store.info(forKey: key)?.isPinned == true)
+        let holder = DownloadQueue.holder(of: record.id)
+        #expect(try store.holders(of: key) == (before == .offlineFirst ? [offline, holder].sorted() : [holder]))
 
         try downloader.release(url)
         #expect(await queue.download(record.id)?.status == .completed)
-        #expect(try store.info(forKey: key)?.isPinned == true, "the queue says completed, its entry is evictable")
+        #expect(try store.holders(of: key) == [holder], "the queue says completed, its entry is evictable")
 
-        // Once the queue lets it go, release unpins it again.
+        // Once the queue lets it go too, nobody holds it: the removal takes it.
         try await queue.remove(record.id)
-        if before == .offlineFirst {
-            // The pin was there before the queue took the download: not the queue's to remove.
-            #expect(try store.info(forKey: key)?.isPinned == true)
-            try downloader.release(url)
-        }
-        let info = try store.info(forKey: key)
-        #expect(info == nil || info?.isPinned == false)
+        #expect(try store.info(forKey: key) == nil)
     }
 
     @Test("HLSDownloader.release and remove leave an asset a queue download holds")
@@ -70,7 +64,9 @@ struct DownloadQueueReleaseTests {
         #expect(entries.count == expected)
         #expect(entries.allSatisfy { $0.isPinned })
 
-        #expect(try downloader.release(master) == 0)
+        let holder = DownloadQueue.holder(of: record.id)
+        for entry in entries { #expect(try test.store?.holders(of: entry.key) == [holder]) }
+        #expect(try downloader.release(master) == 0, "the asset's own holder held nothing")
         #expect(try downloader.remove(master) == 0)
         #expect(await queue.download(record.id)?.status == .completed)
         let kept = try downloader.entries(of: master)

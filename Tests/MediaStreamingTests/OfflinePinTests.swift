@@ -20,12 +20,13 @@ struct OfflinePinTests {
         let content = Data((0..<(3 * TestCache.chunkSize)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         try store.put(content, forKey: key)
         try store.setPinned(true, forKey: key)
-        let download = OfflineDownload(loader: test.cache.loader(for: url)) {}
         let gate = BlockingGate()
-        download.pinGateForTesting.withLock { $0 = { gate.pass() } }
+        let hooks = DownloadRunHooks()
+        hooks.hold.withLock { $0 = { gate.pass() } }
+        let download = OfflineDownload(loader: test.cache.loader(for: url), hooks: hooks) {}
         download.start()
         await gate.arrived()
-        let run = try #require(download.taskForTesting)
+        let run = try #require(download.latestRunTask)
         if cancel { download.cancel() } else { download.pause() }
         gate.open()
         await run.value

@@ -17,9 +17,10 @@ struct OfflineRunTests {
     /// starts it again.
     static func started(in test: TestCache, first: AsyncGate, second: AsyncGate) -> OfflineDownload {
         let box = WeakDownload()
-        let download = OfflineDownload(loader: test.cache.loader(for: url)) { box.download?.start() }
+        let hooks = DownloadRunHooks()
+        hooks.result.withLock { $0 = AsyncGate.firstThenSecond(first, second) }
+        let download = OfflineDownload(loader: test.cache.loader(for: url), hooks: hooks) { box.download?.start() }
         box.download = download
-        download.resultGateForTesting.withLock { $0 = AsyncGate.firstThenSecond(first, second) }
         download.start()
         return download
     }
@@ -35,11 +36,11 @@ struct OfflineRunTests {
         -> (Task<Void, Never>, Task<Void, Never>)
     {
         await first.arrived()
-        let runOne = try #require(download.taskForTesting)
+        let runOne = try #require(download.latestRunTask)
         download.pause()
         download.resume()
         await second.arrived()
-        let runTwo = try #require(download.taskForTesting)
+        let runTwo = try #require(download.latestRunTask)
         #expect(download.state == .downloading)
         return (runOne, runTwo)
     }
@@ -58,7 +59,7 @@ struct OfflineRunTests {
         first.open()
         await runOne.value
         #expect(download.state == .downloading, "the stopped run's result was applied")
-        #expect(download.taskForTesting == runTwo)
+        #expect(download.latestRunTask == runTwo)
 
         second.open()
         try await download.completion()

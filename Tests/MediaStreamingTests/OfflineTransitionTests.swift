@@ -26,13 +26,13 @@ struct OfflineTransitionTests {
         let test = try TestCache(origin: MemoryOrigin(OfflineRunTests.content))
         let (first, second) = (AsyncGate(), AsyncGate())
         let download = await Self.started(in: test, first: first, second: second)
-        await BlockingGate.hold(download.pause, at: download.transitionGateForTesting) {
+        await BlockingGate.hold(download.pause, at: download.hooks.transition) {
             download.cancel()
         }
         #expect(download.state == .cancelled, "the pause overwrote the cancel")
         download.resume()
         #expect(download.state == .cancelled)
-        #expect(download.runForTesting == 1, "a cancelled download was started again")
+        #expect(download.latestRun == 1, "a cancelled download was started again")
         first.open()
         second.open()
         await #expect(throws: StreamingError.cancelled) { try await download.completion() }
@@ -46,12 +46,12 @@ struct OfflineTransitionTests {
         let (first, second) = (AsyncGate(), AsyncGate())
         let download = await Self.started(in: test, first: first, second: second)
         download.pause()
-        await BlockingGate.hold(download.resume, at: download.transitionGateForTesting) {
+        await BlockingGate.hold(download.resume, at: download.hooks.transition) {
             download.cancel()
         }
         #expect(download.state == .cancelled, "the resume overwrote the cancel")
-        #expect(download.runForTesting == 1, "a cancelled download was started again")
-        #expect(download.taskForTesting == nil)
+        #expect(download.latestRun == 1, "a cancelled download was started again")
+        #expect(download.latestRunTask == nil)
         first.open()
         second.open()
         await #expect(throws: StreamingError.cancelled) { try await download.completion() }
@@ -66,10 +66,10 @@ struct OfflineTransitionTests {
         let (first, second) = (AsyncGate(), AsyncGate())
         let download = await Self.started(in: test, first: first, second: second)
         download.pause()
-        await BlockingGate.hold(download.resume, at: download.transitionGateForTesting) {
+        await BlockingGate.hold(download.resume, at: download.hooks.transition) {
             download.resume()
         }
-        #expect(download.runForTesting == 2, "two runs started")
+        #expect(download.latestRun == 2, "two runs started")
         #expect(download.state == .downloading)
         first.open()
         second.open()
@@ -91,7 +91,7 @@ struct OfflineTransitionTests {
             for await update in updates { states.append(update.state) }
             return states
         }
-        await BlockingGate.hold(download.pause, at: download.transitionGateForTesting) {
+        await BlockingGate.hold(download.pause, at: download.hooks.transition) {
             download.resume()
             await second.arrived()
         }

@@ -88,22 +88,22 @@ extension CacheTool {
 
     func remove(_ parsed: ParsedArguments) throws {
         let store = try openStore(parsed, write: true)
-        let queued = try DownloadIndex(store: store).heldRecords()
+        let saved = try DownloadIndex(store: store).savedRecords()
         var missing: [String] = []
         for key in parsed.positionals {
-            try warnBeforeRemoving(key, from: store, queued: queued)
+            try warnBeforeRemoving(key, from: store, saved: saved)
             // The master playlist of an HLS asset: every entry of the asset.
             if let asset = try HLSAssetSummary.asset(key, in: store) {
-                // A resource another asset shares stays, as that asset's.
+                // A resource another asset holds stays, as that asset's.
+                let own = HLSDownloader.holder(ofAsset: key)
+                var removed = 0
                 for entry in asset.entries {
-                    if let shared = HLSEntryMetadata.releasing(entry, fromAsset: key) {
-                        try store.setMetadata(shared, forKey: entry.key, version: entry.version)
-                    } else {
-                        _ = try store.remove(forKey: entry.key, version: entry.version)
-                    }
+                    let others = try store.holders(of: entry.key).filter { $0.hasPrefix("hls/") && $0 != own }
+                    guard others.isEmpty else { continue }
+                    if try store.remove(forKey: entry.key, version: entry.version) { removed += 1 }
                 }
                 console.printError(
-                    "cachetool: removed the HLS asset \(Self.printable(String(key.prefix(200)))) (\(asset.entries.count) entries)"
+                    "cachetool: removed the HLS asset \(Self.printable(String(key.prefix(200)))) (\(removed) entries)"
                 )
                 continue
             }
@@ -112,70 +112,41 @@ extension CacheTool {
         try reportMissing(missing)
     }
 
-    /// Says on standard error what removing `key` takes from someone who
-    /// kept it: a `DownloadQueue`'s download (its queue fetches it again
-    /// when it next opens the store), the queue's own index (its downloads
-    /// are forgotten), or a pin (an offline download's, the app's). The
-    /// removal goes on: `rm` does what it is asked. `queued`: the queue's
-    /// held downloads (`DownloadIndex.heldRecords()`), read once per command.
-    private func warnBeforeRemoving(_ key: String, from store: MediaStore, queued: [DownloadRecord]) throws {
+    /// Says on standard error what removing `key` takes from whoever holds
+    /// it (`MediaStore.holders(of:)`): a `DownloadQueue`'s download (its
+    /// queue fetches it again when it next opens the store; `saved`, the
+    /// queue's records, name its status), the queue's own index (its
+    /// downloads are forgotten), or another holder (an HLS asset, an
+    /// offline download, the app). The removal goes on: `rm` does what it
+    /// is asked.
+    private func warnBeforeRemoving(_ key: String, from store: MediaStore, saved: [DownloadRecord]) throws {
         let name = Self.printable(String(key.prefix(200)))
         if key == DownloadIndex.key {
             console.printError(
-                "cachetool: \(name) is the download queue's index: its downloads are forgotten, and their entries stay pinned"
+                "cachetool: \(name) is the download queue's index: its downloads are forgotten, and their entries stay held"
             )
             return
         }
-        let info = try store.info(forKey: key)
-        if let download = try queueDownload(holding: key, info: info, in: store, queued: queued) {
-            console.printError(
-                "cachetool: \(name) belongs to a download of the store's download queue (\(download.status)): the queue still counts on it and downloads it again; remove the download through the queue to let it go"
-            )
-        } else if let (asset, download) = try queueDownload(
-            ofAssetKeeping: info, besides: key, in: store, queued: queued)
-        {
-            console.printError(
-                "cachetool: \(name) belongs to the HLS asset \(Self.printable(String(asset.prefix(200)))), which a download of the store's download queue holds (\(download.status)): the queue still counts on it and downloads it again; remove the download through the queue to let it go"
-            )
-        } else if info?.isPinned == true {
-            console.printError("cachetool: \(name) was pinned (kept from eviction by an offline download or the app)")
-        }
-    }
-
-    /// The queue's download whose entry is `key`: its cache key, or, for
-    /// an HLS asset's master, its URL. The master is keyed by the app's key
-    /// policy, which may differ from the download's cache key, and the tool
-    /// does not know the policy: the master's URL, recorded in its entry,
-    /// finds the download, of a kind other than a progressive file's.
-    private func queueDownload(holding key: String, info: EntryInfo?, in store: MediaStore, queued: [DownloadRecord])
-        throws -> DownloadRecord?
-    {
-        let assetURL = info.flatMap { info -> String? in
-            let fields = info.metadata.userInfo
-            guard let asset = fields[HLSEntryMetadata.asset], ExactKey.equal(asset, key) else { return nil }
-            return fields[HLSEntryMetadata.url]
-        }
-        return queued.first { record in
-            ExactKey.equal(record.cacheKey, key)
-                || (record.kind.map { $0 != ProgressiveDownloadPerformer.kind } == true
-                    && assetURL.map { ExactKey.equal(record.url.absoluteString, $0) } == true)
-        }
-    }
-
-    /// For an entry of HLS assets (a playlist, segment or key, not the
-    /// master `key` itself): the first of its assets a queue download
-    /// holds, and that download.
-    private func queueDownload(
-        ofAssetKeeping info: EntryInfo?, besides key: String, in store: MediaStore, queued: [DownloadRecord]
-    ) throws -> (asset: String, download: DownloadRecord)? {
-        guard let info else { return nil }
-        for asset in HLSEntryMetadata.keepers(of: info.metadata.userInfo) where !ExactKey.equal(asset, key) {
-            let master = try store.info(forKey: asset)
-            if let download = try queueDownload(holding: asset, info: master, in: store, queued: queued) {
-                return (asset, download)
+        let holders = try store.holders(of: key)
+        let download = holders.lazy.compactMap(DownloadQueue.download(ofHolder:)).compactMap { id in
+            saved.first { $0.id == id }
+        }.first
+        if let download {
+            let asset = try store.info(forKey: key)?.metadata.userInfo[HLSEntryMetadata.asset]
+            if let asset, !ExactKey.equal(asset, key) {
+                console.printError(
+                    "cachetool: \(name) belongs to the HLS asset \(Self.printable(String(asset.prefix(200)))), which a download of the store's download queue holds (\(download.status)): the queue still counts on it and downloads it again; remove the download through the queue to let it go"
+                )
+            } else {
+                console.printError(
+                    "cachetool: \(name) belongs to a download of the store's download queue (\(download.status)): the queue still counts on it and downloads it again; remove the download through the queue to let it go"
+                )
             }
+        } else if !holders.isEmpty {
+            console.printError(
+                "cachetool: \(name) was held (kept from eviction) by \(holders.map(Self.printable).joined(separator: ", "))"
+            )
         }
-        return nil
     }
 
     /// `pin` holds each key for `--holder` (the app's holder by default), `unpin` releases that hold;

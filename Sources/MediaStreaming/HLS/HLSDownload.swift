@@ -9,8 +9,10 @@ import MediaSupport
 /// resources) and as an async sequence of ``HLSDownloadProgress`` (bytes,
 /// segments, seconds of media); pause, resume, cancel.
 ///
-/// Every resource it keeps is pinned (never evicted) until
-/// ``HLSDownloader/release(_:)``. Resuming, or downloading again after a
+/// Every resource it keeps is held in the store by its ``holder`` (never
+/// evicted): the asset's (``HLSDownloader/holder(ofAsset:)``) until
+/// ``HLSDownloader/release(_:)``, or a queue download's when a
+/// ``DownloadQueue`` runs it. Resuming, or downloading again after a
 /// relaunch, fetches only the resources missing from the store.
 ///
 /// ``pause()``, ``resume()`` and ``cancel()`` may be called from any
@@ -25,12 +27,12 @@ public final class HLSDownload: Sendable {
         case downloading
         /// Paused; ``HLSDownload/resume()`` continues with what is missing.
         case paused
-        /// Every resource of the selection is in the store, pinned.
+        /// Every resource of the selection is in the store, held.
         case completed
         /// Failed; ``HLSDownload/resume()`` retries (live and FairPlay
         /// assets fail at once, with nothing stored).
         case failed(HLSDownloadError)
-        /// Cancelled; what was fetched stays in the store, pinned until released.
+        /// Cancelled; what was fetched stays in the store, held until released.
         case cancelled
     }
 
@@ -40,6 +42,8 @@ public final class HLSDownload: Sendable {
     public let assetKey: String
     /// Progress in resources: `totalUnitCount` is the plan's resource count once known.
     public let progress: Progress
+    /// The store holder that holds every resource it keeps.
+    public let holder: String
     let resources: HLSResourceStore
     let variant: VariantChoice
     let audio: RenditionRequest
@@ -61,22 +65,21 @@ public final class HLSDownload: Sendable {
     private let observers = Locked<[UUID: AsyncStream<HLSDownloadProgress>.Continuation]>([:])
     /// The task of the latest run started, with its number.
     private let task = Locked<(run: Int, task: Task<Void, Never>?)>((0, nil))
-    /// Awaited by a run once it ended (done or failed), before it applies the result.
-    let resultGateForTesting = Locked<(@Sendable () async -> Void)?>(nil)
-    /// Called by ``pause()``, ``resume()`` and ``cancel()`` once they
-    /// changed the state, before they stop or start a run and tell
-    /// observers (a test holds one call there while another runs).
-    let transitionGateForTesting = Locked<(@Sendable () -> Void)?>(nil)
+    /// Where a test holds its runs (none by default).
+    let hooks: DownloadRunHooks
 
     init(
         url: URL, resources: HLSResourceStore, variant: VariantChoice, audio: RenditionRequest,
         subtitles: RenditionRequest, headers: [String: String], parallelFetches: Int,
-        priority: FetchPriority = .download, uriRule: PlaylistURIRule = .publicHosts
+        priority: FetchPriority = .download, uriRule: PlaylistURIRule = .publicHosts, holder: String? = nil,
+        hooks: DownloadRunHooks = DownloadRunHooks()
     ) {
+        self.hooks = hooks
         self.priority = priority
         self.uriRule = uriRule
         self.url = url
         self.assetKey = resources.resourceKey(for: url).storeKey
+        self.holder = holder ?? HLSDownloader.holder(ofAsset: assetKey)
         self.resources = resources
         self.variant = variant
         self.audio = audio
@@ -142,7 +145,7 @@ public final class HLSDownload: Sendable {
     /// Paused, completed, failed or cancelled: does nothing.
     public func pause() {
         guard let paused = transition(to: .paused, from: { $0 == .downloading }) else { return }
-        transitionGateForTesting.current?()
+        hooks.transition.current?()
         stopTask(upTo: paused.run)
         publish()
     }
@@ -157,7 +160,7 @@ public final class HLSDownload: Sendable {
         start(onlyFromPausedOrFailed: true)
     }
 
-    /// Stops for good; fetched resources stay in the store (pinned until
+    /// Stops for good; fetched resources stay in the store (held until
     /// ``HLSDownloader/release(_:)``).
     ///
     /// Downloading, paused or failed: becomes ``State/cancelled``, and its
@@ -165,7 +168,7 @@ public final class HLSDownload: Sendable {
     /// ``pause()`` do nothing then). Completed or cancelled: does nothing.
     public func cancel() {
         guard let cancelled = transition(to: .cancelled, from: { !Self.isFinal($0) }) else { return }
-        transitionGateForTesting.current?()
+        hooks.transition.current?()
         stopTask(upTo: cancelled.run)
         publish()
     }
@@ -191,18 +194,18 @@ public final class HLSDownload: Sendable {
         }
         guard let begun else { return }
         let run = begun.run
-        if onlyFromPausedOrFailed { transitionGateForTesting.current?() }
+        if onlyFromPausedOrFailed { hooks.transition.current?() }
         publish()
         let running = Task { [weak self] in
             guard let self else { return }
             do {
                 try await self.run(run)
-                let gate = self.resultGateForTesting.current
+                let gate = self.hooks.result.current
                 await gate?()
                 self.update(run: run) { $0.state = .completed }
             } catch {
                 let failure = HLSDownloadError.wrap(error)
-                let gate = self.resultGateForTesting.current
+                let gate = self.hooks.result.current
                 await gate?()
                 guard !failure.isCancellation else { return }
                 self.update(run: run) { if $0.state == .downloading { $0.state = .failed(failure) } }
@@ -220,8 +223,8 @@ public final class HLSDownload: Sendable {
         if current.run != run || current.progress.state != .downloading { running.cancel() }
     }
 
-    /// The task of the latest run, if not stopped.
-    var taskForTesting: Task<Void, Never>? { task.current.task }
+    /// The task of the latest run, if not stopped; test support.
+    package var latestRunTask: Task<Void, Never>? { task.current.task }
 
     // MARK: The download
 
@@ -356,7 +359,7 @@ public final class HLSDownload: Sendable {
         }
     }
 
-    /// Whether run `run` is still the latest and downloading (a cancelled one pins nothing more).
+    /// Whether run `run` is still the latest and downloading (a cancelled one holds nothing more).
     private func isLive(_ run: Int) -> @Sendable () -> Bool {
         { [status] in
             let current = status.current
@@ -369,10 +372,11 @@ public final class HLSDownload: Sendable {
             for: resource, assetKey: assetKey, playlistKey: nil, mimeType: HLSContentType.playlist)
         do {
             if try await resources.info(resource.cacheKey)?.isComplete == true {
-                try await resources.keep(resource.cacheKey.storeKey, metadata: metadata, pinWhile: isLive(run))
+                try await resources.keep(
+                    resource.cacheKey.storeKey, metadata: metadata, holder: holder, pinWhile: isLive(run))
             } else {
                 try await resources.write(
-                    data, key: resource.cacheKey.storeKey, metadata: metadata, pinned: true, pinWhile: isLive(run))
+                    data, key: resource.cacheKey.storeKey, metadata: metadata, holder: holder, pinWhile: isLive(run))
             }
         } catch let error as StoreError {
             throw .streaming(.store(error))
@@ -381,7 +385,7 @@ public final class HLSDownload: Sendable {
         }
     }
 
-    /// Fetches (or finds in the store and pins) each of `list`, up to
+    /// Fetches (or finds in the store and holds) each of `list`, up to
     /// ``parallelFetches`` at once, in plan order.
     private func fetchAll(_ list: [HLSResource], run: Int, policy: CacheKeyPolicy, variantTrack: URL?)
         async throws(HLSDownloadError)
@@ -420,12 +424,13 @@ public final class HLSDownload: Sendable {
             for: resource, assetKey: assetKey, playlistKey: resource.playlistURL.map { policy.key(for: $0) },
             mimeType: HLSContentType.mimeType(for: resource.url, kind: resource.kind, mediaType: resource.mediaType))
         let (outcome, fetched) = try await resources.obtain(
-            resource, metadata: metadata, pinned: true, headers: headers(for: resource.url), priority: priority,
+            resource, metadata: metadata, holder: holder, headers: headers(for: resource.url), priority: priority,
             store: { _ in true }, pinWhile: isLive(run))
         if !fetched {
             // Found in the store, or fetched by a player meanwhile: keep it too.
             do {
-                try await resources.keep(resource.cacheKey.storeKey, metadata: metadata, pinWhile: isLive(run))
+                try await resources.keep(
+                    resource.cacheKey.storeKey, metadata: metadata, holder: holder, pinWhile: isLive(run))
             } catch {
                 throw .streaming(.store(error))
             }

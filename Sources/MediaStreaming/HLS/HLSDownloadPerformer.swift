@@ -60,7 +60,7 @@ public struct HLSDownloadPerformer: DownloadPerformer, CompletionKeyedPerformer 
             resources: resources ?? HLSResourceStore(cache: cache), parallelFetches: parallelFetches)
         let download = downloader.download(
             record.url, variant: variant, audio: audio, subtitles: subtitles, headers: record.headers,
-            priority: priority)
+            priority: priority, holder: DownloadQueue.holder(of: record.id))
         do {
             try await withTaskCancellationHandler {
                 let updates = Task {
@@ -89,17 +89,17 @@ public struct HLSDownloadPerformer: DownloadPerformer, CompletionKeyedPerformer 
         }
     }
 
-    /// The asset's entries that no other kept asset shares (the queue
-    /// unpins or removes these; shared ones stay the other asset's). Reads
-    /// every entry of the store: the queue asks on the store's read queue.
+    /// The asset's entries (``HLSEntryMetadata``'s grouping: a resource
+    /// another asset kept first is that asset's; the queue's holds decide
+    /// what a removal leaves). Reads every entry of the store: the queue
+    /// asks on the store's read queue.
     public func keys(of record: DownloadRecord, in cache: StreamingCache) -> [String] {
         let downloader = HLSDownloader(cache: cache, parallelFetches: parallelFetches)
         let assetKey = downloader.resources.resourceKey(for: record.url).storeKey
-        let entries = (try? downloader.entries(of: record.url)) ?? []
-        let keys = entries.filter { HLSEntryMetadata.releasing($0, fromAsset: assetKey) == nil }.map(\.key)
-        // The master last: the queue pins in this order and unpins and
-        // removes in the reverse, and a pinned master is served as the
-        // selection pinned (its media playlists must be pinned before it).
+        let keys = ((try? downloader.entries(of: record.url)) ?? []).map(\.key)
+        // The master last: the queue holds in this order and removes in
+        // the reverse, and a held master is served as the selection held
+        // (its media playlists must be held before it).
         return keys.filter { !ExactKey.equal($0, assetKey) } + keys.filter { ExactKey.equal($0, assetKey) }
     }
 

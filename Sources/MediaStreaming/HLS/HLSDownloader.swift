@@ -7,7 +7,8 @@ import MediaSupport
 /// `AVAssetDownloadTask` with an `AVURLAsset` of an HLS URL): a variant
 /// chosen by a ``VariantChoice``, audio and subtitle renditions by
 /// ``RenditionRequest``, with every playlist, segment, init segment
-/// (`EXT-X-MAP`) and AES-128 key in the store, pinned until ``release(_:)``.
+/// (`EXT-X-MAP`) and AES-128 key in the store, held by the asset's holder
+/// (``holder(ofAsset:)``, `"hls/<asset key>"`) until ``release(_:)``.
 ///
 /// Resources are keyed by (cache key of the URL, byte range), so the
 /// segments of a single-file playlist are distinct entries and signed-URL
@@ -83,9 +84,21 @@ public final class HLSDownloader: Sendable {
         _ url: URL, variant: VariantChoice = .first, audio: RenditionRequest = .automatic,
         subtitles: RenditionRequest = .none, headers: [String: String] = [:], priority: FetchPriority = .download
     ) -> HLSDownload {
+        download(
+            url, variant: variant, audio: audio, subtitles: subtitles, headers: headers, priority: priority,
+            holder: nil)
+    }
+
+    /// ``download(_:variant:audio:subtitles:headers:priority:)`` whose
+    /// resources are held by `holder` (a ``DownloadQueue`` download's), or
+    /// by the asset's holder when `nil`.
+    func download(
+        _ url: URL, variant: VariantChoice, audio: RenditionRequest, subtitles: RenditionRequest,
+        headers: [String: String], priority: FetchPriority, holder: String?
+    ) -> HLSDownload {
         let download = HLSDownload(
             url: url, resources: resources, variant: variant, audio: audio, subtitles: subtitles, headers: headers,
-            parallelFetches: parallelFetches, priority: priority, uriRule: uriRule)
+            parallelFetches: parallelFetches, priority: priority, uriRule: uriRule, holder: holder)
         list.withLock { list in
             list.removeAll { $0.state == .cancelled || $0.state == .completed }
             list.append(download)
@@ -111,33 +124,30 @@ public final class HLSDownloader: Sendable {
         return try store.entries().filter { HLSEntryMetadata.belongs($0, toAsset: assetKey) }
     }
 
-    /// Whether a download of the ``DownloadQueue`` over this store holds
-    /// the asset `assetKey`: one that is not cancelled nor removed
-    /// (``DownloadIndex/heldRecords()``) whose key, or whose URL's key, is
-    /// the asset's, byte for byte.
-    private func isHeldByDownloadQueue(_ assetKey: String) throws(StoreError) -> Bool {
-        try DownloadIndex(store: cache.store).heldRecords().contains { record in
-            ExactKey.equal(record.cacheKey, assetKey)
-                || ExactKey.equal(resources.resourceKey(for: record.url).storeKey, assetKey)
-        }
+    /// The store holder of the asset whose master playlist is stored
+    /// under `assetKey`: `"hls/<asset key>"` (a key too long for a holder
+    /// name is hashed).
+    public static func holder(ofAsset assetKey: String) -> String { HolderName.make("hls", assetKey) }
+
+    /// The asset key `holder` names, when it is an asset's holder whose key was not hashed.
+    static func asset(ofHolder holder: String) -> String? {
+        guard holder.hasPrefix("hls/"), !holder.hasPrefix("hls/#") else { return nil }
+        return String(holder.dropFirst("hls/".count))
     }
 
-    /// Cancels the asset's downloads and unpins its entries (they become
-    /// evictable again). Returns how many entries were unpinned. A resource
-    /// another kept asset shares (the same key or segment under two
-    /// masters) stays pinned for it, and is no longer this asset's.
+    /// Cancels the asset's downloads and releases the asset's holds (its
+    /// entries become evictable again, unless someone else holds them: the
+    /// app, another asset sharing a resource, a ``DownloadQueue``
+    /// download). Returns how many entries the asset held.
     ///
-    /// An asset a ``DownloadQueue`` download holds (one of its master that
-    /// is not cancelled nor removed, read from the queue's index in the
-    /// store) is left as it is: its downloads here are cancelled, but no
-    /// entry is unpinned (0), and the queue's cancel or remove lets it go.
-    /// This used to unpin it, and the queue went on reporting completed an
-    /// asset eviction could take.
+    /// An entry another asset's holder still holds is grouped with that
+    /// asset from then on (its ``HLSEntryMetadata/asset``), when the
+    /// holder names it (``holder(ofAsset:)`` of a key short enough not to
+    /// be hashed).
     ///
-    /// Otherwise the app's own call, so any other pin of an entry of the
-    /// asset goes too: one the app set itself (`MediaStore.setPinned`; the
-    /// store keeps one pin flag with no owner, and only assets are
-    /// recorded as keepers).
+    /// An entry written by a version before store holds was pinned as the
+    /// app's: those of the asset that no other asset kept (per their
+    /// `hls.keepers`) are released from the app's hold too.
     @discardableResult
     public func release(_ url: URL) throws(StoreError) -> Int {
         let assetKey = resources.resourceKey(for: url).storeKey
@@ -147,32 +157,35 @@ public final class HLSDownloader: Sendable {
             return matching
         }
         for download in running { download.cancel() }
-        guard try !isHeldByDownloadQueue(assetKey) else { return 0 }
-        var count = 0
-        for entry in try masterFirst(entries(of: url), assetKey: assetKey) {
-            if let shared = HLSEntryMetadata.releasing(entry, fromAsset: assetKey) {
-                try cache.store.setMetadata(shared, forKey: entry.key, version: entry.version)
-            } else if entry.isPinned {
-                try cache.store.setPinned(false, forKey: entry.key, version: entry.version)
-                count += 1
+        let store = cache.store
+        var count = try store.releaseAll(by: Self.holder(ofAsset: assetKey))
+        for entry in try entries(of: url) {
+            let other = try store.holders(of: entry.key).lazy.compactMap(Self.asset(ofHolder:)).first {
+                !ExactKey.equal($0, assetKey)
             }
+            if let other, ExactKey.equal(entry.metadata.userInfo[HLSEntryMetadata.asset] ?? "", assetKey) {
+                var metadata = entry.metadata
+                metadata.userInfo[HLSEntryMetadata.asset] = other
+                try store.setMetadata(metadata, forKey: entry.key, version: entry.version)
+            }
+            let legacy = HLSEntryMetadata.legacyKeepers(of: entry.metadata.userInfo)
+            guard legacy.count == 1, ExactKey.equal(legacy[0], assetKey) else { continue }
+            if try store.release(entry.key, by: MediaStore.appHolder, version: entry.version) { count += 1 }
         }
         return count
     }
 
-    /// Cancels the asset's downloads and removes every entry of it from the
-    /// store, except those another kept asset shares. Returns how many
-    /// were removed. An asset a ``DownloadQueue`` download holds stays (0):
-    /// see ``release(_:)``; remove it through the queue.
+    /// Cancels the asset's downloads, releases its holds (``release(_:)``)
+    /// and removes every entry of it nobody else holds. Returns how many
+    /// were removed.
     @discardableResult
     public func remove(_ url: URL) throws(StoreError) -> Int {
         _ = try release(url)
-        guard try !isHeldByDownloadQueue(resources.resourceKey(for: url).storeKey) else { return 0 }
         var count = 0
         let assetKey = resources.resourceKey(for: url).storeKey
         for entry in try masterFirst(entries(of: url), assetKey: assetKey)
-        where try cache.store.remove(forKey: entry.key, version: entry.version) {
-            count += 1
+        where try cache.store.holders(of: entry.key).isEmpty {
+            if try cache.store.remove(forKey: entry.key, version: entry.version) { count += 1 }
         }
         return count
     }

@@ -4,16 +4,17 @@ import MediaStore
 
 /// The `userInfo` fields an HLS resource's store entry carries, so that
 /// tools (`cachetool ls`/`info`/`rm`) can group an asset's entries without
-/// knowing its URL or the cache-key policy.
+/// knowing its URL or the cache-key policy. Who keeps an entry is not
+/// here: the store's holders say it (`MediaStore.holders(of:)`); an
+/// entry two assets keep is grouped with the first that kept it.
 public enum HLSEntryMetadata {
     /// The store key of the asset's master playlist (or of its only media playlist).
     public static let asset = "hls.asset"
     /// The `HLSResourceKind` raw value.
     public static let kind = "hls.kind"
-    /// The store keys of every asset keeping the entry pinned, one a line
-    /// (a segment, key or playlist two masters share is kept by both; it
-    /// stays pinned until the last of them is released). Missing on older
-    /// entries: then ``asset`` alone keeps it.
+    /// Written by versions before store holds: the store keys of every
+    /// asset keeping the entry pinned, one a line. Read only (to adopt such
+    /// pins); who keeps an entry now is the store's holders.
     public static let keepers = "hls.keepers"
     /// For segments, keys and init segments: the store key of their media playlist.
     public static let playlist = "hls.playlist"
@@ -29,10 +30,7 @@ public enum HLSEntryMetadata {
         -> EntryMetadata
     {
         var info: [String: String] = [kind: resource.kind.rawValue]
-        if let assetKey {
-            info[asset] = assetKey
-            info[keepers] = assetKey
-        }
+        if let assetKey { info[asset] = assetKey }
         switch resource.kind {
         case .masterPlaylist, .mediaPlaylist, .iFramePlaylist:
             info[url] = resource.url.absoluteString
@@ -48,43 +46,36 @@ public enum HLSEntryMetadata {
         return EntryMetadata(mimeType: mimeType, userInfo: info)
     }
 
-    /// The assets keeping the entry whose `userInfo` this is.
+    /// The asset the entry whose `userInfo` this is is grouped with, as
+    /// a list: its ``asset``, or on an entry a version before holds wrote,
+    /// its ``keepers``; empty for an entry of no asset.
     public static func keepers(of userInfo: [String: String]) -> [String] {
-        if let list = userInfo[keepers] { return list.split(separator: "\n").map(String.init) }
+        let legacy = legacyKeepers(of: userInfo)
+        if !legacy.isEmpty { return legacy }
         return userInfo[asset].map { [$0] } ?? []
     }
 
-    /// Whether `info` is an HLS entry of the asset `assetKey` (it keeps it,
-    /// or, for an entry no asset keeps, its key is the asset's).
+    /// The ``keepers`` list a version before holds wrote; empty on a newer entry.
+    static func legacyKeepers(of userInfo: [String: String]) -> [String] {
+        userInfo[keepers].map { $0.split(separator: "\n").map(String.init) } ?? []
+    }
+
+    /// Whether `info` is an HLS entry of the asset `assetKey`: grouped with
+    /// it (``keepers(of:)``), or, for an entry of no asset, the asset's key.
     public static func belongs(_ info: EntryInfo, toAsset assetKey: String) -> Bool {
         let list = keepers(of: info.metadata.userInfo)
         return list.isEmpty ? info.key == assetKey : list.contains(assetKey)
     }
 
-    /// The metadata of an entry `metadata` (already stored, pinned if
-    /// `wasPinned`) once the asset `assetKey` keeps it too: a pinned entry
-    /// gains a keeper and stays grouped with its first asset; an unpinned
-    /// one (released, or fetched by a player) is the new asset's alone.
-    public static func adding(_ assetKey: String, to metadata: EntryMetadata, wasPinned: Bool) -> EntryMetadata {
+    /// The metadata of an entry `metadata` (already stored, held if
+    /// `isHeld`) once the asset `assetKey` keeps it too: a held entry stays
+    /// grouped with its asset; one nobody holds (released, or fetched by a
+    /// player) is the new asset's.
+    static func adding(_ assetKey: String, to metadata: EntryMetadata, isHeld: Bool) -> EntryMetadata {
         var merged = metadata
-        let previous = wasPinned ? keepers(of: metadata.userInfo) : []
-        merged.userInfo[keepers] = (previous.contains(assetKey) ? previous : previous + [assetKey])
-            .joined(separator: "\n")
-        merged.userInfo[asset] = previous.first ?? assetKey
+        let previous = isHeld ? merged.userInfo[asset] : nil
+        merged.userInfo[asset] = previous ?? assetKey
+        merged.userInfo[keepers] = nil
         return merged
-    }
-
-    /// The metadata of `info` once the asset `assetKey` no longer keeps
-    /// it, when another asset still does (the entry stays pinned, grouped
-    /// with the first remaining keeper); nil when no other asset keeps it
-    /// (the entry is the asset's to unpin or remove).
-    public static func releasing(_ info: EntryInfo, fromAsset assetKey: String) -> EntryMetadata? {
-        let list = keepers(of: info.metadata.userInfo)
-        let rest = list.filter { $0 != assetKey }
-        guard !rest.isEmpty, rest.count < list.count else { return nil }
-        var metadata = info.metadata
-        metadata.userInfo[keepers] = rest.joined(separator: "\n")
-        metadata.userInfo[asset] = rest[0]
-        return metadata
     }
 }

@@ -5,7 +5,7 @@ import MediaStore
 /// playlist is held in memory (it is parsed whole, and bounded by
 /// ``PlaylistLimits/maxBytes``); any other resource is streamed into a
 /// staging entry of the store (an `EntryWriter`), a few hundred KiB at a
-/// time, and published only by ``finish(pinWhile:)``: a refused or
+/// time, and published only by ``finish(holder:pinWhile:)``: a refused or
 /// cancelled transfer leaves nothing in the store.
 ///
 /// Used by one fetch at a time (hence unchecked); its store calls run on
@@ -22,12 +22,14 @@ final class HLSResourceSink: @unchecked Sendable {
     /// Body bytes taken so far.
     private(set) var count = 0
     private let inMemory: Bool
+    private let key: String
 
     /// A sink for a resource under `key`: in memory when `inMemory`,
     /// else into a new entry of the store written with `options`.
     init(key: String, inMemory: Bool, options: WriteOptions, storeIO: StoreIO) throws(StoreError) {
         self.storeIO = storeIO
         self.inMemory = inMemory
+        self.key = key
         if !inMemory { writer = try storeIO.store.makeWriter(forKey: key, options: options) }
     }
 
@@ -54,24 +56,27 @@ final class HLSResourceSink: @unchecked Sendable {
         }
     }
 
-    /// Publishes the stored entry (when `live` still says so, checked in
-    /// the store's serial write); `nil` when held in memory or not kept.
+    /// Publishes the stored entry, held by `holder` when given (both when
+    /// `live` still says so, checked in the store's serial write); `nil`
+    /// when held in memory or not kept.
     ///
     /// The entry it returns is committed (`EntryWriter.finish()` writes the
     /// last bytes and publishes in one synced commit): a resource reported
     /// stored is durable, as far as the store's commits are (see
     /// `EntryWriter.finish()` for what an operating-system crash may undo).
-    func finish(pinWhile live: (@Sendable () -> Bool)?) async throws(StoreError) -> EntryInfo? {
+    func finish(holder: String?, pinWhile live: (@Sendable () -> Bool)?) async throws(StoreError) -> EntryInfo? {
         guard !inMemory else { return nil }
         try await handOn()
-        return try await storeIO.write { [self] _ throws(StoreError) -> EntryInfo? in
+        return try await storeIO.write { [self] store throws(StoreError) -> EntryInfo? in
             guard let writer else { throw StoreError.writerClosed }
             self.writer = nil
             guard live?() ?? true else {
                 writer.cancel()
                 return nil
             }
-            return try writer.finish()
+            let info = try writer.finish()
+            if let holder { try store.hold(key, by: holder, version: info.version) }
+            return info
         }
     }
 

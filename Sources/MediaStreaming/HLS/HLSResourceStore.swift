@@ -59,8 +59,8 @@ public final class HLSResourceStore: Sendable {
     /// Awaited by ``data(for:metadata:pinned:headers:priority:store:)``
     /// once it found nothing stored, before it fetches or joins a fetch.
     let storeLookGateForTesting = Locked<(@Sendable () async -> Void)?>(nil)
-    /// Awaited, with the store key, before a download keeps (pins) a
-    /// resource: ``write(_:key:metadata:pinned:)`` pinned, ``keep(_:metadata:)``.
+    /// Awaited, with the store key, before a download keeps (holds) a
+    /// resource: ``write(_:key:metadata:holder:pinWhile:)`` with a holder, ``keep(_:metadata:holder:pinWhile:)``.
     let keepGateForTesting = Locked<(@Sendable (String) async -> Void)?>(nil)
 
     /// A resource store over `cache`. Make one per cache and pass it to
@@ -108,7 +108,7 @@ public final class HLSResourceStore: Sendable {
     /// - Parameters:
     ///   - resource: what to read or fetch.
     ///   - metadata: the entry's metadata if it is fetched and kept.
-    ///   - pinned: whether a fetched entry is kept pinned.
+    ///   - pinned: whether a fetched entry is held by the app (`MediaStore.appHolder`).
     ///   - headers: sent with the origin request.
     ///   - priority: the fetch's priority in the cache's scheduler.
     ///   - shouldStore: decides from a fetched playlist's bytes whether to
@@ -121,9 +121,10 @@ public final class HLSResourceStore: Sendable {
         for resource: HLSResource, metadata: EntryMetadata, pinned: Bool = false, headers: [String: String] = [:],
         priority: FetchPriority = .playback, store shouldStore: @escaping @Sendable (Data) -> Bool = { _ in true }
     ) async throws(HLSDownloadError) -> (data: Data, fetched: Bool) {
-        let (body, fetched) = try await self.resource(
-            for: resource, metadata: metadata, pinned: pinned, headers: headers, priority: priority,
-            store: shouldStore)
+        let (outcome, fetched) = try await obtain(
+            resource, metadata: metadata, holder: pinned ? MediaStore.appHolder : nil, headers: headers,
+            priority: priority, store: shouldStore, pinWhile: nil)
+        guard case .body(let body) = outcome else { throw .streaming(.cancelled) }
         switch body {
         case .bytes(let data):
             return (data, fetched)
@@ -148,7 +149,7 @@ public final class HLSResourceStore: Sendable {
     /// - Parameters:
     ///   - resource: what to read or fetch.
     ///   - metadata: the entry's metadata if it is fetched and kept.
-    ///   - pinned: whether a fetched entry is kept pinned.
+    ///   - pinned: whether a fetched entry is held by the app (`MediaStore.appHolder`).
     ///   - headers: sent with the origin request.
     ///   - priority: the fetch's priority in the cache's scheduler.
     ///   - shouldStore: decides from a fetched playlist's bytes whether to keep them.
@@ -158,8 +159,8 @@ public final class HLSResourceStore: Sendable {
         priority: FetchPriority = .playback, store shouldStore: @escaping @Sendable (Data) -> Bool = { _ in true }
     ) async throws(HLSDownloadError) -> (body: HLSResourceBody, fetched: Bool) {
         let (outcome, fetched) = try await obtain(
-            resource, metadata: metadata, pinned: pinned, headers: headers, priority: priority,
-            store: shouldStore, pinWhile: nil)
+            resource, metadata: metadata, holder: pinned ? MediaStore.appHolder : nil, headers: headers,
+            priority: priority, store: shouldStore, pinWhile: nil)
         guard case .body(let body) = outcome else { throw .streaming(.cancelled) }
         return (body, fetched)
     }
@@ -200,11 +201,12 @@ public final class HLSResourceStore: Sendable {
     }
 
     /// ``resource(for:metadata:pinned:headers:priority:store:)``, storing
-    /// a fetched entry only while `live` says so (checked inside the
-    /// store's serial write): a download's run that was cancelled or paused
-    /// stores and pins nothing more.
+    /// a fetched entry (held by `holder`, when given, with no expiry) only
+    /// while `live` says so (checked inside the store's serial write): a
+    /// download's run that was cancelled or paused stores and holds
+    /// nothing more.
     func obtain(
-        _ resource: HLSResource, metadata: EntryMetadata, pinned: Bool, headers: [String: String],
+        _ resource: HLSResource, metadata: EntryMetadata, holder: String?, headers: [String: String],
         priority: FetchPriority, store shouldStore: @escaping @Sendable (Data) -> Bool,
         pinWhile live: (@Sendable () -> Bool)?
     ) async throws(HLSDownloadError) -> (outcome: Outcome, fetched: Bool) {
@@ -232,18 +234,18 @@ public final class HLSResourceStore: Sendable {
                     // registration (another caller's fetch ended): read, not fetched.
                     if let body = try await storedBody(resource) { return (.body(body), false) }
                     let options = WriteOptions(
-                        expiry: pinned ? .never : cache.configuration.expiry, metadata: metadata, pinned: pinned)
+                        expiry: holder != nil ? .never : cache.configuration.expiry, metadata: metadata)
                     let sink = try await fetch(resource, headers: headers, flight: flight, options: options)
                     guard resource.kind.isPlaylist else {
-                        if pinned, let gate = keepGateForTesting.current { await gate(key) }
-                        guard let info = try await sink.finish(pinWhile: live) else {
+                        if holder != nil, let gate = keepGateForTesting.current { await gate(key) }
+                        guard let info = try await sink.finish(holder: holder, pinWhile: live) else {
                             return (.dropped(bytes: sink.count), true)
                         }
                         return (.body(.stored(info)), true)
                     }
                     let data = sink.bytes
                     if shouldStore(data) {
-                        try await write(data, key: key, metadata: metadata, pinned: pinned, pinWhile: live)
+                        try await write(data, key: key, metadata: metadata, holder: holder, pinWhile: live)
                     }
                     return (.body(.bytes(data)), true)
                 }
@@ -450,42 +452,46 @@ public final class HLSResourceStore: Sendable {
         return true
     }
 
-    /// Stores `data` whole under `key`.
+    /// Stores `data` whole under `key`, held by `holder` when given (then
+    /// with no expiry).
     func write(
-        _ data: Data, key: String, metadata: EntryMetadata, pinned: Bool, pinWhile live: (@Sendable () -> Bool)? = nil
+        _ data: Data, key: String, metadata: EntryMetadata, holder: String?,
+        pinWhile live: (@Sendable () -> Bool)? = nil
     ) async throws(StoreError) {
-        if pinned, let gate = keepGateForTesting.current { await gate(key) }
+        if holder != nil, let gate = keepGateForTesting.current { await gate(key) }
         let expiry = cache.configuration.expiry
         try await cache.storeIO.write { store throws(StoreError) in
             // Checked in the store's serial write: a release that cancelled the download first is not undone.
             guard live?() ?? true else { return }
-            let options = WriteOptions(expiry: pinned ? .never : expiry, metadata: metadata, pinned: pinned)
-            _ = try store.put(data, forKey: key, options: options)
+            let options = WriteOptions(expiry: holder != nil ? .never : expiry, metadata: metadata)
+            let info = try store.put(data, forKey: key, options: options)
+            if let holder { try store.hold(key, by: holder, version: info.version) }
         }
     }
 
-    /// Pins `key`'s entry (and gives it `metadata` and no expiry), as a
-    /// download does with a resource the player fetched before it.
-    func keep(_ key: String, metadata: EntryMetadata, pinWhile live: (@Sendable () -> Bool)? = nil)
-        async throws(StoreError)
-    {
+    /// Holds `key`'s entry by `holder` (and gives it `metadata` and no
+    /// expiry), as a download does with a resource the player fetched
+    /// before it. An entry someone already holds stays grouped with its
+    /// asset (``HLSEntryMetadata/asset``).
+    func keep(
+        _ key: String, metadata: EntryMetadata, holder: String, pinWhile live: (@Sendable () -> Bool)? = nil
+    ) async throws(StoreError) {
         if let gate = keepGateForTesting.current { await gate(key) }
         try await cache.storeIO.write { store throws(StoreError) in
             guard live?() ?? true, let info = try store.info(forKey: key) else { return }
             var merged = metadata
             // The download's fields win (a player's fetch knew less), but an
-            // entry another asset keeps stays grouped with it and kept by both.
+            // entry someone holds stays grouped with its asset.
             merged.userInfo = info.metadata.userInfo.merging(metadata.userInfo) { _, new in new }
             if let assetKey = metadata.userInfo[HLSEntryMetadata.asset] {
                 var previous = merged
                 previous.userInfo[HLSEntryMetadata.asset] = info.metadata.userInfo[HLSEntryMetadata.asset]
-                previous.userInfo[HLSEntryMetadata.keepers] = info.metadata.userInfo[HLSEntryMetadata.keepers]
-                merged = HLSEntryMetadata.adding(assetKey, to: previous, wasPinned: info.isPinned)
+                merged = HLSEntryMetadata.adding(assetKey, to: previous, isHeld: info.isPinned)
             }
             if merged.mimeType == nil { merged.mimeType = info.metadata.mimeType }
             try store.setMetadata(merged, forKey: key, version: info.version)
             try store.setExpiry(.never, forKey: key, version: info.version)
-            try store.setPinned(true, forKey: key, version: info.version)
+            try store.hold(key, by: holder, version: info.version)
         }
     }
 }

@@ -20,12 +20,12 @@ public final class OfflineDownload: Sendable {
         case downloading
         /// Paused; ``OfflineDownload/resume()`` continues from the missing chunks.
         case paused
-        /// Every byte is in the store, and the entry is pinned.
+        /// Every byte is in the store, and the entry is held by ``OfflineDownload/holder``.
         case completed
         /// Failed; ``OfflineDownload/resume()`` retries.
         case failed(StreamingError)
-        /// Cancelled; what was fetched stays cached, not pinned by the
-        /// download (an entry pinned otherwise stays pinned).
+        /// Cancelled; what was fetched stays cached, not held by the
+        /// download (someone else's holds stay).
         case cancelled
     }
 
@@ -33,6 +33,9 @@ public final class OfflineDownload: Sendable {
     public let url: URL
     /// Its cache key.
     public let cacheKey: String
+    /// The store holder that holds its entry once complete
+    /// (``OfflineDownloader/holder(ofKey:)``).
+    public let holder: String
     /// Byte progress: `totalUnitCount` is the length once known.
     public let progress: Progress
     let loader: ResourceLoader
@@ -47,22 +50,16 @@ public final class OfflineDownload: Sendable {
     private let observers = Locked<[UUID: AsyncStream<DownloadProgress>.Continuation]>([:])
     /// The task of the latest run started, with its number.
     private let task = Locked<(run: Int, task: Task<Void, Never>?)>((0, nil))
-    /// Awaited by a run once its download ended (done or failed), before
-    /// it applies the result.
-    let resultGateForTesting = Locked<(@Sendable () async -> Void)?>(nil)
-    /// Called by ``pause()``, ``resume()`` and ``cancel()`` once they
-    /// changed the state, before they stop the run and tell observers (a
-    /// test holds one call there while another runs).
-    let transitionGateForTesting = Locked<(@Sendable () -> Void)?>(nil)
-    /// Called by a run that has every byte, on the store's write queue,
-    /// once it found itself still the downloading run and before it pins
-    /// (a test pauses or cancels it there).
-    let pinGateForTesting = Locked<(@Sendable () -> Void)?>(nil)
+    /// Where a test holds its runs (none by default).
+    let hooks: DownloadRunHooks
     private let onChange: @Sendable () -> Void
 
-    init(loader: ResourceLoader, onChange: @escaping @Sendable () -> Void) {
+    init(loader: ResourceLoader, hooks: DownloadRunHooks = DownloadRunHooks(), onChange: @escaping @Sendable () -> Void)
+    {
+        self.hooks = hooks
         self.url = loader.url
         self.cacheKey = loader.cacheKey
+        self.holder = OfflineDownloader.holder(ofKey: loader.cacheKey)
         self.loader = loader
         self.onChange = onChange
         self.progress = Progress(totalUnitCount: 0)
@@ -119,7 +116,7 @@ public final class OfflineDownload: Sendable {
     /// byte, is ignored. Paused, completed, failed or cancelled: does nothing.
     public func pause() {
         guard let paused = transition(to: .paused, from: { $0 == .queued || $0 == .downloading }) else { return }
-        transitionGateForTesting.current?()
+        hooks.transition.current?()
         stopTask(upTo: paused.run)
         publish()
         onChange()
@@ -138,14 +135,14 @@ public final class OfflineDownload: Sendable {
             return $0 == .paused
         }
         guard queued != nil else { return }
-        transitionGateForTesting.current?()
+        hooks.transition.current?()
         publish()
         onChange()
     }
 
-    /// Stops for good; fetched bytes stay cached, not pinned by the download
-    /// (so evictable, unless the entry was pinned otherwise: by the app, or
-    /// by another download of it).
+    /// Stops for good; fetched bytes stay cached, not held by the download
+    /// (so evictable, unless someone else holds the entry: the app, a
+    /// queue's download).
     ///
     /// Queued, downloading, paused or failed: becomes ``State/cancelled``,
     /// and its run (if one started) is stopped; it stays cancelled
@@ -153,7 +150,7 @@ public final class OfflineDownload: Sendable {
     /// cancelled: does nothing.
     public func cancel() {
         guard let cancelled = transition(to: .cancelled, from: { !isFinal($0) }) else { return }
-        transitionGateForTesting.current?()
+        hooks.transition.current?()
         stopTask(upTo: cancelled.run)
         publish()
         onChange()
@@ -168,12 +165,12 @@ public final class OfflineDownload: Sendable {
                 let version = try await self.loader.downloadAll { [weak self] bytes, total in
                     self?.update(run: run, bytes: bytes, total: total)
                 }
-                let gate = self.resultGateForTesting.current
+                let gate = self.hooks.result.current
                 await gate?()
                 applied = try await self.complete(run, version: version)
             } catch {
                 let failure = StreamingError.wrap(error)
-                let gate = self.resultGateForTesting.current
+                let gate = self.hooks.result.current
                 await gate?()
                 guard failure != .cancelled else { return }
                 applied = self.update(run: run, state: .failed(failure), onlyFrom: .downloading)
@@ -192,11 +189,11 @@ public final class OfflineDownload: Sendable {
         if current.run != run || current.state != .downloading { running.cancel() }
     }
 
-    /// The number of the latest run started (the first is 1).
-    var runForTesting: Int { status.current.run }
+    /// The number of the latest run started (the first is 1); test support.
+    package var latestRun: Int { status.current.run }
 
-    /// The task of the latest run, if not stopped.
-    var taskForTesting: Task<Void, Never>? { task.current.task }
+    /// The task of the latest run, if not stopped; test support.
+    package var latestRunTask: Task<Void, Never>? { task.current.task }
 
     /// Marks a queued download downloading, as run number one more than
     /// the last; `nil` when it is not queued (another call started it).
@@ -212,30 +209,25 @@ public final class OfflineDownload: Sendable {
         return begun.run
     }
 
-    /// Pins the version `run` downloaded (never a replacement of it) and
-    /// marks the download completed, unless it was paused or cancelled
-    /// meanwhile or a later run started. Both in one `StoreIO` write (its
-    /// writes run one at a time, so no other run's pin or unpin through
-    /// this cache comes in between): the pin is set in one transaction,
-    /// which also reads whether the entry was pinned before, and a run
-    /// stopped meanwhile restores that in a second one. It used to unpin
-    /// whatever it found, dropping a pin the app or another download had
-    /// set. Returns whether it completed.
+    /// Holds the version `run` downloaded (never a replacement of it) by
+    /// ``holder`` and marks the download completed, unless it was paused
+    /// or cancelled meanwhile or a later run started. Both in one `StoreIO`
+    /// write (its writes run one at a time): a run stopped between the
+    /// hold and the state change releases the hold it added. Returns
+    /// whether it completed.
     private func complete(_ run: Int, version: UInt64) async throws(StoreError) -> Bool {
-        let key = cacheKey
+        let (key, holder) = (cacheKey, holder)
         let completed = try await loader.cache.storeIO.write { [self] store throws(StoreError) -> Bool in
             let current = status.current
-            // A later run pins what it downloads; a stopped one pins nothing.
+            // A later run holds what it downloads; a stopped one holds nothing.
             guard current.run == run, current.state == .downloading else { return false }
-            pinGateForTesting.current?()
-            let wasPinned = try store.exchangePinned(true, forKey: key, version: version)
+            hooks.hold.current?()
+            let added = try store.hold(key, by: holder, version: version)
             // Paused or cancelled once every byte was in: neither the write
-            // above nor this task noticed. It stays so, and the entry's pin
-            // goes back to what it was: its bytes evictable, as a cancel
-            // promises (a paused one's resume pins them), unless someone
-            // else (the app, another download of the key) had pinned it.
+            // above nor this task noticed. It stays so, and the hold it added
+            // goes (a paused one's resume holds again).
             guard apply(run: run, state: .completed, onlyFrom: .downloading) != nil else {
-                if !wasPinned { try store.setPinned(false, forKey: key, version: version) }
+                if added { try store.release(key, by: holder, version: version) }
                 return false
             }
             return true

@@ -5,8 +5,9 @@ import MediaSupport
 /// Downloads resources fully for offline playback, at most
 /// ``maxParallelDownloads`` at a time (the role of `AVAssetDownloadTask`).
 ///
-/// A completed download's entry is pinned: eviction never removes it
-/// until ``release(_:)`` (``release(cacheKey:)`` for a download queued
+/// A completed download's entry is held by the download's holder
+/// (``holder(ofKey:)``, `"offline/<cache key>"`): eviction never removes
+/// it until ``release(_:)`` (``release(cacheKey:)`` for a download queued
 /// with a cache key of its own). Downloads share the cache's fetchers, so a
 /// download and a player of the same URL fetch each byte once.
 ///
@@ -64,25 +65,18 @@ public final class OfflineDownloader: Sendable {
         downloads.first { ExactKey.equal($0.cacheKey, cacheKey) }
     }
 
-    /// Unpins `url`'s entry (it becomes evictable again) and forgets its
-    /// download, unless a ``DownloadQueue`` download of the same key holds
-    /// it: then its download is still cancelled and forgotten, but the pin
-    /// stays.
+    /// The store holder of the offline download of the entry under
+    /// `cacheKey`: `"offline/<cache key>"` (a key too long for a holder
+    /// name is hashed).
+    public static func holder(ofKey cacheKey: String) -> String { HolderName.make("offline", cacheKey) }
+
+    /// Cancels and forgets `url`'s download and releases its hold on the
+    /// entry (it becomes evictable again, unless someone else holds it: the
+    /// app with `MediaStore.setPinned`, a ``DownloadQueue`` download).
     ///
-    /// The store keeps one pin flag per entry, with no owner, so this
-    /// unpins whoever set the pin: a pin the app set itself
-    /// (`MediaStore.setPinned`) goes too. To keep the entry, do not release
-    /// it, or pin it again after. (A cancel, by contrast, leaves a pin it
-    /// did not set: see ``OfflineDownload/cancel()``.)
-    ///
-    /// A download of the queue (read from its index in the store, so
-    /// whether or not the queue is open) that is not cancelled nor removed
-    /// keeps its entry pinned, and a completed one says so; this used to
-    /// unpin it, and the queue went on reporting completed an entry
-    /// eviction could take. The queue lets the pin go when the download is
-    /// cancelled or removed, but not a pin that was set before the queue
-    /// took the download (this downloader's, say): that one is not the
-    /// queue's, so it stays until released again once the queue let go.
+    /// An entry a version before store holds completed was pinned as the
+    /// app's (the store's upgrade gave every pin to the app): release that
+    /// with `MediaStore.setPinned(false, forKey:)`.
     public func release(_ url: URL) throws(StoreError) {
         try release(cacheKey: cache.cacheKey(for: url))
     }
@@ -97,10 +91,7 @@ public final class OfflineDownloader: Sendable {
             return matching
         }
         for download in matching { download.cancel() }
-        guard try !DownloadIndex(store: cache.store).holdsEntry(key) else { return }
-        if try cache.store.info(forKey: key) != nil {
-            try cache.store.setPinned(false, forKey: key)
-        }
+        try cache.store.release(key, by: Self.holder(ofKey: key))
     }
 
     /// Starts queued downloads while fewer than the maximum run.

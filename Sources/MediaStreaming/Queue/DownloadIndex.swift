@@ -9,17 +9,15 @@ import MediaStore
 /// entry (media3's index could say "completed" after the cache was
 /// cleared).
 ///
-/// Each record is saved with the keys of its entries that were pinned by
-/// someone else (the app, another download) when the queue took it, under
-/// `keysPinnedElsewhere`, one more field of the record's JSON object (the
-/// queue never unpins or removes those; see ``DownloadQueue``), each
-/// byte for byte (two keys that are equal `String`s but different bytes
-/// are two entries of the store, and two keys here). The field is left
-/// out when there are none, so such a record is saved as before.
-/// A record saved before the field existed has none: its download owns
-/// every pin of its entries, as the queue then assumed (a cancel or
-/// remove releases them all). An older version reading a newer index
-/// skips the field.
+/// Each record is saved with the name of the store holder its download
+/// holds its entries by (``DownloadQueue/holder(of:)``), under `holder`,
+/// one more field of the record's JSON object (an older version reading
+/// the index skips it). A record saved by a version before holds has no
+/// such field: its entries were pinned with the one flag the store had
+/// (now the app's hold, `MediaStore.appHolder`), and the queue adopts them
+/// when it opens (see ``DownloadQueue``); the keys such a record noted
+/// as pinned by someone else (`keysPinnedElsewhere`) are read for that,
+/// and never written again.
 ///
 /// Blocking: call it from the store's own I/O queue, not the cooperative pool.
 public struct DownloadIndex: Sendable {
@@ -38,29 +36,29 @@ public struct DownloadIndex: Sendable {
     /// asks the record's performer which entry that is: an HLS download's
     /// is its master playlist's, under the cache's key policy.
     public func load() throws(DownloadIndexError) -> [DownloadRecord] {
-        try loadWithPins().records
+        try loadForQueue().records
     }
 
-    /// ``load()``, and for each record with any, the keys of its entries
-    /// pinned elsewhere when the queue took it.
+    /// ``load()``, and the records saved before holds (no `holder`
+    /// field), each with the keys it noted as pinned by someone else.
     ///
     /// - parameter isStored: whether a completed download is still all in
     ///   the store, or `nil` to ask whether the entry under its cache key
     ///   is complete (the queue asks an HLS record's performer, which
     ///   checks every resource of its selection).
-    func loadWithPins(isStored: (DownloadRecord) -> Bool? = { _ in nil }) throws(DownloadIndexError) -> (
-        records: [DownloadRecord], pinnedElsewhere: [UUID: Set<ExactKey>]
+    func loadForQueue(isStored: (DownloadRecord) -> Bool? = { _ in nil }) throws(DownloadIndexError) -> (
+        records: [DownloadRecord], legacy: [UUID: Set<ExactKey>]
     ) {
         let bytes: Data?
         do { bytes = try store.data(forKey: Self.key) } catch { throw .storage(error) }
         guard let bytes else { return ([], [:]) }
         var records: [DownloadRecord]
-        var pinnedElsewhere: [UUID: Set<ExactKey>] = [:]
+        var legacy: [UUID: Set<ExactKey>] = [:]
         do {
             let stored = try JSONDecoder().decode([StoredRecord].self, from: bytes)
             records = stored.map(\.record)
-            for entry in stored where !entry.keysPinnedElsewhere.isEmpty {
-                pinnedElsewhere[entry.record.id] = entry.keysPinnedElsewhere
+            for entry in stored where entry.holder == nil {
+                legacy[entry.record.id] = entry.keysPinnedElsewhere
             }
         } catch {
             throw .unreadable(String(describing: error))
@@ -80,44 +78,25 @@ public struct DownloadIndex: Sendable {
             }
             records[index] = record
         }
-        return (records.sorted { $0.queueOrder < $1.queueOrder }, pinnedElsewhere)
+        return (records.sorted { $0.queueOrder < $1.queueOrder }, legacy)
     }
 
-    /// The downloads, as last saved, whose entries the queue keeps pinned
-    /// (all but cancelled ones and removals: ``DownloadRecord/holdsBytes``),
-    /// for `OfflineDownloader.release` and `HLSDownloader.release`, which
-    /// leave those entries pinned, and for `cachetool rm`, which says so
-    /// when it removes one (at its next open, the queue fetches a
-    /// completed download's lost entry again). None when there is no index, or one this
-    /// version cannot read (no queue can open it either).
-    ///
-    /// The queue saves a download (queued) before it pins any of its
-    /// entries, and unpins them before it saves it cancelled or drops it:
-    /// the saved index never says "not held" while the queue holds a pin.
-    package func heldRecords() throws(StoreError) -> [DownloadRecord] {
+    /// The records as last saved, not reconciled with the store (for
+    /// `cachetool rm`, which names the download holding an entry). None
+    /// when there is no index, or one this version cannot read (no queue
+    /// can open it either).
+    package func savedRecords() throws(StoreError) -> [DownloadRecord] {
         guard let bytes = try store.data(forKey: Self.key) else { return [] }
         let stored = (try? JSONDecoder().decode([StoredRecord].self, from: bytes)) ?? []
-        return stored.map(\.record).filter(\.holdsBytes)
-    }
-
-    /// Whether a download the queue holds (``heldRecords()``) has `key` as
-    /// its cache key, byte for byte.
-    func holdsEntry(_ key: String) throws(StoreError) -> Bool {
-        try heldRecords().contains { ExactKey.equal($0.cacheKey, key) }
-    }
-
-    /// Replaces the stored records with `records` (one transaction), with
-    /// no keys pinned elsewhere.
-    public func save(_ records: [DownloadRecord]) throws(DownloadIndexError) {
-        try save(records, pinnedElsewhere: [:])
+        return stored.map(\.record)
     }
 
     /// Replaces the stored records with `records` (one transaction), each
-    /// with its keys in `pinnedElsewhere`.
-    func save(_ records: [DownloadRecord], pinnedElsewhere: [UUID: Set<ExactKey>]) throws(DownloadIndexError) {
+    /// with the holder its download holds its entries by.
+    public func save(_ records: [DownloadRecord]) throws(DownloadIndexError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let stored = records.map { StoredRecord(record: $0, keysPinnedElsewhere: pinnedElsewhere[$0.id] ?? []) }
+        let stored = records.map { StoredRecord(record: $0, holder: DownloadQueue.holder(of: $0.id)) }
         let bytes: Data
         do { bytes = try encoder.encode(stored) } catch { throw .unreadable(String(describing: error)) }
         do {
@@ -128,38 +107,36 @@ public struct DownloadIndex: Sendable {
 
 extension DownloadIndex {
     /// A record as the index saves it: the record's own fields, and in the
-    /// same JSON object `keysPinnedElsewhere` (sorted by their bytes; left
-    /// out when empty). The keys are ``ExactKey``s, compared by their bytes
-    /// as the store compares keys: two canonically equal strings ("café"
-    /// with one scalar, and with "e" and a combining accent) are two
-    /// entries, and two keys here.
+    /// same JSON object `holder`. A record saved before holds has no
+    /// `holder`, and may have `keysPinnedElsewhere` (read, never written).
     fileprivate struct StoredRecord: Codable {
         var record: DownloadRecord
-        var keysPinnedElsewhere: Set<ExactKey>
+        var holder: String?
+        var keysPinnedElsewhere: Set<ExactKey> = []
 
         private enum CodingKeys: String, CodingKey {
+            case holder
             case keysPinnedElsewhere
         }
 
-        init(record: DownloadRecord, keysPinnedElsewhere: Set<ExactKey>) {
+        init(record: DownloadRecord, holder: String) {
             self.record = record
-            self.keysPinnedElsewhere = keysPinnedElsewhere
+            self.holder = holder
         }
 
         init(from decoder: any Decoder) throws {
             record = try DownloadRecord(from: decoder)
             let container = try decoder.container(keyedBy: CodingKeys.self)
+            holder = try container.decodeIfPresent(String.self, forKey: .holder)
             let keys = try container.decodeIfPresent([String].self, forKey: .keysPinnedElsewhere) ?? []
             keysPinnedElsewhere = Set(keys.map(ExactKey.init))
         }
 
         func encode(to encoder: any Encoder) throws {
             try record.encode(to: encoder)
-            guard !keysPinnedElsewhere.isEmpty else { return }
             // The record's own keyed container: the field joins its fields.
             var container = encoder.container(keyedBy: CodingKeys.self)
-            let sorted = keysPinnedElsewhere.map(\.string).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            try container.encode(sorted, forKey: .keysPinnedElsewhere)
+            try container.encodeIfPresent(holder, forKey: .holder)
         }
     }
 }

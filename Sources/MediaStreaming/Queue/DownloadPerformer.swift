@@ -23,9 +23,10 @@ public protocol DownloadPerformer: Sendable {
         progress: @escaping @Sendable (_ bytes: Int, _ total: Int?) -> Void
     ) async throws(DownloadFailure) -> [StoredEntry]
 
-    /// The store keys `record`'s bytes live under (unpinned on cancel,
-    /// removed on remove), in the order to pin them: the queue pins in
-    /// this order, and unpins and removes in the reverse one. It may read the store (a blocking call): the
+    /// The store keys `record`'s bytes live under (held by the download,
+    /// removed on remove unless someone else holds them), in the order to
+    /// hold them: the queue holds in this order, and removes in the
+    /// reverse one. It may read the store (a blocking call): the
     /// queue asks on a dispatch queue of the store's, never on its own
     /// executor or a thread of the concurrency pool.
     func keys(of record: DownloadRecord, in cache: StreamingCache) -> [String]

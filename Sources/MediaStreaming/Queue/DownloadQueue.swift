@@ -10,7 +10,7 @@ import MediaSupport
 ///   change. ``open(cache:configuration:monitor:performers:)`` after a
 ///   relaunch restores them: a transfer that was running is queued again
 ///   and goes on from the bytes already stored (none is fetched twice);
-///   completed downloads stay completed and pinned.
+///   completed downloads stay completed and held.
 /// - **Ordered.** Queued downloads start in the order they were enqueued
 ///   or resumed, at most ``DownloadQueueConfiguration/maxConcurrentDownloads``
 ///   at once; their transfers run at the record's ``FetchPriority`` in the
@@ -23,25 +23,29 @@ import MediaSupport
 /// - **Kinds.** Bytes are moved by a ``DownloadPerformer`` per
 ///   ``DownloadRecord/kind``: ``ProgressiveDownloadPerformer`` built in,
 ///   others (HLS) registered at opening.
-/// - **Pins.** A download's entries are pinned while the queue holds it
-///   (eviction keeps a stopped download's bytes) and when it completes;
-///   cancelling or removing it releases them: only the pins the queue set.
-///   An entry already pinned by someone else (the app with
-///   `MediaStore.setPinned`, another download) when the download was
-///   enqueued, or resumed after a cancel, keeps its pin through a cancel,
-///   and a remove leaves it in the store; which keys those are is saved
-///   with the record (see ``DownloadIndex``), so it holds after a relaunch.
-///   The store's pin is one flag with no owner: a pin the app sets on an
-///   entry the queue has already pinned is the queue's, and goes with it.
-///   A pin the queue was about to write when a cancel or remove came (a
-///   stop's, a scheduling pass's) is not written: a cancelled download
-///   keeps no pin of the queue's. `OfflineDownloader.release` and
-///   `HLSDownloader.release`/`remove` leave the entries of a download the
-///   queue holds (they read the ``DownloadIndex``), so a completed
-///   download's entries stay pinned until it is removed; the app's own
-///   `MediaStore.setPinned(false, …)` still unpins them (one flag), and the
-///   queue then reports completed an entry eviction may take (after a
-///   relaunch, ``DownloadIndex/load()`` queues again one that was evicted).
+/// - **Holds.** Each download holds its entries in the store by its own
+///   holder, ``holder(of:)`` (`"queue/<id>"`; see `MediaStore.hold(_:by:version:)`),
+///   from when it is enqueued or resumed while the queue keeps it: queued,
+///   waiting, running, stopped, failed, and **completed**, so an offline
+///   download stays until it is removed (as an `AVAssetDownloadTask`'s
+///   asset does). ``cancel(_:)`` releases the download's holds (its bytes
+///   stay cached, evictable); ``remove(_:)`` releases them and removes
+///   every entry of it that nobody else holds. The app's holds
+///   (`MediaStore.setPinned`), another download's, an HLS asset's are
+///   theirs: the queue never releases them, so an entry two downloads and
+///   the app hold stays until the last of them lets it go.
+/// - **Indexes saved before holds.** A record without a holder (see
+///   ``DownloadIndex``) had its entries pinned with the app's hold. At
+///   opening, the queue adopts them: a download that keeps its entries
+///   (or is being removed) holds them by its own holder, and the app's
+///   hold is released from those that record had pinned itself (not the
+///   keys it noted as pinned by someone else, nor an HLS resource an
+///   older version recorded as shared with another asset).
+/// - **Errors with no caller.** A save of the index or a hold written by
+///   the queue's own work (a download that ended, a scheduling pass, a
+///   progress save, a release or removal) that fails is told on
+///   ``problems()``; calls that save (``enqueue(_:cacheKey:headers:kind:priority:conditions:)``,
+///   ``stop(_:reason:)``, ``cancel(_:)``…) throw their own.
 ///
 /// ```swift
 /// let queue = try await DownloadQueue.open(cache: cache, monitor: SystemConditionsMonitor(volume: store.directory))
@@ -73,35 +77,12 @@ public actor DownloadQueue {
     private var scheduling = false
     private var scheduleAgain = false
     private var lastProgressSave = ContinuousClock.now
-    /// Running downloads whose entry was pinned.
-    private var pinnedWhileRunning: Set<UUID> = []
-    /// For each download, the keys of its entries that were pinned by
-    /// someone else when the queue took it (the app, another download),
-    /// less those the queue found unpinned since and pinned itself: the
-    /// queue neither unpins nor removes them. Noted at enqueue, resume
-    /// after a cancel and opening (when the queue holds no pin of the
-    /// download); from then on read and changed only inside the store
-    /// writes that pin, unpin and save the index (one at a time), so a pin
-    /// and the note of whose it is cannot be split by another call. Keys
-    /// compare by their bytes, as the store's (``ExactKey``): as `String`s,
-    /// "café" with one scalar and "cafe\u{301}" were one key of the note
-    /// but two entries, and the queue pinning one took the other's note away.
-    let pinnedElsewhere = Locked<[UUID: Set<ExactKey>]>([:])
-    /// For each download, how many times the queue let its pins go (cancel,
-    /// cancel-all, remove), counted when the status changes. A pin is asked
-    /// for (a stop, a pass halting a download, a completion) before an
-    /// `await`, and the cancel's unpin may be written during it; so each pin
-    /// notes the count when asked for and is written only if the count is
-    /// the same inside its store write: a pin asked for before a cancel
-    /// never lands after the cancel's unpin. A count is kept after the
-    /// record is gone (a removed download's late pin is refused too).
-    let pinReleases = Locked<[UUID: Int]>([:])
-    /// The cancels' unpins under way, per download. A resume after a cancel
-    /// waits for its download's before it notes which entries are pinned by
-    /// someone else: it used to read them before the unpin was written, so
-    /// the queue's own pins were noted as someone else's, and no later
-    /// cancel or remove let them go.
-    private var releasing: [UUID: Task<Void, Never>] = [:]
+    /// The downloads whose entries the queue holds now
+    /// (``DownloadRecord/holdsBytes``), updated with each status change
+    /// (``syncHolding()``) and read inside the store writes that hold: a
+    /// hold asked for before a cancel or remove is not written after it.
+    let holding = Locked<Set<UUID>>([])
+    private var problemObservers: [UUID: AsyncStream<DownloadQueueError>.Continuation] = [:]
     /// When a player's or a preload's transfer was last seen.
     private var lastHigherPriorityActivity: ContinuousClock.Instant?
     /// Bytes stored at the last save, to save progress only when it moved.
@@ -138,7 +119,7 @@ public actor DownloadQueue {
         cache: StreamingCache, configuration: DownloadQueueConfiguration = DownloadQueueConfiguration(),
         monitor: any ConditionsMonitor = SettableConditionsMonitor(), performers: [any DownloadPerformer] = []
     ) async throws(DownloadQueueError) -> DownloadQueue {
-        typealias Loaded = (records: [DownloadRecord], pinnedElsewhere: [UUID: Set<ExactKey>])
+        typealias Loaded = (records: [DownloadRecord], legacy: [UUID: Set<ExactKey>])
         let loaded: Result<Loaded, DownloadIndexError>
         var keyed: [String: any CompletionKeyedPerformer] = [:]
         for case let performer as any CompletionKeyedPerformer in performers { keyed[performer.kind] = performer }
@@ -146,7 +127,7 @@ public actor DownloadQueue {
         do {
             loaded = try await cache.storeIO.read { store in
                 Result<Loaded, DownloadIndexError> { () throws(DownloadIndexError) in
-                    try DownloadIndex(store: store).loadWithPins { record in
+                    try DownloadIndex(store: store).loadForQueue { record in
                         guard let kind = record.kind, let performer = completionKeyed[kind] else { return nil }
                         return performer.isStored(record, in: cache, store: store)
                     }
@@ -161,7 +142,7 @@ public actor DownloadQueue {
         case .failure(let error): throw .index(error)
         }
         let queue = DownloadQueue(cache: cache, configuration: configuration, monitor: monitor, performers: performers)
-        try await queue.restore(index.records, pinnedElsewhere: index.pinnedElsewhere)
+        try await queue.restore(index.records, legacy: index.legacy)
         await queue.startLoops()
         return queue
     }
@@ -233,8 +214,9 @@ public actor DownloadQueue {
     /// Queues `url` (or returns the download of its cache key the queue
     /// already holds, resumed when stopped or failed).
     ///
-    /// Entries of it already pinned now (by the app, or another download)
-    /// are not the queue's: ``cancel(_:)`` and ``remove(_:)`` leave their pins.
+    /// The download holds its entries already in the store at once (see
+    /// ``holder(of:)``); others' holds on them are theirs, and stay
+    /// through ``cancel(_:)`` and ``remove(_:)``.
     ///
     /// - parameters:
     ///   - url: what to download.
@@ -258,11 +240,14 @@ public actor DownloadQueue {
         if let existing = held(like: record) { return try await reuse(existing) }
         // Bytes so far, from the entry under its cache key; a performer that
         // stores it under another key (HLS) reports its own as it runs.
-        let info =
-            keyedPerformer(of: record) != nil
-            ? nil : try? await cache.storeIO.read { store throws(StoreError) in try store.info(forKey: key) }
-        // Not held yet, so the queue pins none of them: every pin is someone else's.
-        let pinned = await pinnedKeys(of: record)
+        var info: EntryInfo?
+        if keyedPerformer(of: record) == nil {
+            do {
+                info = try await cache.storeIO.read { store throws(StoreError) in try store.info(forKey: key) }
+            } catch {
+                throw .store(error)
+            }
+        }
         // Another call may have queued the key while the store was read (an
         // actor lets other calls in at an `await`): that one is the download.
         if let existing = held(like: record) { return try await reuse(existing) }
@@ -271,10 +256,11 @@ public actor DownloadQueue {
             record.bytesStored = info.cachedBytes
             record.totalBytes = info.length
         }
-        if !pinned.isEmpty { pinnedElsewhere.withLock { $0[record.id] = pinned } }
         records[record.id] = record
+        syncHolding()
         board.activate(record.id, bytes: record.bytesStored, total: record.totalBytes)
         try await commit([record.id])
+        await holdEntries(of: [record.id])
         await schedule()
         return records[record.id] ?? record
     }
@@ -320,33 +306,20 @@ public actor DownloadQueue {
     }
 
     /// Stops download `id`; ``resume(_:)`` queues it again. Its bytes stay
-    /// (pinned).
+    /// (held).
     public func stop(_ id: UUID, reason: StopReason = .user) async throws(DownloadQueueError) {
         try apply(.stop(reason), to: id)
         halt(id)
         board.end(id, as: .stopped, bytes: records[id]?.bytesStored)
-        await pinPartialEntries(of: [id])
+        await holdEntries(of: [id])
         try await commit([id])
         await schedule()
     }
 
     /// Queues a stopped or failed download again, behind the others (the
     /// queue's order is the order of starts and resumes). A cancelled one
-    /// holds no pin of the queue's: entries pinned now are someone else's,
-    /// as at ``enqueue(_:cacheKey:headers:kind:priority:conditions:)``.
+    /// holds its entries again.
     public func resume(_ id: UUID) async throws(DownloadQueueError) {
-        if records[id]?.status == .failed(.userCancelled) {
-            // Its pins as they are once the cancel's unpin is written.
-            await releasing[id]?.value
-        }
-        if let record = records[id], record.status == .failed(.userCancelled) {
-            let pinned = await pinnedKeys(of: record)
-            // Resumed by another call meanwhile (which took its own note), the
-            // queue may have pinned some of them since: this read is stale.
-            if records[id]?.status == .failed(.userCancelled) {
-                pinnedElsewhere.withLock { $0[id] = pinned.isEmpty ? nil : pinned }
-            }
-        }
         let wasFailed: Bool
         if case .failed = records[id]?.status { wasFailed = true } else { wasFailed = false }
         try apply(.resume, to: id)
@@ -354,26 +327,25 @@ public actor DownloadQueue {
         if wasFailed { records[id]?.attempts = 0 }
         if let record = records[id] { board.activate(id, bytes: record.bytesStored, total: record.totalBytes) }
         try await commit([id])
+        await holdEntries(of: [id])
         await schedule()
     }
 
     /// Cancels download `id`: it fails with ``DownloadFailure/userCancelled``
-    /// and releases its pins (what it fetched stays cached, evictable). An
-    /// entry pinned by someone else when it was enqueued keeps its pin.
+    /// and releases its holds (what it fetched stays cached, evictable
+    /// unless someone else holds it).
     public func cancel(_ id: UUID) async throws(DownloadQueueError) {
         try apply(.cancel, to: id)
-        notePinsReleased([id])
         halt(id)
         board.end(id, as: .cancelled)
-        pinnedWhileRunning.remove(id)
-        await release([id])
+        await releaseHolds(of: [id])
         try await commit([id])
         await schedule()
     }
 
     /// Cancels every download that has not completed or failed (the role of
     /// `invalidateAndCancel()`): each fails with ``DownloadFailure/userCancelled``
-    /// and releases its pins (as ``cancel(_:)``); the batch's ``progress`` is cancelled.
+    /// and releases its holds (as ``cancel(_:)``); the batch's ``progress`` is cancelled.
     public func cancelAll() async throws(DownloadQueueError) {
         var cancelled: [UUID] = []
         for id in orderedIDs() {
@@ -384,33 +356,20 @@ public actor DownloadQueue {
             }
             do { try record.apply(.cancel) } catch { continue }
             records[id] = record
-            notePinsReleased([id])
             halt(id)
             board.end(id, as: .cancelled)
             cancelled.append(id)
         }
+        syncHolding()
         board.cancelBatch()
-        pinnedWhileRunning.subtract(cancelled)
-        await release(cancelled)
+        await releaseHolds(of: cancelled)
         try await commit(cancelled)
     }
 
-    /// Releases the pins of cancelled downloads `ids` (``releasePins(of:)``),
-    /// noted in ``releasing`` until written, so a resume waits for it.
-    private func release(_ ids: [UUID]) async {
-        guard !ids.isEmpty else { return }
-        let task = Task { await self.releasePins(of: ids) }
-        for id in ids { releasing[id] = task }
-        await task.value
-        for id in ids where releasing[id] == task { releasing[id] = nil }
-    }
-
-    /// Removes download `id` and its bytes from the store, except an entry
-    /// pinned by someone else when it was enqueued and still pinned: that
-    /// one stays, with its pin.
+    /// Removes download `id` and every entry of it nobody else holds (the
+    /// app's, another download's, an HLS asset's stay, held).
     public func remove(_ id: UUID) async throws(DownloadQueueError) {
         try apply(.remove, to: id)
-        notePinsReleased([id])
         halt(id)
         try await commit([id])
         await finishRemoval(of: id)
@@ -432,6 +391,23 @@ public actor DownloadQueue {
         guard var record = records[id] else { throw .unknownDownload(id) }
         do { try record.apply(event) } catch { throw .transition(error) }
         records[id] = record
+        syncHolding()
+    }
+
+    /// Brings ``holding`` to the records' statuses (call after each
+    /// change of status, before any `await`).
+    func syncHolding() {
+        let held = Set(records.values.filter(\.holdsBytes).map(\.id))
+        holding.withLock { $0 = held }
+    }
+
+    /// The store holder download `id` holds its entries by: `"queue/<id>"`.
+    public nonisolated static func holder(of id: UUID) -> String { "queue/\(id.uuidString)" }
+
+    /// The download whose holder (``holder(of:)``) `holder` is, if it is one.
+    package nonisolated static func download(ofHolder holder: String) -> UUID? {
+        guard holder.hasPrefix("queue/") else { return nil }
+        return UUID(uuidString: String(holder.dropFirst("queue/".count)))
     }
 
     /// Makes later starts and resumes order after `last` (restored records).
@@ -470,13 +446,24 @@ public actor DownloadQueue {
         records[id] = record
         let token = UUID()
         let (cache, board, live) = (cache, board, live)
+        // The run's entry is held as soon as it has bytes (it may not have
+        // existed at the enqueue; a process killed mid-download leaves them
+        // held for the relaunch): once, at the first bytes reported.
+        let sawBytes = Locked(false)
         let task = Task { [weak self] in
             let result: Result<[StoredEntry], DownloadFailure>
             do throws(DownloadFailure) {
                 result = .success(
-                    try await performer.perform(record, in: cache, priority: record.priority) { bytes, total in
+                    try await performer.perform(record, in: cache, priority: record.priority) {
+                        [weak self] bytes, total in
                         live.withLock { $0[id] = (bytes, total) }
                         board.update(id, bytes: bytes, total: total)
+                        guard bytes > 0,
+                            !sawBytes.withLock({ seen in
+                                defer { seen = true }; return seen
+                            })
+                        else { return }
+                        Task { await self?.holdEntries(of: [id]) }
                     })
             } catch {
                 result = .failure(error)
@@ -493,19 +480,14 @@ public actor DownloadQueue {
         absorbLiveProgress()
         switch result {
         case .success(let entries):
-            // Still counted as running while it pins (its slot is not free yet).
+            // Still counted as running while it holds (its slot is not free yet).
             var pinFailure: StoreError?
-            let (pinnedElsewhere, pinReleases) = (pinnedElsewhere, pinReleases)
-            let releases = pinReleases.withLock { $0[id, default: 0] }
+            let (holding, holder) = (holding, Self.holder(of: id))
             do {
                 try await cache.storeIO.write { store throws(StoreError) in
-                    // Cancelled or removed since (its pins released, or to be): no pin.
-                    guard pinReleases.withLock({ $0[id, default: 0] }) == releases else { return }
-                    for entry in entries
-                    where !(try store.exchangePinned(true, forKey: entry.key, version: entry.version)) {
-                        // The queue's pin now (someone else's had gone).
-                        pinnedElsewhere.withLock { _ = $0[id]?.remove(ExactKey(entry.key)) }
-                    }
+                    // Cancelled or removed since (its holds released, or to be): no hold.
+                    guard holding.withLock({ $0.contains(id) }) else { return }
+                    for entry in entries { try store.hold(entry.key, by: holder, version: entry.version) }
                 }
             } catch {
                 pinFailure = error
@@ -513,7 +495,7 @@ public actor DownloadQueue {
             guard running[id]?.token == token, records[id]?.status == .downloading else { return }
             if let pinFailure {
                 records[id]?.attempts += 1
-                try? apply(.fail(.storage("could not pin: \(pinFailure)")), to: id)
+                try? apply(.fail(.storage("could not hold: \(pinFailure)")), to: id)
                 board.end(id, as: .failed)
             } else {
                 try? apply(.finish, to: id)
@@ -528,8 +510,8 @@ public actor DownloadQueue {
         }
         running[id] = nil
         live.withLock { $0[id] = nil }
-        if case .failed = records[id]?.status { await pinPartialEntries(of: [id]) }
-        try? await commit([id])
+        if case .failed = records[id]?.status { await holdEntries(of: [id]) }
+        await commitReporting([id])
         await schedule()
     }
 
@@ -571,15 +553,8 @@ public actor DownloadQueue {
         absorbLiveProgress()
         let moved = records.values.filter { $0.status == .downloading && savedBytes[$0.id] != $0.bytesStored }
         for record in moved { notify(record) }
-        // A running download's entry is pinned as soon as it has bytes (a
-        // process killed mid-download leaves them pinned for the relaunch).
-        let unpinned = moved.filter { $0.bytesStored > 0 && !pinnedWhileRunning.contains($0.id) }.map(\.id)
-        if !unpinned.isEmpty {
-            pinnedWhileRunning.formUnion(unpinned)
-            await pinPartialEntries(of: unpinned)
-        }
         if !moved.isEmpty, ContinuousClock.now - lastProgressSave > .seconds(2) {
-            try? await commit([])
+            await commitReporting([])
         }
         await schedule()
     }
@@ -593,12 +568,10 @@ public actor DownloadQueue {
         // save's await lets another change in).
         for id in changed { if let record = records[id] { notify(record) } }
         let saved: Result<Void, DownloadIndexError>
-        let pinnedElsewhere = pinnedElsewhere
         do {
             saved = try await cache.storeIO.write { store in
                 Result<Void, DownloadIndexError> { () throws(DownloadIndexError) in
-                    // Read here, after every pin written before this save.
-                    try DownloadIndex(store: store).save(list, pinnedElsewhere: pinnedElsewhere.current)
+                    try DownloadIndex(store: store).save(list)
                 }
             }
         } catch {
@@ -607,8 +580,36 @@ public actor DownloadQueue {
         if case .failure(let error) = saved { throw .index(error) }
     }
 
+    /// ``commit(_:)`` for the queue's own work, with no caller to throw
+    /// to: a failure is told on ``problems()``.
+    func commitReporting(_ changed: [UUID]) async {
+        do { try await commit(changed) } catch { report(error) }
+    }
+
     func notify(_ record: DownloadRecord) {
         for observer in observers.values { observer.yield(record) }
+    }
+
+    /// The failures of the queue's own work that no call can throw (see
+    /// ``DownloadQueue``, "Errors with no caller"): a save of the index
+    /// (``DownloadQueueError/index(_:)``) or a hold, release, removal or
+    /// eviction in the store (``DownloadQueueError/store(_:)``), from now on, until
+    /// the stream is dropped.
+    public func problems() -> AsyncStream<DownloadQueueError> {
+        let (stream, continuation) = AsyncStream<DownloadQueueError>.makeStream(bufferingPolicy: .bufferingNewest(64))
+        let id = UUID()
+        problemObservers[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeProblemObserver(id) }
+        }
+        return stream
+    }
+
+    private func removeProblemObserver(_ id: UUID) { problemObservers[id] = nil }
+
+    /// Tells ``problems()`` observers of `error`.
+    func report(_ error: DownloadQueueError) {
+        for observer in problemObservers.values { observer.yield(error) }
     }
 
     // MARK: Scheduling
@@ -659,7 +660,7 @@ public actor DownloadQueue {
                 if case .waiting(let current) = record.status, current == reasons { continue }
                 if running[id] != nil {
                     halt(id)
-                    await pinPartialEntries(of: [id])
+                    await holdEntries(of: [id])
                     // Stopped, cancelled or removed during that wait: the record
                     // as it is now decides (the copy read before is stale, and
                     // writing it back would undo the change).
@@ -681,6 +682,6 @@ public actor DownloadQueue {
             free -= 1
             changed.append(id)
         }
-        if !changed.isEmpty { try? await commit(changed) }
+        if !changed.isEmpty { await commitReporting(changed) }
     }
 }

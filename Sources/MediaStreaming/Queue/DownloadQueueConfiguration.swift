@@ -4,7 +4,7 @@ import Foundation
 public struct DownloadQueueConfiguration: Sendable {
     /// Downloads fetching at once. 2 by default.
     public var maxConcurrentDownloads: Int
-    /// Free bytes kept on the store's volume: below it, unpinned entries
+    /// Free bytes kept on the store's volume: below it, entries nobody holds
     /// are evicted first, then downloads wait with
     /// ``WaitReason/storageLow(freeBytes:floor:)``. `nil` (the default): no floor.
     public var storageFloor: Int64?

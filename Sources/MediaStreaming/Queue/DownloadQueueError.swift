@@ -1,4 +1,5 @@
 import Foundation
+import MediaStore
 
 /// Why a ``DownloadQueue`` call could not be done.
 public enum DownloadQueueError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -10,6 +11,10 @@ public enum DownloadQueueError: Error, Sendable, Equatable, CustomStringConverti
     case transition(DownloadTransitionError)
     /// The download index could not be read or written.
     case index(DownloadIndexError)
+    /// A store call of the queue's own failed: a hold, release or removal
+    /// of a download's entries, an eviction for the storage floor, or the
+    /// read of what a new download already has.
+    case store(StoreError)
 
     public var description: String {
         switch self {
@@ -17,6 +22,7 @@ public enum DownloadQueueError: Error, Sendable, Equatable, CustomStringConverti
         case .unknownKind(let kind): "no performer for downloads of kind \(kind)"
         case .transition(let error): error.description
         case .index(let error): "download index: \(error)"
+        case .store(let error): "download queue store write: \(error)"
         }
     }
 }

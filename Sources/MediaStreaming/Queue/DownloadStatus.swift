@@ -9,7 +9,7 @@ public enum DownloadStatus: Sendable, Hashable, Codable, CustomStringConvertible
     case downloading
     /// Stopped by the app or the person; ``DownloadEvent/resume`` queues it again.
     case stopped(StopReason)
-    /// Every byte is in the store, pinned.
+    /// Every byte is in the store, held by the download (``DownloadQueue/holder(of:)``).
     case completed
     /// Ended without its bytes; ``DownloadEvent/resume`` retries.
     case failed(DownloadFailure)

@@ -15,11 +15,12 @@ struct HLSDownloadRunTests {
     static func started(_ origin: HLSOrigin, in test: TestCache, first: AsyncGate, second: AsyncGate)
         -> HLSDownload
     {
+        let hooks = DownloadRunHooks()
+        hooks.result.withLock { $0 = AsyncGate.firstThenSecond(first, second) }
         let download = HLSDownload(
             url: origin.url("master/master.m3u8"), resources: HLSResourceStore(cache: test.cache),
             variant: .lowestBandwidth,
-            audio: .languages(["en"]), subtitles: .none, headers: [:], parallelFetches: 2)
-        download.resultGateForTesting.withLock { $0 = AsyncGate.firstThenSecond(first, second) }
+            audio: .languages(["en"]), subtitles: .none, headers: [:], parallelFetches: 2, hooks: hooks)
         download.start()
         return download
     }
@@ -30,7 +31,7 @@ struct HLSDownloadRunTests {
         -> Task<Void, Never>
     {
         await first.arrived()
-        let runOne = try #require(download.taskForTesting)
+        let runOne = try #require(download.latestRunTask)
         download.pause()
         download.resume()
         await second.arrived()

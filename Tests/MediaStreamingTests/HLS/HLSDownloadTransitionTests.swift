@@ -30,13 +30,13 @@ struct HLSDownloadTransitionTests {
         let test = try TestCache()
         let (first, second) = (AsyncGate(), AsyncGate())
         let download = await Self.started(origin, in: test, first: first, second: second)
-        await BlockingGate.hold(download.pause, at: download.transitionGateForTesting) {
+        await BlockingGate.hold(download.pause, at: download.hooks.transition) {
             download.cancel()
         }
         #expect(download.state == .cancelled, "the pause overwrote the cancel")
         download.resume()
         #expect(download.state == .cancelled)
-        #expect(download.taskForTesting == nil, "a cancelled download was started again")
+        #expect(download.latestRunTask == nil, "a cancelled download was started again")
         first.open()
         second.open()
         await #expect(throws: HLSDownloadError.streaming(.cancelled)) { try await download.completion() }
@@ -52,12 +52,12 @@ struct HLSDownloadTransitionTests {
         let test = try TestCache()
         let (first, second) = (AsyncGate(), AsyncGate())
         let download = await Self.started(origin, in: test, first: first, second: second)
-        let runTwo = try await BlockingGate.hold(download.pause, at: download.transitionGateForTesting) {
+        let runTwo = try await BlockingGate.hold(download.pause, at: download.hooks.transition) {
             download.pause()
             download.resume()
-            return try #require(download.taskForTesting)
+            return try #require(download.latestRunTask)
         }
-        #expect(download.taskForTesting == runTwo && !runTwo.isCancelled)
+        #expect(download.latestRunTask == runTwo && !runTwo.isCancelled)
         try #require(download.state == .downloading, "paused while run 2 goes on")
         first.open()
         second.open()
@@ -75,11 +75,11 @@ struct HLSDownloadTransitionTests {
         let (first, second) = (AsyncGate(), AsyncGate())
         let download = await Self.started(origin, in: test, first: first, second: second)
         download.pause()
-        await BlockingGate.hold(download.cancel, at: download.transitionGateForTesting) {
+        await BlockingGate.hold(download.cancel, at: download.hooks.transition) {
             download.resume()
         }
         #expect(download.state == .cancelled)
-        #expect(download.taskForTesting == nil, "a run goes on after the cancel")
+        #expect(download.latestRunTask == nil, "a run goes on after the cancel")
         first.open()
         second.open()
         await #expect(throws: HLSDownloadError.streaming(.cancelled)) { try await download.completion() }
@@ -101,7 +101,7 @@ struct HLSDownloadTransitionTests {
             for await update in updates { states.append(update.state) }
             return states
         }
-        await BlockingGate.hold(download.pause, at: download.transitionGateForTesting) {
+        await BlockingGate.hold(download.pause, at: download.hooks.transition) {
             download.resume()
             await second.arrived()
         }

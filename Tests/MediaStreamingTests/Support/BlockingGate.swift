@@ -2,8 +2,8 @@ import Foundation
 import MediaStore
 import MediaSupport
 
-/// A gate for a synchronous `...ForTesting` hook: the first thread that
-/// reaches it (``pass()``) is held until the test opens it; later ones go
+/// A gate for a synchronous test hook (a `DownloadRunHooks` point): the
+/// first thread that reaches it (``pass()``) is held until the test opens it; later ones go
 /// through. With ``hold(_:at:meanwhile:)`` a test holds one synchronous
 /// call there while it makes others, and waits for its end: no timing
 /// involved.
@@ -61,8 +61,8 @@ final class BlockingGate: @unchecked Sendable {
     }
 
     /// Runs `call` on a thread of its own with a gate installed at `hook`
-    /// (a `...ForTesting` transition hook), and once `call` is held there
-    /// runs `meanwhile`; then opens the gate and waits for `call` to end
+    /// (`DownloadRunHooks.transition`), and once `call` is held there runs
+    /// `meanwhile`; then opens the gate and waits for `call` to end
     /// (also when `meanwhile` throws). Returns what `meanwhile` returned.
     /// The gate stays installed, open: later calls go through.
     static func hold<Value>(
