@@ -91,7 +91,7 @@ final class StreamingDocSnippets: StreamingItemDelegate {
         let downloader = OfflineDownloader(cache: cache, maxParallelDownloads: 3)
         let download = downloader.download(trackURL)
         for await update in download.progressUpdates() { print(update.fraction) }
-        try downloader.release(trackURL)  // unpinned: evictable again
+        try downloader.release(trackURL)  // its hold released: evictable unless someone else holds it
         // end snippet
     }
 
