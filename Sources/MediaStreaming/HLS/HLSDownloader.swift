@@ -5,8 +5,8 @@ import MediaSupport
 
 /// Downloads HLS assets for offline playback (the role of
 /// `AVAssetDownloadTask` with an `AVURLAsset` of an HLS URL): a variant
-/// chosen by a ``VariantChoice``, audio and subtitle renditions by
-/// ``RenditionRequest``, with every playlist, segment, init segment
+/// chosen by a `VariantChoice`, audio and subtitle renditions by
+/// `RenditionRequest`, with every playlist, segment, init segment
 /// (`EXT-X-MAP`) and AES-128 key in the store, held by the asset's holder
 /// (``holder(ofAsset:)``, `"hls/<asset key>"`) until ``release(_:)``.
 ///
@@ -17,7 +17,7 @@ import MediaSupport
 /// or a relaunch fetches only what is missing, and one asking for another
 /// media selection of an asset already kept (**augment**) fetches only
 /// what that selection adds. Live playlists (no `EXT-X-ENDLIST`) are
-/// refused (``HLSPlanError/liveContent(playlistURL:)``), and so are
+/// refused (`HLSPlanError.liveContent(playlistURL:)`), and so are
 /// SAMPLE-AES and FairPlay (`skd://`) keys, before anything is stored.
 ///
 /// ```swift

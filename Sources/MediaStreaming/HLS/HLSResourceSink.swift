@@ -3,7 +3,7 @@ import MediaStore
 
 /// Where the body of one origin request for an HLS resource goes: a
 /// playlist is held in memory (it is parsed whole, and bounded by
-/// ``PlaylistLimits/maxBytes``); any other resource is streamed into a
+/// `PlaylistLimits.maxBytes`); any other resource is streamed into a
 /// staging entry of the store (an `EntryWriter`), a few hundred KiB at a
 /// time, and published only by ``finish(holder:pinWhile:)``: a refused or
 /// cancelled transfer leaves nothing in the store.

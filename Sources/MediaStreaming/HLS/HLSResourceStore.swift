@@ -5,7 +5,7 @@ import MediaSupport
 
 /// Fetches the resources of HLS assets (playlists, segments, init
 /// segments, keys) into a ``StreamingCache``'s store, each under its
-/// ``HLSResourceKey/storeKey`` (the cache key of its URL, plus its byte
+/// `HLSResourceKey.storeKey` (the cache key of its URL, plus its byte
 /// range), and reads them back. The app makes one per cache and gives it
 /// to the ``HLSDownloader``s and the loopback server (`MediaServer`), so a
 /// segment the player asks for while a download runs is fetched once: a
@@ -22,7 +22,7 @@ import MediaSupport
 /// once admitted.
 ///
 /// A playlist is read whole into memory (it is parsed), at most
-/// ``PlaylistLimits/maxBytes``; any other resource (segment, init segment,
+/// `PlaylistLimits.maxBytes`; any other resource (segment, init segment,
 /// key) is streamed into the store as it arrives, never held whole, and
 /// published once complete. Each is bounded by the cache's
 /// ``StreamingConfiguration/hlsLimits``: beyond its limit the transfer

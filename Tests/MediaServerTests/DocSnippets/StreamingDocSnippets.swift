@@ -96,7 +96,7 @@ final class StreamingDocSnippets: StreamingItemDelegate {
     }
 
     func hlsDownload(cache: StreamingCache, masterURL: URL) async throws {
-        // snippet: hls-download (Sources/MediaStreaming/MediaStreaming.docc/HLS.md)
+        // snippet: hls-download (Sources/MediaStreaming/MediaStreaming.docc/HTTPLiveStreaming.md)
         let downloader = HLSDownloader(cache: cache)  // parallelFetches: 4
         let download = downloader.download(
             masterURL, variant: .highestBandwidth(atMost: 2_000_000),
@@ -120,7 +120,7 @@ final class StreamingDocSnippets: StreamingItemDelegate {
     func hlsPureLayer(
         data: Data, masterURL: URL, mediaPlaylists: [MediaPlaylist], text: String, playlistURL: URL, url: URL
     ) throws {
-        // snippet: hls-pure (Sources/MediaStreaming/MediaStreaming.docc/HLS.md)
+        // snippet: hls-pure (Sources/MediaStreaming/MediaStreaming.docc/HTTPLiveStreaming.md)
         let playlist = try PlaylistParser.parse(data, url: masterURL)  // throws PlaylistError(line:reason:)
         guard case .master(let master) = playlist else { return }
         let selection = try VariantSelector.select(
