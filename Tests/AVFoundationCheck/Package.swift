@@ -26,7 +26,10 @@ let package = Package(
         .target(name: "AVFoundation"),
         .target(
             name: "MediaStreamingAVFoundationGlue",
-            dependencies: ["AVFoundation", .product(name: "MediaStreaming", package: "MediaCache")],
+            dependencies: [
+                "AVFoundation", .product(name: "MediaStreaming", package: "MediaCache"),
+                .product(name: "HLSPlaylist", package: "MediaCache"),
+            ],
             swiftSettings: [.define("AVFOUNDATION_STAND_IN")]
         ),
         .target(name: "CheckNginx"),

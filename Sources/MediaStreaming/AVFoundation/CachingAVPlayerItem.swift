@@ -4,6 +4,7 @@
 #if canImport(AVFoundation) && !os(watchOS) && (!os(Linux) || AVFOUNDATION_STAND_IN)
     import AVFoundation
     import Foundation
+    import HLSPlaylist
     #if AVFOUNDATION_STAND_IN
         import MediaStreaming
     #endif
