@@ -63,6 +63,23 @@ import Testing
         #expect(ByteRangeSet.parse(tooMany) == nil)
     }
 
+    /// A `last` below its `first` makes the set invalid (RFC 9110 §14.1.1)
+    /// even when both are beyond 64 bits: the numbers as written compare,
+    /// not their saturated values (which made such a set a 416).
+    @Test func lastBelowFirstBeyondSixtyFourBits() {
+        let max = "9223372036854775807"
+        for header in [
+            "bytes=99999999999999999999-99999999999999999998", "bytes=\(max)0-\(max)",
+            "bytes=100000000000000000000-\(max)",
+        ] {
+            #expect(ByteRangeSet.parse(header) == nil, "\(header)")
+        }
+        // Equal or ascending numbers as written stay valid, leading zeros aside.
+        #expect(resolve("bytes=99999999999999999998-99999999999999999999", 1000) == .unsatisfiable)
+        #expect(resolve("bytes=000\(max)-\(max)", Int.max) == .unsatisfiable)
+        #expect(resolve("bytes=\(max)-0000099999999999999999999", Int.max) == .unsatisfiable)
+    }
+
     /// The byte-level parser agrees with a plain character-level reading of
     /// the grammar (split on commas and the first dash, trim spaces and
     /// tabs) on random values built from the grammar's pieces and from
@@ -110,6 +127,12 @@ import Testing
                 guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
                 return Int(text) ?? Int.max
             }
+            // The numbers as written, not saturated: without leading zeros,
+            // the longer is larger, and digits of one length compare as text.
+            func ascending(_ first: Substring, _ last: Substring) -> Bool {
+                let (a, b) = (first.drop { $0 == "0" }, last.drop { $0 == "0" })
+                return a.count != b.count ? a.count < b.count : a <= b
+            }
             switch (halves[0].isEmpty, halves[1].isEmpty) {
             case (true, true): return nil
             case (true, false):
@@ -119,7 +142,8 @@ import Testing
                 guard let first = number(halves[0]) else { return nil }
                 specs.append(.from(first))
             case (false, false):
-                guard let first = number(halves[0]), let last = number(halves[1]), first <= last else { return nil }
+                guard let first = number(halves[0]), let last = number(halves[1]), ascending(halves[0], halves[1])
+                else { return nil }
                 specs.append(.closed(first: first, last: last))
             }
             if specs.count > ByteRangeSet.maxRanges { return nil }

@@ -100,6 +100,16 @@ extension CacheTool {
                 for entry in asset.entries {
                     let others = try store.holders(of: entry.key).filter { $0.hasPrefix("hls/") && $0 != own }
                     guard others.isEmpty else { continue }
+                    // Written before holds: kept by the other assets its `hls.keepers`
+                    // names (the app's hold stands for them), and no longer this one's.
+                    let keepers = HLSEntryMetadata.keepers(of: entry.metadata.userInfo)
+                        .filter { !ExactKey.equal($0, key) }
+                    guard keepers.isEmpty else {
+                        var metadata = entry.metadata
+                        metadata.userInfo[HLSEntryMetadata.keepers] = keepers.joined(separator: "\n")
+                        try store.setMetadata(metadata, forKey: entry.key, version: entry.version)
+                        continue
+                    }
                     if try store.remove(forKey: entry.key, version: entry.version) { removed += 1 }
                 }
                 console.printError(

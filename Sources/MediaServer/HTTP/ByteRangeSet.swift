@@ -9,6 +9,8 @@ import HLSPlaylist
 /// Numbers too large for `Int` saturate at `Int.max`, and no arithmetic
 /// here can overflow: a huge `last` means "to the end", a huge suffix "the
 /// whole representation", and a huge `first` is past every end (a 416).
+/// A `last` below its `first` is told from the digits as written, so it
+/// stays invalid when both are beyond `Int.max`.
 ///
 /// ```swift
 /// ByteRangeSet.parse("bytes=0-499, -500")?.resolve(length: 10_000)   // .several
@@ -85,9 +87,20 @@ public struct ByteRangeSet: Sendable, Equatable {
         case (true, false): return number(tail).map(Spec.suffix)
         case (false, true): return number(head).map(Spec.from)
         case (false, false):
-            guard let first = number(head), let last = number(tail), first <= last else { return nil }
+            guard let first = number(head), let last = number(tail), isNotAbove(head, tail) else { return nil }
             return .closed(first: first, last: last)
         }
+    }
+
+    /// Whether the digits `first` are not above the digits `last` as
+    /// written (leading zeros aside): their saturated values cannot tell
+    /// two numbers beyond `Int.max` apart.
+    private static func isNotAbove(_ first: ArraySlice<UInt8>, _ last: ArraySlice<UInt8>) -> Bool {
+        let zero = UInt8(ascii: "0")
+        let first = first.drop { $0 == zero }
+        let last = last.drop { $0 == zero }
+        guard first.count == last.count else { return first.count < last.count }
+        return !last.lexicographicallyPrecedes(first)
     }
 
     /// A run of digits, saturating at `Int.max`.

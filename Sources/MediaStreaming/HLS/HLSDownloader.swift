@@ -147,7 +147,9 @@ public final class HLSDownloader: Sendable {
     ///
     /// An entry written by a version before store holds was pinned as the
     /// app's: those of the asset that no other asset kept (per their
-    /// `hls.keepers`) are released from the app's hold too.
+    /// `hls.keepers`) are released from the app's hold too; one other
+    /// assets kept is taken off this asset (its `hls.keepers` names the
+    /// others), so the release of the last of them lets it go.
     @discardableResult
     public func release(_ url: URL) throws(StoreError) -> Int {
         let assetKey = resources.resourceKey(for: url).storeKey
@@ -169,7 +171,15 @@ public final class HLSDownloader: Sendable {
                 try store.setMetadata(metadata, forKey: entry.key, version: entry.version)
             }
             let legacy = HLSEntryMetadata.legacyKeepers(of: entry.metadata.userInfo)
-            guard legacy.count == 1, ExactKey.equal(legacy[0], assetKey) else { continue }
+            guard legacy.contains(where: { ExactKey.equal($0, assetKey) }) else { continue }
+            let others = legacy.filter { !ExactKey.equal($0, assetKey) }
+            guard others.isEmpty else {
+                // Still kept by the others: no longer this asset's, so the last of them lets it go.
+                var metadata = entry.metadata
+                metadata.userInfo[HLSEntryMetadata.keepers] = others.joined(separator: "\n")
+                try store.setMetadata(metadata, forKey: entry.key, version: entry.version)
+                continue
+            }
             if try store.release(entry.key, by: MediaStore.appHolder, version: entry.version) { count += 1 }
         }
         return count

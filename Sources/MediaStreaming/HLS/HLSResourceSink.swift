@@ -75,7 +75,7 @@ final class HLSResourceSink: @unchecked Sendable {
                 return nil
             }
             let info = try writer.finish()
-            if let holder { try store.hold(key, by: holder, version: info.version) }
+            if let holder { try store.hold(key, by: holder, version: info.version, unlessStopped: live) }
             return info
         }
     }

@@ -461,11 +461,12 @@ public final class HLSResourceStore: Sendable {
         if holder != nil, let gate = keepGateForTesting.current { await gate(key) }
         let expiry = cache.configuration.expiry
         try await cache.storeIO.write { store throws(StoreError) in
-            // Checked in the store's serial write: a release that cancelled the download first is not undone.
+            // Checked in the store's serial write: a release that cancelled the download first is not
+            // undone (and the hold is taken back if the run stopped by the time it is written).
             guard live?() ?? true else { return }
             let options = WriteOptions(expiry: holder != nil ? .never : expiry, metadata: metadata)
             let info = try store.put(data, forKey: key, options: options)
-            if let holder { try store.hold(key, by: holder, version: info.version) }
+            if let holder { try store.hold(key, by: holder, version: info.version, unlessStopped: live) }
         }
     }
 
@@ -491,7 +492,21 @@ public final class HLSResourceStore: Sendable {
             if merged.mimeType == nil { merged.mimeType = info.metadata.mimeType }
             try store.setMetadata(merged, forKey: key, version: info.version)
             try store.setExpiry(.never, forKey: key, version: info.version)
-            try store.hold(key, by: holder, version: info.version)
+            try store.hold(key, by: holder, version: info.version, unlessStopped: live)
         }
+    }
+}
+
+extension MediaStore {
+    /// Holds `key`'s entry by `holder`, then takes the hold back if it was
+    /// new and `live` now says the run stopped: a release that does not go
+    /// through the store's serial write queue (`HLSDownloader.release`, on
+    /// its caller's thread) may come between the run's check and this
+    /// hold, and must not be outlived by it.
+    func hold(
+        _ key: String, by holder: String, version: UInt64, unlessStopped live: (@Sendable () -> Bool)?
+    ) throws(StoreError) {
+        let added = try hold(key, by: holder, version: version)
+        if added, !(live?() ?? true) { try release(key, by: holder, version: version) }
     }
 }

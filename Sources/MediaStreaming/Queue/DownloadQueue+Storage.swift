@@ -50,13 +50,17 @@ extension DownloadQueue {
     /// its entries or is being removed holds them by its own holder, and
     /// the app's hold goes from the keys it pinned itself: not those in
     /// `pinnedElsewhere`, nor an HLS resource an older version recorded as
-    /// kept by several assets (`hls.keepers`). Holding first and releasing
+    /// kept (`hls.keepers`) by an asset none of these downloads is (one
+    /// several of them kept is held by each). Holding first and releasing
     /// after, each write on its own, so a relaunch in between adopts again
     /// and loses nothing.
     func adoptLegacyPins(of legacy: [DownloadRecord], pinnedElsewhere: [UUID: Set<ExactKey>]) async {
         let adopting = legacy.filter { $0.holdsBytes || $0.status == .removing }
         let keys = await storeKeys(of: adopting)
         guard !keys.isEmpty else { return }
+        // The assets these downloads are (an HLS one's master key): a resource
+        // only they kept is held by each of them from now on, the app's hold not needed.
+        let adopted = Set(adopting.map { ExactKey(entryKey(of: $0)) })
         do {
             try await cache.storeIO.write { store throws(StoreError) in
                 for (id, keys) in keys {
@@ -64,7 +68,9 @@ extension DownloadQueue {
                     for key in keys {
                         guard let info = try store.info(forKey: key) else { continue }
                         try store.hold(key, by: Self.holder(of: id), version: info.version)
-                        let shared = HLSEntryMetadata.legacyKeepers(of: info.metadata.userInfo).count > 1
+                        let shared = HLSEntryMetadata.legacyKeepers(of: info.metadata.userInfo).contains {
+                            !adopted.contains(ExactKey($0))
+                        }
                         guard !others.contains(ExactKey(key)), !shared else { continue }
                         try store.release(key, by: MediaStore.appHolder, version: info.version)
                     }

@@ -40,7 +40,8 @@ import MediaSupport
 ///   (or is being removed) holds them by its own holder, and the app's
 ///   hold is released from those that record had pinned itself (not the
 ///   keys it noted as pinned by someone else, nor an HLS resource an
-///   older version recorded as shared with another asset).
+///   older version recorded as kept by an asset that is none of the
+///   downloads adopted).
 /// - **Errors with no caller.** A save of the index or a hold written by
 ///   the queue's own work (a download that ended, a scheduling pass, a
 ///   progress save, a release or removal) that fails is told on
