@@ -141,12 +141,15 @@ package final class StoreSession: @unchecked Sendable {
     /// maintenance lock on the store itself (`flock` locks of two open
     /// files conflict even within one process).
     ///
-    /// Tries three times, 1 ms apart: a child process this app starts
-    /// holds copies of its descriptors, and so its `flock`s, until it
-    /// calls `exec`, which can make a store just closed look still open.
+    /// Tries seven times, waiting 1, 2, 4 … 32 ms between tries (63 ms in
+    /// all, only when another opener seems to be there): a child process
+    /// this app starts holds copies of its descriptors, and so its
+    /// `flock`s, until it calls `exec`, which on a loaded machine has taken
+    /// more than 3 ms and made a store just closed look still open (its
+    /// next open then counted an unclean session).
     func isSoleOpener() -> Bool {
-        for attempt in 0..<3 {
-            if attempt > 0 { usleep(1000) }
+        for attempt in 0..<7 {
+            if attempt > 0 { usleep(1000 << (attempt - 1)) }
             if let probe = MaintenanceLock.exclusive(directory: directory) {
                 withExtendedLifetime(probe) {}
                 return true
