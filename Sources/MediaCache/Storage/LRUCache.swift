@@ -251,7 +251,7 @@ final class LRUCache<Key: Hashable> {
 
         /// Why the state is inconsistent, or `nil`. For tests.
         var inconsistencyForTesting: String? {
-            if let problem = index.inconsistencyForTesting { return "index: \(problem)" }
+            if let problem = index.inconsistency { return "index: \(problem)" }
             var listed = 0
             var listedCost = 0
             var previous = -1
