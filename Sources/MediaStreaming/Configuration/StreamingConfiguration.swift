@@ -46,6 +46,8 @@ public struct StreamingConfiguration: Sendable {
     public var hlsLimits: HLSLimits
     /// Seams of the cache's fetchers, for the package's tests; none set by default.
     package var fetcherHooks = FetcherHooks()
+    /// Seams of the cache's loaders, for the package's tests; none set by default.
+    package var loaderHooks = LoaderHooks()
 
     public init(
         cacheKeyPolicy: CacheKeyPolicy = .url, chunksPerRequest: Int = 4, lookaheadBytes: Int? = nil,

@@ -9,3 +9,16 @@ package final class FetcherHooks: Sendable {
 
     package init() {}
 }
+
+/// Points where a test sees a ``ResourceLoader``'s request tasks, injected
+/// through ``StreamingConfiguration/loaderHooks``: none is set by default,
+/// and a loader only calls what is set.
+package final class LoaderHooks: Sendable {
+    /// Called by ``ResourceLoader/shouldWaitForLoading(of:)`` once the
+    /// request's task exists and is registered.
+    package let taskCreated = Locked<(@Sendable (LoadingRequest) -> Void)?>(nil)
+    /// Called by a request's task when it has ended and unregistered itself.
+    package let taskEnded = Locked<(@Sendable (LoadingRequest) -> Void)?>(nil)
+
+    package init() {}
+}
