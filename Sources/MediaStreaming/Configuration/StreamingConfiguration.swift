@@ -48,6 +48,8 @@ public struct StreamingConfiguration: Sendable {
     package var fetcherHooks = FetcherHooks()
     /// Seams of the cache's loaders, for the package's tests; none set by default.
     package var loaderHooks = LoaderHooks()
+    /// Seams of the cache's items, for the package's tests; none set by default.
+    package var itemHooks = ItemHooks()
 
     public init(
         cacheKeyPolicy: CacheKeyPolicy = .url, chunksPerRequest: Int = 4, lookaheadBytes: Int? = nil,

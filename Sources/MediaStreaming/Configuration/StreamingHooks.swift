@@ -22,3 +22,14 @@ package final class LoaderHooks: Sendable {
 
     package init() {}
 }
+
+/// Points where a test holds a ``StreamingItem``'s download runs, injected
+/// through ``StreamingConfiguration/itemHooks``: none is set by default,
+/// and an item only calls what is set.
+package final class ItemHooks: Sendable {
+    /// Awaited by a ``StreamingItem/download()`` run once its result is
+    /// known, before it publishes it and lets go of its task.
+    package let downloadEnd = Locked<(@Sendable () async -> Void)?>(nil)
+
+    package init() {}
+}
