@@ -50,6 +50,8 @@ public struct StreamingConfiguration: Sendable {
     package var loaderHooks = LoaderHooks()
     /// Seams of the cache's items, for the package's tests; none set by default.
     package var itemHooks = ItemHooks()
+    /// Seams of the HLS resource stores over the cache, for the package's tests; none set by default.
+    package var resourceStoreHooks = ResourceStoreHooks()
 
     public init(
         cacheKeyPolicy: CacheKeyPolicy = .url, chunksPerRequest: Int = 4, lookaheadBytes: Int? = nil,
