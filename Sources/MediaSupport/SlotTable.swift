@@ -126,17 +126,17 @@ package struct SlotTable {
         buckets = grown
     }
 
-    /// Bucket count, for tests.
-    package var capacityForTesting: Int { buckets.count }
+    /// The number of buckets (at least twice the entries), for checks.
+    package var bucketCount: Int { buckets.count }
 
-    /// The buckets' slots (`-1`: empty), for tests.
-    package var slotsForTesting: [Int] { buckets.map { Int($0.slot) } }
+    /// The buckets' slots in bucket order (`-1`: empty), for checks.
+    package var bucketSlots: [Int] { buckets.map { Int($0.slot) } }
 
     /// Why the table is inconsistent, or `nil`: every entry is reachable
     /// from its home bucket without crossing an empty one, ``count``
     /// counts the entries, no slot is held twice and the table is at most
     /// half full.
-    package var inconsistencyForTesting: String? {
+    package var inconsistency: String? {
         let mask = buckets.count - 1
         guard buckets.count >= Self.minimumCapacity, buckets.count & mask == 0 else {
             return "capacity \(buckets.count) is not a power of two ≥ \(Self.minimumCapacity)"

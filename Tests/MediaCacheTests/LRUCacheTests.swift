@@ -13,7 +13,7 @@ import Testing
     /// Keys 0, 3, 6, … share one hash, 1, 4, 7, … another (differing from
     /// the first above the low 32 bits only), and 2, 5, 8, … a third.
     static func key(_ value: Int) -> Cache.HashedKey {
-        Cache.HashedKey(value, hashForTesting: [5, 5 + 1 << 40, 6][value % 3])
+        Cache.HashedKey(value, hash: [5, 5 + 1 << 40, 6][value % 3])
     }
 
     static func capsule(_ value: Int, cost: Int = 1) -> Cache.Capsule {
@@ -27,7 +27,7 @@ import Testing
     @Test func collidingKeysStayApart() {
         let cache = Cache(countLimit: 6, totalCostLimit: 0)
         for value in 0..<10 { cache.set(Self.capsule(value * 10), forKey: Self.key(value)) }
-        #expect(cache.inconsistencyForTesting == nil)
+        #expect(cache.inconsistency == nil)
         #expect(cache.count == 6)
         #expect(cache.keys == [9, 8, 7, 6, 5, 4])
         for value in 0..<4 { #expect(Self.object(cache, value) == nil) }
@@ -42,7 +42,7 @@ import Testing
         #expect(!cache.contains(Self.key(7)))
         #expect(cache.contains(Self.key(4)))
         #expect(cache.keys == [6, 9, 8, 5, 4])
-        #expect(cache.inconsistencyForTesting == nil)
+        #expect(cache.inconsistency == nil)
     }
 
     @Test func removeExpiredTakesOutOnlyTheExpired() {
@@ -55,7 +55,7 @@ import Testing
         #expect(Set(cache.removeExpired(at: now)) == [0, 2, 4, 6, 8])
         #expect(cache.keys == [7, 5, 3, 1])
         #expect(cache.totalCost == 4)
-        #expect(cache.inconsistencyForTesting == nil)
+        #expect(cache.inconsistency == nil)
     }
 
     @Test func randomOperationsOnCollidingKeysMatchAModel() {
@@ -79,7 +79,7 @@ import Testing
                 cache.remove(forKey: Self.key(key))
                 model.removeAll { $0.key == key }
             }
-            if let problem = cache.inconsistencyForTesting {
+            if let problem = cache.inconsistency {
                 Issue.record("step \(step): \(problem)")
                 return
             }
@@ -104,6 +104,6 @@ import Testing
         #expect(
             LRUCache<Substring>.HashedKey(Substring("x" + composed).dropFirst()).hash
                 == LRUCache<String>.HashedKey(composed).hash)
-        #expect(cache.inconsistencyForTesting == nil)
+        #expect(cache.inconsistency == nil)
     }
 }

@@ -20,7 +20,7 @@ struct HLSMasterWhileKeepingTests {
         let downloader = HLSDownloader(resources: fixture.server.resources, parallelFetches: 1)
         let english = downloader.resources.resourceKey(for: fixture.originURL("HLS/master/english.m3u8")).storeKey
         let (reached, release) = Self.hold(downloader, at: english)
-        defer { downloader.resources.keepGateForTesting.withLock { $0 = nil } }
+        defer { downloader.resources.cache.configuration.resourceStoreHooks.keep.withLock { $0 = nil } }
         let download = downloader.download(master, variant: .first, audio: .languages(["en"]))
         for await _ in reached { break }
 
@@ -54,7 +54,7 @@ struct HLSMasterWhileKeepingTests {
     {
         let (reached, reachedGate) = AsyncStream<Void>.makeStream()
         let (released, release) = AsyncStream<Void>.makeStream()
-        downloader.resources.keepGateForTesting.withLock {
+        downloader.resources.cache.configuration.resourceStoreHooks.keep.withLock {
             $0 = { pinned in
                 guard pinned == key else { return }
                 reachedGate.yield()
@@ -86,7 +86,7 @@ struct HLSMasterWhileKeepingTests {
         // Second download: the high variant and its group's audio (held before that audio is pinned).
         let audio = downloader.resources.resourceKey(for: fixture.originURL("HLS/master/french.m3u8")).storeKey
         let (reached, release) = Self.hold(downloader, at: audio)
-        defer { downloader.resources.keepGateForTesting.withLock { $0 = nil } }
+        defer { downloader.resources.cache.configuration.resourceStoreHooks.keep.withLock { $0 = nil } }
         let download = downloader.download(master, variant: .first)
         for await _ in reached { break }
         let served = try await Self.served(master, by: fixture)
@@ -103,7 +103,7 @@ struct HLSMasterWhileKeepingTests {
         let downloader = HLSDownloader(resources: fixture.server.resources, parallelFetches: 1)
         let english = downloader.resources.resourceKey(for: fixture.originURL("HLS/master/english.m3u8")).storeKey
         let (reached, release) = Self.hold(downloader, at: english)
-        defer { downloader.resources.keepGateForTesting.withLock { $0 = nil } }
+        defer { downloader.resources.cache.configuration.resourceStoreHooks.keep.withLock { $0 = nil } }
         let download = downloader.download(master, variant: .first, audio: .languages(["en"]))
         for await _ in reached { break }
 
@@ -122,7 +122,7 @@ struct HLSMasterWhileKeepingTests {
         let downloader = HLSDownloader(resources: fixture.server.resources, parallelFetches: 1)
         let english = downloader.resources.resourceKey(for: fixture.originURL("HLS/master/english.m3u8")).storeKey
         let (reached, release) = Self.hold(downloader, at: english)
-        defer { downloader.resources.keepGateForTesting.withLock { $0 = nil } }
+        defer { downloader.resources.cache.configuration.resourceStoreHooks.keep.withLock { $0 = nil } }
         _ = downloader.download(master, variant: .first, audio: .languages(["en"]))
         for await _ in reached { break }
 
@@ -140,7 +140,7 @@ struct HLSMasterWhileKeepingTests {
         let downloader = HLSDownloader(resources: fixture.server.resources, parallelFetches: 1)  // the server's store
         let english = downloader.resources.resourceKey(for: fixture.originURL("HLS/master/english.m3u8")).storeKey
         let (reached, release) = Self.hold(downloader, at: english)
-        defer { downloader.resources.keepGateForTesting.withLock { $0 = nil } }
+        defer { downloader.resources.cache.configuration.resourceStoreHooks.keep.withLock { $0 = nil } }
         let performer = HLSDownloadPerformer(
             variant: .first, audio: .languages(["en"]), parallelFetches: 1, resources: fixture.server.resources)
         let queue = try await DownloadQueue.open(

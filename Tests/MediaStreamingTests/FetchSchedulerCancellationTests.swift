@@ -30,6 +30,12 @@ struct FetchSchedulerCancellationTests {
 
     static func cancelCurrentTask() { withUnsafeCurrentTask { $0?.cancel() } }
 
+    /// A scheduler whose waiting tasks cancel themselves just before they
+    /// may wait, once `armed` is set.
+    static func selfCancelling(connectionsPerHost: Int = 4, armed: Locked<Bool>) -> FetchScheduler {
+        FetchScheduler(connectionsPerHost: connectionsPerHost) { if armed.current { cancelCurrentTask() } }
+    }
+
     @Test func aCancelledTaskIsNotAdmittedToAFreeHost() async throws {
         let scheduler = FetchScheduler(connectionsPerHost: 1)
         let admitting = Task {
@@ -42,10 +48,11 @@ struct FetchSchedulerCancellationTests {
     }
 
     @Test func aCancelWhileEnqueuingDoesNotWaitForAFullHost() async throws {
-        let scheduler = FetchScheduler(connectionsPerHost: 1)
+        let armed = Locked(false)
+        let scheduler = Self.selfCancelling(connectionsPerHost: 1, armed: armed)
         let holder = try await scheduler.admit(.preload, host: "a")
         // Cancelled after its cancellation handler is installed and before it enqueues.
-        scheduler.willWaitForTesting.withLock { $0 = { Self.cancelCurrentTask() } }
+        armed.withLock { $0 = true }
         let admitting = Task { try await scheduler.admit(.download, host: "a") }
         let result = await outcome(of: admitting) { scheduler.finish(holder) }
         #expect(result.map { "\($0)" } == "\(Result<FetchTicket, FetchSchedulerError>.failure(.cancelled))")
@@ -67,10 +74,11 @@ struct FetchSchedulerCancellationTests {
     }
 
     @Test func aCancelWhilePausingDoesNotWaitAtACheckpoint() async throws {
-        let scheduler = FetchScheduler()
+        let armed = Locked(false)
+        let scheduler = Self.selfCancelling(armed: armed)
         let download = try await scheduler.admit(.download, host: "a")
         let playback = try await scheduler.admit(.playback, host: "a")
-        scheduler.willWaitForTesting.withLock { $0 = { Self.cancelCurrentTask() } }
+        armed.withLock { $0 = true }
         let pausing = Task { try await scheduler.checkpoint(download) }
         let result = await outcome(of: pausing) { scheduler.finish(playback) }
         #expect(result.map { "\($0)" } == "\(Result<Void, FetchSchedulerError>.failure(.cancelled))")

@@ -14,22 +14,22 @@ struct ResourceLoaderEventsTests {
         let loader = test.cache.loader(for: URL(string: "http://origin.invalid/a.bin")!)
         let fetcher = loader.fetcher
         let (registered, signal) = AsyncStream<Void>.makeStream()
-        fetcher.observerRegisteredForTesting.withLock { $0 = { signal.yield() } }
+        test.configuration.fetcherHooks.observerRegistered.withLock { $0 = { signal.yield() } }
         var registrations = registered.makeAsyncIterator()
         for round in 0..<20 {
             do { _ = loader.events() }  // dropped before anything else runs
             // Wait until its observer was registered, then it must be gone.
             _ = await registrations.next()
-            #expect(fetcher.observerCountForTesting == 0, "round \(round): the dropped stream's observer stays")
+            #expect(fetcher.observerCount == 0, "round \(round): the dropped stream's observer stays")
         }
-        fetcher.observerRegisteredForTesting.withLock { $0 = nil }
+        test.configuration.fetcherHooks.observerRegistered.withLock { $0 = nil }
     }
 
     @Test func aKeptStreamStaysRegisteredUntilDropped() async throws {
         let test = try TestCache(origin: MemoryOrigin(Data(repeating: 7, count: 1000)))
         let loader = test.cache.loader(for: URL(string: "http://origin.invalid/b.bin")!)
         var events: AsyncStream<ResourceEvent>? = loader.events()
-        #expect(loader.fetcher.observerCountForTesting == 1)
+        #expect(loader.fetcher.observerCount == 1)
         _ = try await loader.contentInformation()
         var iterator = events?.makeAsyncIterator()
         guard case .ready = await iterator?.next() else {
@@ -38,6 +38,6 @@ struct ResourceLoaderEventsTests {
         }
         iterator = nil
         events = nil
-        #expect(loader.fetcher.observerCountForTesting == 0)
+        #expect(loader.fetcher.observerCount == 0)
     }
 }

@@ -24,15 +24,15 @@ struct ResourceLoaderRegistrationTests {
         let loader = test.cache.loader(for: URL(string: "http://origin.invalid/a.bin")!)
         let request = LoadingRequest(contentInformation: true, offset: 0, length: 100) { _ in }
         let ended = DispatchSemaphore(value: 0)
-        loader.taskEndedForTesting.withLock { $0 = { _ in ended.signal() } }
+        test.configuration.loaderHooks.taskEnded.withLock { $0 = { _ in ended.signal() } }
         // The task ends before shouldWaitForLoading goes on (40 s: a loaded machine is slow).
-        loader.taskCreatedForTesting.withLock { $0 = { _ in _ = ended.wait(timeout: .now() + 40) } }
+        test.configuration.loaderHooks.taskCreated.withLock { $0 = { _ in _ = ended.wait(timeout: .now() + 40) } }
         await startOffPool(loader, request)
         #expect(request.isFinished)
-        for _ in 0..<200 where loader.registeredRequestsForTesting != 0 {
+        for _ in 0..<200 where loader.registeredRequests != 0 {
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(loader.registeredRequestsForTesting == 0, "the finished request stays registered")
+        #expect(loader.registeredRequests == 0, "the finished request stays registered")
     }
 
     @Test func aCancelRightAfterTheTaskStartsStopsIt() async throws {
@@ -41,11 +41,11 @@ struct ResourceLoaderRegistrationTests {
         let test = try TestCache(origin: origin)
         let loader = test.cache.loader(for: URL(string: "http://origin.invalid/b.bin")!)
         let request = LoadingRequest(contentInformation: true, offset: 0) { _ in }
-        loader.taskCreatedForTesting.withLock { $0 = { [weak loader] in loader?.didCancel($0) } }
+        test.configuration.loaderHooks.taskCreated.withLock { $0 = { [weak loader] in loader?.didCancel($0) } }
         await startOffPool(loader, request)
-        #expect(loader.registeredRequestsForTesting == 0, "the cancelled request's task goes on")
+        #expect(loader.registeredRequests == 0, "the cancelled request's task goes on")
         try await Task.sleep(for: .milliseconds(200))
         #expect(!request.isFinished)
-        loader.taskCreatedForTesting.withLock { $0 = nil }
+        test.configuration.loaderHooks.taskCreated.withLock { $0 = nil }
     }
 }

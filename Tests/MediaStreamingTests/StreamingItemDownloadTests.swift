@@ -19,21 +19,21 @@ struct StreamingItemDownloadTests {
         let item = StreamingItem(url: URL(string: "https://example.invalid/item")!, cache: test.cache)
         let first = AsyncGate()
         let second = AsyncGate()
-        item.downloadEndGateForTesting.withLock { $0 = AsyncGate.firstThenSecond(first, second) }
+        test.configuration.itemHooks.downloadEnd.withLock { $0 = AsyncGate.firstThenSecond(first, second) }
 
         item.download()
-        let runA = try #require(item.downloadTaskForTesting)
+        let runA = try #require(item.runningDownload)
         await first.arrived()
         item.cancelDownload()
-        #expect(item.downloadTaskForTesting == nil)
+        #expect(item.runningDownload == nil)
         item.download()
-        let runB = try #require(item.downloadTaskForTesting)
+        let runB = try #require(item.runningDownload)
         await second.arrived()
 
         // A ends now, after B started.
         first.open()
         await runA.value
-        #expect(item.downloadTaskForTesting == runB, "the late end of run A let go of run B")
+        #expect(item.runningDownload == runB, "the late end of run A let go of run B")
 
         item.cancelDownload()
         second.open()

@@ -15,14 +15,14 @@ import Testing
 
     @Test func collidingHashesProbeOnAndWrapAround() {
         var table = SlotTable()
-        #expect(table.capacityForTesting == 8)
+        #expect(table.bucketCount == 8)
         // Home 7 for all three (the last bucket): the run wraps to 0 and 1.
         for slot in 0..<3 { table.insert(slot: slot, hash: 7 + slot << 40) }
-        #expect(table.slotsForTesting == [1, 2, -1, -1, -1, -1, -1, 0])
+        #expect(table.bucketSlots == [1, 2, -1, -1, -1, -1, -1, 0])
         for slot in 0..<3 { #expect(find(table, slot: slot, hash: 7 + slot << 40) == slot) }
         // Same home, no match: the probe stops at the empty bucket 2.
         #expect(find(table, slot: 9, hash: 7) == nil)
-        #expect(table.inconsistencyForTesting == nil)
+        #expect(table.inconsistency == nil)
     }
 
     @Test func removalShiftsTheRunBack() {
@@ -30,12 +30,12 @@ import Testing
         for slot in 0..<3 { table.insert(slot: slot, hash: 7) }
         table.remove(slot: 0, hash: 7)
         // Slots 1 and 2 move back one bucket each, to 7 and 0.
-        #expect(table.slotsForTesting == [2, -1, -1, -1, -1, -1, -1, 1])
+        #expect(table.bucketSlots == [2, -1, -1, -1, -1, -1, -1, 1])
         #expect(find(table, slot: 0, hash: 7) == nil)
         #expect(find(table, slot: 1, hash: 7) == 1)
         #expect(find(table, slot: 2, hash: 7) == 2)
         #expect(table.count == 2)
-        #expect(table.inconsistencyForTesting == nil)
+        #expect(table.inconsistency == nil)
     }
 
     @Test func removalLeavesAnEntryAtItsHome() {
@@ -45,10 +45,10 @@ import Testing
         table.insert(slot: 2, hash: 2)  // bucket 4 (2 and 3 taken)
         table.remove(slot: 0, hash: 2)
         // Slot 1 cannot move before its home; slot 2 moves past it into 2.
-        #expect(table.slotsForTesting == [-1, -1, 2, 1, -1, -1, -1, -1])
+        #expect(table.bucketSlots == [-1, -1, 2, 1, -1, -1, -1, -1])
         #expect(find(table, slot: 1, hash: 3) == 1)
         #expect(find(table, slot: 2, hash: 2) == 2)
-        #expect(table.inconsistencyForTesting == nil)
+        #expect(table.inconsistency == nil)
     }
 
     @Test func removalAcrossTheWrap() {
@@ -59,9 +59,9 @@ import Testing
         table.insert(slot: 3, hash: 0)  // bucket 1 (0 taken)
         table.remove(slot: 1, hash: 7)
         // Slot 2 (home 6) moves into 7, slot 3 (home 0) into 0.
-        #expect(table.slotsForTesting == [3, -1, -1, -1, -1, -1, 0, 2])
+        #expect(table.bucketSlots == [3, -1, -1, -1, -1, -1, 0, 2])
         for (slot, hash) in [(0, 6), (2, 6), (3, 0)] { #expect(find(table, slot: slot, hash: hash) == slot) }
-        #expect(table.inconsistencyForTesting == nil)
+        #expect(table.inconsistency == nil)
     }
 
     @Test func growthKeepsEveryEntryAndStaysHalfFull() {
@@ -70,15 +70,15 @@ import Testing
         let hashes = (0..<200).map { $0 % 5 * 64 + $0 << 33 }
         for (slot, hash) in hashes.enumerated() {
             table.insert(slot: slot, hash: hash)
-            #expect(table.count * 2 <= table.capacityForTesting)
+            #expect(table.count * 2 <= table.bucketCount)
         }
-        #expect(table.capacityForTesting == 512)
+        #expect(table.bucketCount == 512)
         for (slot, hash) in hashes.enumerated() { #expect(find(table, slot: slot, hash: hash) == slot) }
-        #expect(table.inconsistencyForTesting == nil)
+        #expect(table.inconsistency == nil)
         table.removeAll()
         #expect(table.count == 0)
         #expect(find(table, slot: 0, hash: hashes[0]) == nil)
-        #expect(table.inconsistencyForTesting == nil)
+        #expect(table.inconsistency == nil)
     }
 
     @Test func randomOperationsMatchAModel() {
@@ -97,7 +97,7 @@ import Testing
                 table.remove(slot: slot, hash: model[slot]!)
                 model[slot] = nil
             }
-            if let problem = table.inconsistencyForTesting {
+            if let problem = table.inconsistency {
                 Issue.record("step \(step): \(problem)")
                 return
             }

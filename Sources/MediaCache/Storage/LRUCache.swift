@@ -55,8 +55,9 @@ final class LRUCache<Key: Hashable> {
             self.hash = Self.hash(of: key)
         }
 
-        /// A key with a hash of the test's choosing (to force collisions).
-        init(_ key: Key, hashForTesting hash: Int) {
+        /// A key with a hash already known (a stored link's, or one a
+        /// check chooses to force collisions).
+        init(_ key: Key, hash: Int) {
             self.key = key
             self.hash = hash
         }
@@ -249,9 +250,9 @@ final class LRUCache<Key: Hashable> {
             moveToHead(slot)
         }
 
-        /// Why the state is inconsistent, or `nil`. For tests.
-        var inconsistencyForTesting: String? {
-            if let problem = index.inconsistencyForTesting { return "index: \(problem)" }
+        /// Why the state is inconsistent, or `nil`: the list and the index agree.
+        var inconsistency: String? {
+            if let problem = index.inconsistency { return "index: \(problem)" }
             var listed = 0
             var listedCost = 0
             var previous = -1
@@ -260,7 +261,7 @@ final class LRUCache<Key: Hashable> {
                 guard listed < links.count else { return "the list loops" }
                 guard links[slot].previous == previous else { return "slot \(slot): bad back link" }
                 guard let key = keys[slot] else { return "slot \(slot) listed but free" }
-                guard self.slot(for: HashedKey(key, hashForTesting: links[slot].hash)) == slot else {
+                guard self.slot(for: HashedKey(key, hash: links[slot].hash)) == slot else {
                     return "slot \(slot) not found by its key"
                 }
                 listed += 1
@@ -427,9 +428,9 @@ final class LRUCache<Key: Hashable> {
         }
     }
 
-    /// Why the cache is inconsistent, or `nil`. For tests.
-    var inconsistencyForTesting: String? {
-        withState { $0.inconsistencyForTesting }
+    /// Why the cache is inconsistent, or `nil` (a check of its invariants).
+    var inconsistency: String? {
+        withState { $0.inconsistency }
     }
 
     @inlinable

@@ -44,6 +44,14 @@ public struct StreamingConfiguration: Sendable {
     /// playlists 4 MiB, 20,000 segments, lines of 64 KiB; keys 64 KiB;
     /// segments 64 MiB by default (``HLSLimits``).
     public var hlsLimits: HLSLimits
+    /// Seams of the cache's fetchers, for the package's tests; none set by default.
+    package var fetcherHooks = FetcherHooks()
+    /// Seams of the cache's loaders, for the package's tests; none set by default.
+    package var loaderHooks = LoaderHooks()
+    /// Seams of the cache's items, for the package's tests; none set by default.
+    package var itemHooks = ItemHooks()
+    /// Seams of the HLS resource stores over the cache, for the package's tests; none set by default.
+    package var resourceStoreHooks = ResourceStoreHooks()
 
     public init(
         cacheKeyPolicy: CacheKeyPolicy = .url, chunksPerRequest: Int = 4, lookaheadBytes: Int? = nil,

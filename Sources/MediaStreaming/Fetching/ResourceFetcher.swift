@@ -55,8 +55,6 @@ actor ResourceFetcher {
     /// ``ResourceLoader/events()`` registers its stream and arranges its
     /// removal before it returns it.
     private let observation: Locked<Observation>
-    /// Called when an observer has been registered (tests).
-    nonisolated let observerRegisteredForTesting = Locked<(@Sendable () -> Void)?>(nil)
 
     /// - parameter unavailable: why the cache's store is unusable, when it
     ///   is; the resource then plays without caching from the start.
@@ -100,7 +98,7 @@ actor ResourceFetcher {
             if let reason = state.cachingSkipped { handler(.cachingSkipped(reason: reason)) }
             return state.nextID
         }
-        observerRegisteredForTesting.current?()
+        configuration.fetcherHooks.observerRegistered.current?()
         return id
     }
 
@@ -110,8 +108,8 @@ actor ResourceFetcher {
         _ = removed
     }
 
-    /// Observers registered (tests).
-    nonisolated var observerCountForTesting: Int { observation.withLock { $0.handlers.count } }
+    /// The observers registered.
+    nonisolated var observerCount: Int { observation.withLock { $0.handlers.count } }
 
     func emit(_ event: ResourceEvent) {
         observation.withLock { state in

@@ -56,18 +56,19 @@ public final class HLSResourceStore: Sendable {
         }
     }
     private let originRequestCount = Locked(0)
-    /// Awaited by ``data(for:metadata:pinned:headers:priority:store:)``
-    /// once it found nothing stored, before it fetches or joins a fetch.
-    let storeLookGateForTesting = Locked<(@Sendable () async -> Void)?>(nil)
-    /// Awaited, with the store key, before a download keeps (holds) a
-    /// resource: ``write(_:key:metadata:holder:pinWhile:)`` with a holder, ``keep(_:metadata:holder:pinWhile:)``.
-    let keepGateForTesting = Locked<(@Sendable (String) async -> Void)?>(nil)
+    /// The cache's seams for the package's tests: awaited once
+    /// ``data(for:metadata:pinned:headers:priority:store:)`` found nothing
+    /// stored, and before a download keeps a resource
+    /// (``write(_:key:metadata:holder:pinWhile:)`` with a holder,
+    /// ``keep(_:metadata:holder:pinWhile:)``).
+    private let hooks: ResourceStoreHooks
 
     /// A resource store over `cache`. Make one per cache and pass it to
     /// whatever shares its fetches (the loopback server, the downloaders):
     /// a fetch already running is joined only by users of the same store.
     public init(cache: StreamingCache) {
         self.cache = cache
+        self.hooks = cache.configuration.resourceStoreHooks
     }
 
     /// Requests sent to the origin by this store so far.
@@ -215,7 +216,7 @@ public final class HLSResourceStore: Sendable {
         } catch {
             throw .streaming(error)
         }
-        let gate = storeLookGateForTesting.current
+        let gate = hooks.storeLook.current
         await gate?()
         let key = resource.cacheKey.storeKey
         var attempt = 0
@@ -237,7 +238,7 @@ public final class HLSResourceStore: Sendable {
                         expiry: holder != nil ? .never : cache.configuration.expiry, metadata: metadata)
                     let sink = try await fetch(resource, headers: headers, flight: flight, options: options)
                     guard resource.kind.isPlaylist else {
-                        if holder != nil, let gate = keepGateForTesting.current { await gate(key) }
+                        if holder != nil, let gate = hooks.keep.current { await gate(key) }
                         guard let info = try await sink.finish(holder: holder, pinWhile: live) else {
                             return (.dropped(bytes: sink.count), true)
                         }
@@ -458,7 +459,7 @@ public final class HLSResourceStore: Sendable {
         _ data: Data, key: String, metadata: EntryMetadata, holder: String?,
         pinWhile live: (@Sendable () -> Bool)? = nil
     ) async throws(StoreError) {
-        if holder != nil, let gate = keepGateForTesting.current { await gate(key) }
+        if holder != nil, let gate = hooks.keep.current { await gate(key) }
         let expiry = cache.configuration.expiry
         try await cache.storeIO.write { store throws(StoreError) in
             // Checked in the store's serial write: a release that cancelled the download first is not
@@ -477,7 +478,7 @@ public final class HLSResourceStore: Sendable {
     func keep(
         _ key: String, metadata: EntryMetadata, holder: String, pinWhile live: (@Sendable () -> Bool)? = nil
     ) async throws(StoreError) {
-        if let gate = keepGateForTesting.current { await gate(key) }
+        if let gate = hooks.keep.current { await gate(key) }
         try await cache.storeIO.write { store throws(StoreError) in
             guard live?() ?? true, let info = try store.info(forKey: key) else { return }
             var merged = metadata

@@ -28,9 +28,8 @@ public final class StreamingItem: Sendable {
     /// The running ``download()`` and its run number: a run that ends
     /// clears the task only if it is still its own (a later run's stays).
     private let downloadTask = Locked<(run: Int, task: Task<Void, Never>?)>((0, nil))
-    /// Awaited by a download run once its result is known, before it
-    /// publishes it and lets go of its task.
-    let downloadEndGateForTesting = Locked<(@Sendable () async -> Void)?>(nil)
+    /// The cache's seams for the package's tests (``ItemHooks/downloadEnd``).
+    private let hooks: ItemHooks
     private let observer = Locked<Task<Void, Never>?>(nil)
 
     private struct WeakDelegate {
@@ -61,6 +60,7 @@ public final class StreamingItem: Sendable {
     /// - parameter headers: sent with every origin request (such as `Authorization`).
     public init(url: URL, cacheKey: String? = nil, cache: StreamingCache, headers: [String: String] = [:]) {
         self.url = url
+        self.hooks = cache.configuration.itemHooks
         self.loader = cache.loader(for: url, cacheKey: cacheKey, headers: headers)
         self.cacheKey = loader.cacheKey
         (events, continuation) = AsyncStream<StreamingItemEvent>.makeStream()
@@ -114,7 +114,7 @@ public final class StreamingItem: Sendable {
                     self.send(.downloadProgress(bytes: bytes, total: total))
                     self.delegate?.streamingItem(self, didDownloadBytesSoFar: bytes, outOf: total)
                 }
-                let gate = self?.downloadEndGateForTesting.current
+                let gate = self?.hooks.downloadEnd.current
                 await gate?()
                 self?.finishDownload(run, with: result)
             }
@@ -122,7 +122,7 @@ public final class StreamingItem: Sendable {
     }
 
     /// The task of the running ``download()``, if any.
-    var downloadTaskForTesting: Task<Void, Never>? { downloadTask.current.task }
+    var runningDownload: Task<Void, Never>? { downloadTask.current.task }
 
     /// Fetches every missing byte of `loader`'s resource; its entry then.
     private static func downloadAll(

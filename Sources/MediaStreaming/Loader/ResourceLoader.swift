@@ -27,17 +27,18 @@ public final class ResourceLoader: Sendable {
     let fetcher: ResourceFetcher
     private let tasks = Locked<[ObjectIdentifier: Task<Void, Never>]>([:])
     private let served = Locked(StreamingStatistics())
-    /// Called by ``shouldWaitForLoading(of:)`` once the request's task exists and is registered (tests).
-    let taskCreatedForTesting = Locked<(@Sendable (LoadingRequest) -> Void)?>(nil)
-    /// Called by a request's task when it has ended and unregistered itself (tests).
-    let taskEndedForTesting = Locked<(@Sendable (LoadingRequest) -> Void)?>(nil)
+    private let hooks: LoaderHooks
 
-    init(url: URL, cacheKey: String, headers: [String: String], cache: StreamingCache, fetcher: ResourceFetcher) {
+    init(
+        url: URL, cacheKey: String, headers: [String: String], cache: StreamingCache, fetcher: ResourceFetcher,
+        hooks: LoaderHooks
+    ) {
         self.url = url
         self.cacheKey = cacheKey
         self.headers = headers
         self.cache = cache
         self.fetcher = fetcher
+        self.hooks = hooks
     }
 
     deinit {
@@ -67,15 +68,15 @@ public final class ResourceLoader: Sendable {
             tasks[id] = Task { [self] in
                 await self.serve(request)
                 _ = self.tasks.withLock { $0.removeValue(forKey: id) }
-                self.taskEndedForTesting.current?(request)
+                self.hooks.taskEnded.current?(request)
             }
         }
-        taskCreatedForTesting.current?(request)
+        hooks.taskCreated.current?(request)
         return true
     }
 
-    /// Requests whose tasks are registered (tests).
-    var registeredRequestsForTesting: Int { tasks.current.count }
+    /// The requests whose tasks are registered.
+    var registeredRequests: Int { tasks.current.count }
 
     /// Stops answering `request`. Mirrors `resourceLoader(_:didCancel:)`.
     public func didCancel(_ request: LoadingRequest) {

@@ -134,7 +134,9 @@ public final class StreamingCache: Sendable {
     /// - parameter headers: sent with every origin request for it (such as `Authorization`).
     public func loader(for url: URL, cacheKey: String? = nil, headers: [String: String] = [:]) -> ResourceLoader {
         let key = cacheKey ?? self.cacheKey(for: url)
-        return ResourceLoader(url: url, cacheKey: key, headers: headers, cache: self, fetcher: fetcher(forKey: key))
+        return ResourceLoader(
+            url: url, cacheKey: key, headers: headers, cache: self, fetcher: fetcher(forKey: key),
+            hooks: configuration.loaderHooks)
     }
 
     func fetcher(forKey key: String) -> ResourceFetcher {

@@ -45,12 +45,20 @@ public final class FetchScheduler: Sendable {
     /// preempted transfer winds down).
     public let connectionsPerHost: Int
     private let state = Locked(State())
-    /// Called by ``admit(_:)`` and ``checkpoint(_:)`` on the waiting task just before it may wait (tests).
-    let willWaitForTesting = Locked<(@Sendable () -> Void)?>(nil)
+    /// Called by ``admit(_:)`` and ``checkpoint(_:)`` on the waiting task
+    /// just before it may wait, when set (a seam for the package's tests).
+    private let willWait: (@Sendable () -> Void)?
 
-    public init(connectionsPerHost: Int = 4) {
+    public convenience init(connectionsPerHost: Int = 4) {
+        self.init(connectionsPerHost: connectionsPerHost, willWait: nil)
+    }
+
+    /// - parameter willWait: called on a task of ``admit(_:)`` or
+    ///   ``checkpoint(_:)`` just before it may wait.
+    package init(connectionsPerHost: Int = 4, willWait: (@Sendable () -> Void)?) {
         precondition(connectionsPerHost > 0, "connectionsPerHost must be positive")
         self.connectionsPerHost = connectionsPerHost
+        self.willWait = willWait
     }
 
     /// What is running and waiting, by priority.
@@ -110,7 +118,7 @@ public final class FetchScheduler: Sendable {
             _ = try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation {
                     (continuation: CheckedContinuation<FetchTicket, any Error>) in
-                    willWaitForTesting.current?()
+                    willWait?()
                     // Cancelled before this (the handler found no waiter): do not
                     // enqueue. Cancelled after: the handler finds the waiter.
                     let resume = state.withLock { state -> [() -> Void]? in
@@ -145,7 +153,7 @@ public final class FetchScheduler: Sendable {
         do {
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                    willWaitForTesting.current?()
+                    willWait?()
                     let outcome = state.withLock { state -> Result<Void, FetchSchedulerError>? in
                         guard let entry = state.active[ticket.id] else { return .success(()) }
                         if entry.preempted { return .failure(.preempted) }

@@ -24,7 +24,7 @@ struct HLSResourceStoreTests {
         let resource = HLSResource(
             kind: .segment, url: Self.url, cacheKey: resources.resourceKey(for: Self.url), playlistURL: nil)
         let gate = AsyncGate()
-        resources.storeLookGateForTesting.withLock { $0 = { await gate.pass() } }
+        test.configuration.resourceStoreHooks.storeLook.withLock { $0 = { await gate.pass() } }
         let reading = Task {
             try await resources.data(
                 for: resource,

@@ -1,8 +1,9 @@
 import Foundation
 
-/// A gate for a `...ForTesting` hook: tasks that reach it (``pass()``)
-/// wait until the test opens it, and the test can wait until a task has
-/// arrived. It forces an interleaving without sleeping: no timing involved.
+/// A gate for an async test hook (a `ResourceStoreHooks` or `ItemHooks`
+/// point): tasks that reach it (``pass()``) wait until the test opens it,
+/// and the test can wait until a task has arrived. It forces an
+/// interleaving without sleeping: no timing involved.
 ///
 /// Arrivals ignore cancellation (a cancelled task waits at the gate too,
 /// and each records whether it was cancelled when it left).
