@@ -1,4 +1,5 @@
 import Foundation
+import HLSPlaylist
 import MediaStore
 import Testing
 
@@ -55,5 +56,59 @@ struct DownloadQueueLegacySharedTests {
         for record in records { try await queue.remove(record.id) }
         #expect(try store.info(forKey: segment) == nil, "kept after both downloads that kept it were removed")
         #expect(try records.allSatisfy { try store.info(forKey: $0.cacheKey) == nil })
+    }
+
+    /// A resource a legacy queue download and a legacy `HLSDownloader`
+    /// asset both kept (`hls.keepers` names both): the queue's adoption
+    /// takes its asset off the list, so whichever of the two lets go last,
+    /// nobody holds it after.
+    @Test(
+        "A resource a legacy download shared with a legacy HLSDownloader asset is let go by both",
+        arguments: [false, true])
+    func resourceSharedWithAnHLSAssetIsLetGo(queueFirst: Bool) async throws {
+        let test = try TestCache()
+        let store = try #require(test.store)
+        let downloader = HLSDownloader(cache: test.cache)
+        let masters = [
+            URL(string: "http://127.0.0.2:9/q/master.m3u8")!, URL(string: "http://127.0.0.2:9/h/master.m3u8")!,
+        ]
+        let assets = masters.map { downloader.resources.resourceKey(for: $0).storeKey }
+        func legacy(_ keepers: [String], kind: HLSResourceKind) -> WriteOptions {
+            WriteOptions(
+                expiry: .never,
+                metadata: EntryMetadata(
+                    userInfo: [
+                        HLSEntryMetadata.kind: kind.rawValue, HLSEntryMetadata.keepers: keepers.joined(separator: "\n"),
+                    ]),
+                pinned: true)
+        }
+        for asset in assets {
+            try store.put(Data("#EXTM3U\n".utf8), forKey: asset, options: legacy([asset], kind: .masterPlaylist))
+        }
+        let segment = SharingPerformer.segment
+        try store.put(Data(repeating: 2, count: 1000), forKey: segment, options: legacy(assets, kind: .segment))
+        // The queue's download is the first asset (its cache key), saved before holds.
+        let record = DownloadRecord(
+            url: masters[0], cacheKey: assets[0], kind: SharingPerformer.kind, status: .completed, queueOrder: 1)
+        try store.put(
+            try JSONEncoder().encode([record]), forKey: DownloadIndex.key,
+            options: WriteOptions(expiry: .never, pinned: true))
+
+        let queue = try await DownloadQueue.open(
+            cache: test.cache, configuration: DownloadQueueConfiguration(pollInterval: .seconds(60)),
+            performers: [SharingPerformer()])
+        let holder = DownloadQueue.holder(of: record.id)
+        #expect(try store.holders(of: segment) == [MediaStore.appHolder, holder].sorted(), "the HLS asset's stays")
+        if queueFirst {
+            try await queue.remove(record.id)
+            #expect(try store.holders(of: segment) == [MediaStore.appHolder], "the HLS asset still keeps it")
+            try downloader.release(masters[1])
+        } else {
+            try downloader.release(masters[1])
+            #expect(try store.holders(of: segment) == [holder], "the download still keeps it")
+            try await queue.remove(record.id)
+        }
+        let left = try store.info(forKey: segment) == nil ? [] : try store.holders(of: segment)
+        #expect(left.isEmpty, "still held after the download and the asset both let go")
     }
 }

@@ -71,6 +71,10 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
     }
 
     private let state = Locked(State())
+    /// Held for the whole of a ``start()`` or ``stop()``: a start waits until
+    /// a stop under way has seen its accepting thread end (that thread
+    /// would otherwise take the new socket, and its end the new state).
+    private let lifecycle = NSLock()
     /// Broadcast when the accepting thread ends, a listening socket is installed, or a connection ends.
     private let changed = NSCondition()
     /// Counters and observers.
@@ -125,8 +129,13 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
     /// Starts listening (on the configured port, 0 for one the OS picks;
     /// after a ``stop()``, on the port it had). Does nothing if running.
     ///
+    /// Safe to call while a ``stop()`` on another thread runs: it starts
+    /// once that stop has returned.
+    ///
     /// - throws: ``MediaServerError`` when the port cannot be bound.
     public func start() throws(MediaServerError) {
+        lifecycle.lock()
+        defer { lifecycle.unlock() }
         guard secret.utf8.allSatisfy({ HTTPRequestParser.isTokenByte($0) && !"!#$%&'*+.^`|~".utf8.contains($0) }),
             !secret.isEmpty
         else { throw .invalidSecret }
@@ -195,8 +204,11 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
     /// Stops listening, ends every connection and the loading requests they
     /// wait on, and returns once the accepting thread is gone and the
     /// connections have ended (up to 2 s for them). Minted URLs work again
-    /// after ``start()`` (same port, same secret).
+    /// after ``start()`` (same port, same secret). A ``start()`` on
+    /// another thread meanwhile waits for it.
     public func stop() {
+        lifecycle.lock()
+        defer { lifecycle.unlock() }
         let (wasRunning, connections, wake) = state.withLock { state -> (Bool, [Connection], WakeSignal?) in
             let was = state.running
             state.running = false

@@ -16,8 +16,9 @@ import MediaStore
 /// such field: its entries were pinned with the one flag the store had
 /// (now the app's hold, `MediaStore.appHolder`), and the queue adopts them
 /// when it opens (see ``DownloadQueue``); the keys such a record noted
-/// as pinned by someone else (`keysPinnedElsewhere`) are read for that,
-/// and never written again.
+/// as pinned by someone else (`keysPinnedElsewhere`) are read for that.
+/// A record whose adoption failed is saved as it was (no `holder`, the
+/// same `keysPinnedElsewhere`), so the next opening adopts it again.
 ///
 /// Blocking: call it from the store's own I/O queue, not the cooperative pool.
 public struct DownloadIndex: Sendable {
@@ -94,9 +95,21 @@ public struct DownloadIndex: Sendable {
     /// Replaces the stored records with `records` (one transaction), each
     /// with the holder its download holds its entries by.
     public func save(_ records: [DownloadRecord]) throws(DownloadIndexError) {
+        try save(records, unadopted: [:])
+    }
+
+    /// ``save(_:)``, but the records in `unadopted` (saved before holds,
+    /// their pins not adopted yet) are saved as before holds: no holder,
+    /// and the keys each noted as pinned by someone else.
+    func save(_ records: [DownloadRecord], unadopted: [UUID: Set<ExactKey>]) throws(DownloadIndexError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let stored = records.map { StoredRecord(record: $0, holder: DownloadQueue.holder(of: $0.id)) }
+        let stored = records.map { record in
+            guard let pinnedElsewhere = unadopted[record.id] else {
+                return StoredRecord(record: record, holder: DownloadQueue.holder(of: record.id))
+            }
+            return StoredRecord(legacy: record, keysPinnedElsewhere: pinnedElsewhere)
+        }
         let bytes: Data
         do { bytes = try encoder.encode(stored) } catch { throw .unreadable(String(describing: error)) }
         do {
@@ -108,7 +121,8 @@ public struct DownloadIndex: Sendable {
 extension DownloadIndex {
     /// A record as the index saves it: the record's own fields, and in the
     /// same JSON object `holder`. A record saved before holds has no
-    /// `holder`, and may have `keysPinnedElsewhere` (read, never written).
+    /// `holder`, and may have `keysPinnedElsewhere` (written again only
+    /// for such a record, until its pins are adopted).
     fileprivate struct StoredRecord: Codable {
         var record: DownloadRecord
         var holder: String?
@@ -124,6 +138,12 @@ extension DownloadIndex {
             self.holder = holder
         }
 
+        init(legacy record: DownloadRecord, keysPinnedElsewhere: Set<ExactKey>) {
+            self.record = record
+            self.holder = nil
+            self.keysPinnedElsewhere = keysPinnedElsewhere
+        }
+
         init(from decoder: any Decoder) throws {
             record = try DownloadRecord(from: decoder)
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -137,6 +157,9 @@ extension DownloadIndex {
             // The record's own keyed container: the field joins its fields.
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encodeIfPresent(holder, forKey: .holder)
+            if !keysPinnedElsewhere.isEmpty {
+                try container.encode(keysPinnedElsewhere.map(\.string).sorted(), forKey: .keysPinnedElsewhere)
+            }
         }
     }
 }

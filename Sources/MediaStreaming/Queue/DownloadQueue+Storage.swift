@@ -8,12 +8,16 @@ extension DownloadQueue {
     /// holds, with the keys each noted as pinned by someone else):
     /// finishes interrupted removals, brings byte counts up to what the
     /// store holds, holds the entries of the downloads it keeps, and saves
-    /// the reconciled index.
+    /// the reconciled index. A legacy record whose pins could not be
+    /// adopted stays one in the index (one being removed stays too, its
+    /// removal left for then), so the next opening adopts it again.
     func restore(_ loaded: [DownloadRecord], legacy: [UUID: Set<ExactKey>]) async throws(DownloadQueueError) {
         for record in loaded { records[record.id] = record }
         syncHolding()
-        await adoptLegacyPins(of: loaded.filter { legacy[$0.id] != nil }, pinnedElsewhere: legacy)
-        for record in loaded where record.status == .removing { await finishRemoval(of: record.id) }
+        unadopted = await adoptLegacyPins(of: loaded.filter { legacy[$0.id] != nil }, pinnedElsewhere: legacy)
+        for record in loaded where record.status == .removing && unadopted[record.id] == nil {
+            await finishRemoval(of: record.id)
+        }
         let unfinished = loaded.filter { $0.status != .removing && $0.status != .completed }
         // Bytes so far, from the entry under the cache key; a performer that
         // stores the download under another key (HLS) reports its own as it runs.
@@ -42,6 +46,7 @@ extension DownloadQueue {
             board.activate(id, bytes: record.bytesStored, total: record.totalBytes)
         }
         try await commit([])
+        isOpen = true
         await schedule()
     }
 
@@ -51,33 +56,71 @@ extension DownloadQueue {
     /// the app's hold goes from the keys it pinned itself: not those in
     /// `pinnedElsewhere`, nor an HLS resource an older version recorded as
     /// kept (`hls.keepers`) by an asset none of these downloads is (one
-    /// several of them kept is held by each). Holding first and releasing
-    /// after, each write on its own, so a relaunch in between adopts again
-    /// and loses nothing.
-    func adoptLegacyPins(of legacy: [DownloadRecord], pinnedElsewhere: [UUID: Set<ExactKey>]) async {
+    /// several of them kept is held by each). Such a resource is taken off
+    /// these downloads' assets (its `hls.keepers` names the others only),
+    /// so the release of the last other asset lets the app's hold go.
+    /// Holding first and releasing after, each write on its own, so a
+    /// relaunch in between adopts again and loses nothing.
+    ///
+    /// - returns: the records whose adoption failed (told on
+    ///   ``problems()``), each with its `pinnedElsewhere` keys: they stay
+    ///   legacy records, adopted again at the next opening.
+    func adoptLegacyPins(
+        of legacy: [DownloadRecord], pinnedElsewhere: [UUID: Set<ExactKey>]
+    ) async -> [UUID: Set<ExactKey>] {
         let adopting = legacy.filter { $0.holdsBytes || $0.status == .removing }
         let keys = await storeKeys(of: adopting)
-        guard !keys.isEmpty else { return }
+        guard !keys.isEmpty else { return [:] }
         // The assets these downloads are (an HLS one's master key): a resource
         // only they kept is held by each of them from now on, the app's hold not needed.
         let adopted = Set(adopting.map { ExactKey(entryKey(of: $0)) })
+        let hook = configuration.adoptionHook
+        var failed: [(id: UUID, error: StoreError)]
         do {
-            try await cache.storeIO.write { store throws(StoreError) in
+            failed = try await cache.storeIO.write { store throws(StoreError) -> [(id: UUID, error: StoreError)] in
+                var failed: [(id: UUID, error: StoreError)] = []
                 for (id, keys) in keys {
-                    let others = pinnedElsewhere[id] ?? []
-                    for key in keys {
-                        guard let info = try store.info(forKey: key) else { continue }
-                        try store.hold(key, by: Self.holder(of: id), version: info.version)
-                        let shared = HLSEntryMetadata.legacyKeepers(of: info.metadata.userInfo).contains {
-                            !adopted.contains(ExactKey($0))
-                        }
-                        guard !others.contains(ExactKey(key)), !shared else { continue }
-                        try store.release(key, by: MediaStore.appHolder, version: info.version)
+                    do throws(StoreError) {
+                        try Self.adopt(
+                            keys, of: id, in: store, adopted: adopted, pinnedElsewhere: pinnedElsewhere[id] ?? [],
+                            hook: hook)
+                    } catch {
+                        failed.append((id, error))
                     }
                 }
+                return failed
             }
         } catch {
-            report(.store(error))
+            failed = keys.map { ($0.id, error) }
+        }
+        if let first = failed.first { report(.store(first.error)) }
+        return Dictionary(failed.map { ($0.id, pinnedElsewhere[$0.id] ?? []) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// ``adoptLegacyPins(of:pinnedElsewhere:)`` of download `id`'s `keys`
+    /// (on the store's write queue); `others`: the keys it noted as pinned
+    /// by someone else.
+    private nonisolated static func adopt(
+        _ keys: [String], of id: UUID, in store: MediaStore, adopted: Set<ExactKey>,
+        pinnedElsewhere others: Set<ExactKey>,
+        hook: (@Sendable (String) throws(StoreError) -> Void)?
+    ) throws(StoreError) {
+        for key in keys {
+            try hook?(key)
+            guard let info = try store.info(forKey: key) else { continue }
+            try store.hold(key, by: holder(of: id), version: info.version)
+            let keepers = HLSEntryMetadata.legacyKeepers(of: info.metadata.userInfo)
+            let remaining = keepers.filter { !adopted.contains(ExactKey($0)) }
+            if !remaining.isEmpty {
+                // Kept by other assets too: the app's hold is theirs, and goes with the last of them.
+                guard remaining.count < keepers.count else { continue }
+                var metadata = info.metadata
+                metadata.userInfo[HLSEntryMetadata.keepers] = remaining.joined(separator: "\n")
+                try store.setMetadata(metadata, forKey: key, version: info.version)
+                continue
+            }
+            guard !others.contains(ExactKey(key)) else { continue }
+            try store.release(key, by: MediaStore.appHolder, version: info.version)
         }
     }
 
@@ -143,6 +186,7 @@ extension DownloadQueue {
             report(.store(error))
         }
         records[id] = nil
+        unadopted[id] = nil
         board.forget(id)
         await commitReporting([])
         notify(record)

@@ -41,7 +41,11 @@ import MediaSupport
 ///   hold is released from those that record had pinned itself (not the
 ///   keys it noted as pinned by someone else, nor an HLS resource an
 ///   older version recorded as kept by an asset that is none of the
-///   downloads adopted).
+///   downloads adopted: that resource's `hls.keepers` then names the other
+///   assets only, so the last of them to be released lets it go). A
+///   record whose adoption failed is told on ``problems()`` and saved
+///   without a holder still: the next opening adopts it (one being
+///   removed stays until then).
 /// - **Errors with no caller.** A save of the index or a hold written by
 ///   the queue's own work (a download that ended, a scheduling pass, a
 ///   progress save, a release or removal) that fails is told on
@@ -84,6 +88,14 @@ public actor DownloadQueue {
     /// hold asked for before a cancel or remove is not written after it.
     let holding = Locked<Set<UUID>>([])
     private var problemObservers: [UUID: AsyncStream<DownloadQueueError>.Continuation] = [:]
+    /// Records saved before holds whose pins are not adopted yet (a store
+    /// write failed at opening), each with the keys it noted as pinned by
+    /// someone else: saved so again, for the next opening to adopt.
+    var unadopted: [UUID: Set<ExactKey>] = [:]
+    /// Whether ``open(cache:configuration:monitor:performers:)`` restored the queue.
+    var isOpen = false
+    /// The failures ``report(_:)`` was told of while opening (before anyone could ask for ``problems()``).
+    private var openingProblems: [DownloadQueueError] = []
     /// When a player's or a preload's transfer was last seen.
     private var lastHigherPriorityActivity: ContinuousClock.Instant?
     /// Bytes stored at the last save, to save progress only when it moved.
@@ -562,7 +574,7 @@ public actor DownloadQueue {
 
     /// Saves the index and tells observers about `changed`.
     func commit(_ changed: [UUID]) async throws(DownloadQueueError) {
-        let list = downloads
+        let (list, unadopted) = (downloads, unadopted)
         lastProgressSave = .now
         for record in list { savedBytes[record.id] = record.bytesStored }
         // Observers hear of changes in the order they were made (before the
@@ -572,7 +584,7 @@ public actor DownloadQueue {
         do {
             saved = try await cache.storeIO.write { store in
                 Result<Void, DownloadIndexError> { () throws(DownloadIndexError) in
-                    try DownloadIndex(store: store).save(list)
+                    try DownloadIndex(store: store).save(list, unadopted: unadopted)
                 }
             }
         } catch {
@@ -595,9 +607,12 @@ public actor DownloadQueue {
     /// ``DownloadQueue``, "Errors with no caller"): a save of the index
     /// (``DownloadQueueError/index(_:)``) or a hold, release, removal or
     /// eviction in the store (``DownloadQueueError/store(_:)``), from now on, until
-    /// the stream is dropped.
+    /// the stream is dropped. Each stream starts with the failures of the
+    /// queue's opening (pins of an index saved before holds that could not
+    /// be adopted: adopted again at the next opening).
     public func problems() -> AsyncStream<DownloadQueueError> {
         let (stream, continuation) = AsyncStream<DownloadQueueError>.makeStream(bufferingPolicy: .bufferingNewest(64))
+        for problem in openingProblems { continuation.yield(problem) }
         let id = UUID()
         problemObservers[id] = continuation
         continuation.onTermination = { [weak self] _ in
@@ -610,6 +625,7 @@ public actor DownloadQueue {
 
     /// Tells ``problems()`` observers of `error`.
     func report(_ error: DownloadQueueError) {
+        if !isOpen { openingProblems.append(error) }
         for observer in problemObservers.values { observer.yield(error) }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import MediaStore
 
 /// How a ``DownloadQueue`` runs its downloads.
 public struct DownloadQueueConfiguration: Sendable {
@@ -16,6 +17,11 @@ public struct DownloadQueueConfiguration: Sendable {
     /// before discretionary downloads run (so they do not start between two
     /// requests of a player). 1 s by default.
     public var discretionaryQuietPeriod: Duration
+    /// Called with each key of a download saved before holds before its
+    /// pins are adopted at opening (on the store's write queue): a throw
+    /// fails that download's adoption, as a failed store write does (the
+    /// seam tests fail it with). `nil` by default.
+    package var adoptionHook: (@Sendable (String) throws(StoreError) -> Void)?
 
     public init(
         maxConcurrentDownloads: Int = 2, storageFloor: Int64? = nil, pollInterval: Duration = .milliseconds(250),
