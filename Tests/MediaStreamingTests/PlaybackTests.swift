@@ -25,6 +25,9 @@ struct PlaybackTests {
         #expect(try await test.waitUntilComplete(url))
         #expect(try probeDuration(of: try test.storedBytes(of: url), name: "track.mp3") > 3.5)
 
+        // The cache counts what every loader served, from the origin or the store.
+        let afterFirst = test.cache.statistics
+        #expect(afterFirst.bytesServedFromOrigin + afterFirst.bytesServedFromStore >= original.count)
         test.origin.reset()
         let loader = test.cache.loader(for: url)
         let (again, second, _) = try await PlayerSimulator(loader: loader).play()
@@ -34,6 +37,9 @@ struct PlaybackTests {
         #expect(test.origin.bodyBytes == 0)
         #expect(loader.statistics.bytesServedFromStore == original.count + 2)
         #expect(loader.statistics.bytesServedFromOrigin == 0)
+        let delta = test.cache.statistics.since(afterFirst)
+        #expect(delta.bytesServedFromStore == original.count + 2)
+        #expect(delta.bytesServedFromOrigin == 0)
     }
 
     @Test("2. A seek into a hole fetches only that region, kept; the later sequential read does not fetch it again")

@@ -159,6 +159,7 @@ public final class ResourceLoader: Sendable {
                     let part = piece.count > wanted ? Data(piece.prefix(wanted)) : piece
                     data.respond(with: part)
                     served.withLock { $0.bytesServedFromOrigin += part.count }
+                    cache.statisticsBox.withLock { $0.bytesServedFromOrigin += part.count }
                     if data.currentOffset >= end { return }
                 }
             }
@@ -182,6 +183,7 @@ public final class ResourceLoader: Sendable {
     private func readStore(_ range: Range<Int>, version: UInt64, into data: DataRequest) async throws(StoreError) {
         let key = cacheKey
         let served = self.served
+        let total = cache.statisticsBox
         let cancelled = Locked(false)
         let outcome: Result<Void, StoreError> = await withTaskCancellationHandler {
             do throws(StoreError) {
@@ -190,6 +192,7 @@ public final class ResourceLoader: Sendable {
                         guard !cancelled.current else { return false }
                         data.respond(with: piece)
                         served.withLock { $0.bytesServedFromStore += piece.count }
+                        total.withLock { $0.bytesServedFromStore += piece.count }
                         return true
                     }
                 }
