@@ -11,6 +11,8 @@ import Testing
         (" \taudio/flac \t;charset=binary", "org.xiph.flac"),
         ("audio/x-wav;", "com.microsoft.waveform-audio"),
         ("APPLICATION/VND.APPLE.MPEGURL", "public.m3u8-playlist"),
+        // What MediaSniffer names an MPEG-TS segment (FuzzHTTP found it unmapped).
+        ("video/mp2t", "public.mpeg-2-transport-stream"),
     ])
     func knownTypes(mimeType: String, identifier: String) {
         #expect(UniformType.identifier(forMIMEType: mimeType) == identifier)

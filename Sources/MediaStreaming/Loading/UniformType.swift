@@ -14,6 +14,7 @@ public enum UniformType {
         "audio/wave": "com.microsoft.waveform-audio", "audio/vnd.wave": "com.microsoft.waveform-audio",
         "audio/aiff": "public.aiff-audio", "audio/x-aiff": "public.aiff-audio",
         "video/mp4": "public.mpeg-4", "video/quicktime": "com.apple.quicktime-movie",
+        "video/mp2t": "public.mpeg-2-transport-stream",
         "application/vnd.apple.mpegurl": "public.m3u8-playlist", "audio/mpegurl": "public.m3u8-playlist",
     ]
 
