@@ -60,6 +60,7 @@ let package = Package(
         .library(name: "MediaCache", targets: ["MediaCache"]),
         .library(name: "HLSPlaylist", targets: ["HLSPlaylist"]),
         .library(name: "MediaStreaming", targets: ["MediaStreaming"]),
+        .library(name: "MediaStreamingAVFoundation", targets: ["MediaStreamingAVFoundation"]),
         .library(name: "MediaServer", targets: ["MediaServer"]),
         .executable(name: "mediacache-demo", targets: ["mediacache-demo"]),
         .executable(name: "mediacache-bench", targets: ["mediacache-bench"]),
@@ -89,6 +90,12 @@ let package = Package(
         .target(
             name: "MediaStreaming",
             dependencies: ["HLSPlaylist", "MediaStore", "MediaSupport"]
+        ),
+        // The AVFoundation glue (`CachingAVPlayerItem`): Apple platforms
+        // only; an empty module elsewhere.
+        .target(
+            name: "MediaStreamingAVFoundation",
+            dependencies: ["HLSPlaylist", "MediaStreaming"]
         ),
         .target(
             name: "MediaServer",
@@ -164,7 +171,8 @@ let package = Package(
         .testTarget(
             name: "MediaStreamingTests",
             dependencies: [
-                "MediaStreaming", "HLSPlaylist", "MediaStore", "MediaSupport", "LoopbackNginx", "TestSupport",
+                "MediaStreaming", "MediaStreamingAVFoundation", "HLSPlaylist", "MediaStore", "MediaSupport",
+                "LoopbackNginx", "TestSupport",
             ],
             resources: [.copy("Fixtures")]
         ),

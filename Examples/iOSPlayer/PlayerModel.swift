@@ -3,8 +3,11 @@ import Foundation
 import MediaStreaming
 import Observation
 
+// The AVFoundation check package compiles the glue as MediaStreamingAVFoundationGlue.
 #if AVFOUNDATION_STAND_IN
     import MediaStreamingAVFoundationGlue
+#else
+    import MediaStreamingAVFoundation
 #endif
 
 /// A track of the list: its URL is its identity.

@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
-// The AVFoundation glue of MediaStreaming (Sources/MediaStreaming/AVFoundation)
+// The AVFoundation glue (the module Sources/MediaStreamingAVFoundation)
 // compiled and tested on Linux, where there is no Apple SDK, against an
-// API-shape stand-in of AVFoundation (Sources/AVFoundation here). Issue 13.
+// API-shape stand-in of AVFoundation (Sources/AVFoundation here).
 //
 // A package of its own, built in its own scratch folder, so that the
 // stand-in module named AVFoundation never lands in the root package's
@@ -11,10 +11,12 @@
 //   swift build --package-path Tests/AVFoundationCheck --scratch-path .build-avfoundation-check --build-tests
 //   swift test --package-path Tests/AVFoundationCheck --scratch-path .build-avfoundation-check --skip-build
 //
-// (Tools/test runs both.) MediaStreamingAVFoundationGlue's sources are
-// symlinks to the glue's own files, compiled as they are with
+// (Tools/test runs both.) The target MediaStreamingAVFoundationGlue here has
+// the glue's own files, by symlink, compiled as they are with
 // AVFOUNDATION_STAND_IN defined (it switches them on outside Apple
-// platforms and adds the `import MediaStreaming` a separate module needs).
+// platforms). Its name is not the module's: SwiftPM wants target names
+// unique across the package graph, and the root package has the (on Linux
+// empty) MediaStreamingAVFoundation.
 // `MediaCache` is a symlink to the repository root; CheckNginx is the root
 // package's LoopbackNginx (not a product there), by symlink.
 import PackageDescription

@@ -1,1 +1,1 @@
-../../../../Sources/MediaStreaming/AVFoundation/CachingAVPlayerItem.swift
+../../../../Sources/MediaStreamingAVFoundation/CachingAVPlayerItem.swift

@@ -1,1 +1,1 @@
-../../../../Sources/MediaStreaming/AVFoundation/ResourceLoaderBridge.swift
+../../../../Sources/MediaStreamingAVFoundation/ResourceLoaderBridge.swift

@@ -1,13 +1,11 @@
-// On Linux only the check package Tests/AVFoundationCheck compiles this
-// (with AVFOUNDATION_STAND_IN, against its API stand-in of AVFoundation);
-// MediaStreaming itself never does, whatever canImport says there.
+// The module is empty on Linux: only the check package
+// Tests/AVFoundationCheck compiles this there (with AVFOUNDATION_STAND_IN,
+// against its API stand-in of AVFoundation).
 #if canImport(AVFoundation) && !os(watchOS) && (!os(Linux) || AVFOUNDATION_STAND_IN)
     import AVFoundation
     import Foundation
     import HLSPlaylist
-    #if AVFOUNDATION_STAND_IN
-        import MediaStreaming
-    #endif
+    import MediaStreaming
 
     /// An `AVPlayerItem` whose bytes go through a ``StreamingItem``: the
     /// drop-in for `CachingPlayerItem`. Only glue: the asset's URL gets a

@@ -1,12 +1,10 @@
-// On Linux only the check package Tests/AVFoundationCheck compiles this
-// (with AVFOUNDATION_STAND_IN, against its API stand-in of AVFoundation);
-// MediaStreaming itself never does, whatever canImport says there.
+// The module is empty on Linux: only the check package
+// Tests/AVFoundationCheck compiles this there (with AVFOUNDATION_STAND_IN,
+// against its API stand-in of AVFoundation).
 #if canImport(AVFoundation) && !os(watchOS) && (!os(Linux) || AVFOUNDATION_STAND_IN)
     import AVFoundation
     import Foundation
-    #if AVFOUNDATION_STAND_IN
-        import MediaStreaming
-    #endif
+    import MediaStreaming
 
     /// Maps AVFoundation's loading requests onto ``LoadingRequest``s of a
     /// ``ResourceLoader`` and its answers back; the loading itself is the
