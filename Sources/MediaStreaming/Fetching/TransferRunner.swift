@@ -1,7 +1,7 @@
 import Foundation
 
-/// Moves one ``Download``'s bytes from the origin: one `Range` request of
-/// at most ``requestBytes`` after another until the download's end,
+/// Moves one ``Transfer``'s bytes from the origin: one `Range` request of
+/// at most ``requestBytes`` after another until the transfer's end,
 /// retrying transient failures (``OriginError/isTransient``), and
 /// abandoning a response that sends no byte for ``stallTimeout`` seconds
 /// (the stall watchdog; waiting for a slow reader is not a stall).
@@ -10,13 +10,13 @@ import Foundation
 /// are kept (a whole chunk, or the rest of the request); one that does not
 /// (a short `206`, a dropped connection) is retried after ``retryBackoff``
 /// seconds, doubled for each such request in a row, at most 2 s, and the
-/// download fails with the last error once ``maxRetries`` requests in a
+/// transfer fails with the last error once ``maxRetries`` requests in a
 /// row made none.
 ///
 /// It checks that the body is as long as the response said (``OriginError/overlong(expected:)``,
 /// ``OriginError/truncated(expected:received:)``); whether the response is
 /// the one asked for is the coordinator's call (``ResponseValidator``).
-struct DownloadRunner: Sendable {
+struct TransferRunner: Sendable {
     let origin: any Origin
     /// Bytes asked for per request.
     let requestBytes: Int
@@ -27,7 +27,7 @@ struct DownloadRunner: Sendable {
     /// Seconds without a byte before a response counts as stalled.
     let stallTimeout: TimeInterval
 
-    /// Runs `download` to its end (or until it is stopped, left without
+    /// Runs `transfer` to its end (or until it is stopped, left without
     /// readers, or fails), then tells `coordinator`.
     ///
     /// The transfer is admitted by the coordinator's ``FetchScheduler``
@@ -37,68 +37,68 @@ struct DownloadRunner: Sendable {
     /// ends the request at the next chunk boundary once outranked (nothing
     /// buffered is dropped, so no byte is fetched twice) and waits at the
     /// checkpoint; preempted by playback, it ends (its readers plan again).
-    func run<Coordinator: DownloadCoordinator>(_ download: Download, for coordinator: isolated Coordinator) async {
+    func run<Coordinator: TransferCoordinator>(_ transfer: Transfer, for coordinator: isolated Coordinator) async {
         let scheduler = coordinator.scheduler
-        let ticket = download.ticket
+        let ticket = transfer.ticket
         defer { scheduler.finish(ticket) }
         do {
             try await scheduler.admit(ticket)
-            if download.scheduledIdle { scheduler.setIdle(true, for: ticket) }
+            if transfer.scheduledIdle { scheduler.setIdle(true, for: ticket) }
         } catch {
-            return coordinator.finished(download)
+            return coordinator.finished(transfer)
         }
         // Requests in a row that kept no byte.
         var failures = 0
-        while !download.isStopped && download.position < download.end {
-            if !coordinator.isResolving(download) && download.subscribers.isEmpty { break }
+        while !transfer.isStopped && transfer.position < transfer.end {
+            if !coordinator.isResolving(transfer) && transfer.subscribers.isEmpty { break }
             do { try await scheduler.checkpoint(ticket) } catch { break }
-            if download.isStopped { break }
-            if !coordinator.isResolving(download) && download.subscribers.isEmpty { break }
+            if transfer.isStopped { break }
+            if !coordinator.isResolving(transfer) && transfer.subscribers.isEmpty { break }
             // Readers that want a prefix only (preloads) bound the requests.
-            let wanted = coordinator.isResolving(download) ? Int.max : coordinator.wantedEnd(of: download) ?? Int.max
+            let wanted = coordinator.isResolving(transfer) ? Int.max : coordinator.wantedEnd(of: transfer) ?? Int.max
             // A retried request starts again at the first byte not yet stored.
-            download.sink.discardBuffer()
-            let start = download.position
+            transfer.sink.discardBuffer()
+            let start = transfer.position
             if wanted <= start { break }
             let end =
-                download.end == Int.max
-                ? start + (download.firstRequestBytes ?? requestBytes)
-                : min(download.end, start + requestBytes, wanted)
-            let request = coordinator.request(for: download, range: start..<end)
-            let kept = download.bufferStart
+                transfer.end == Int.max
+                ? start + (transfer.firstRequestBytes ?? requestBytes)
+                : min(transfer.end, start + requestBytes, wanted)
+            let request = coordinator.request(for: transfer, range: start..<end)
+            let kept = transfer.bufferStart
             do {
-                try await transferWithWatchdog(download, request, coordinator)
+                try await transferWithWatchdog(transfer, request, coordinator)
                 failures = 0
             } catch {
-                if download.isStopped { break }
+                if transfer.isStopped { break }
                 // Bytes past the last whole chunk are dropped before the retry: only chunks count.
-                if download.bufferStart > kept { failures = 0 }
+                if transfer.bufferStart > kept { failures = 0 }
                 let failure = StreamingError.wrap(error)
                 if case .origin(let originError) = failure, originError.isTransient, failures < maxRetries {
                     failures += 1
-                    coordinator.retrying(download, after: originError)
+                    coordinator.retrying(transfer, after: originError)
                     let delay = min(2, retryBackoff * Double(1 << min(failures - 1, 16)))
                     try? await Task.sleep(for: .seconds(delay))
                     continue
                 }
-                return await coordinator.failed(download, with: failure)
+                return await coordinator.failed(transfer, with: failure)
             }
         }
-        coordinator.finished(download)
+        coordinator.finished(transfer)
     }
 
     /// One request, raced against the stall watchdog.
-    private func transferWithWatchdog<Coordinator: DownloadCoordinator>(
-        _ download: Download, _ request: OriginRequest, _ coordinator: isolated Coordinator
+    private func transferWithWatchdog<Coordinator: TransferCoordinator>(
+        _ transfer: Transfer, _ request: OriginRequest, _ coordinator: isolated Coordinator
     ) async throws {
-        download.lastProgress = .now
+        transfer.lastProgress = .now
         let timeout = stallTimeout
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await self.transfer(download, request, coordinator) }
+            group.addTask { try await self.exchange(transfer, request, coordinator) }
             group.addTask {
                 while true {
                     try await Task.sleep(for: .seconds(max(0.01, timeout / 4)))
-                    if await Self.idleTime(of: download, coordinator) > timeout {
+                    if await Self.idleTime(of: transfer, coordinator) > timeout {
                         throw OriginError.stalled(seconds: timeout)
                     }
                 }
@@ -108,63 +108,63 @@ struct DownloadRunner: Sendable {
         }
     }
 
-    /// Seconds since `download` last received a byte; 0 while it waits for a reader.
-    private static func idleTime<Coordinator: DownloadCoordinator>(
-        of download: Download, _ coordinator: isolated Coordinator
+    /// Seconds since `transfer` last received a byte; 0 while it waits for a reader.
+    private static func idleTime<Coordinator: TransferCoordinator>(
+        of transfer: Transfer, _ coordinator: isolated Coordinator
     ) -> Double {
-        if download.waitingForReaders { return 0 }
-        let idle = ContinuousClock.now - download.lastProgress
+        if transfer.waitingForReaders { return 0 }
+        let idle = ContinuousClock.now - transfer.lastProgress
         return Double(idle.components.seconds) + Double(idle.components.attoseconds) / 1e18
     }
 
-    /// Sends one request and feeds the part of its body the download
+    /// Sends one request and feeds the part of its body the transfer
     /// still needs into the coordinator.
-    private func transfer<Coordinator: DownloadCoordinator>(
-        _ download: Download, _ request: OriginRequest, _ coordinator: isolated Coordinator
+    private func exchange<Coordinator: TransferCoordinator>(
+        _ transfer: Transfer, _ request: OriginRequest, _ coordinator: isolated Coordinator
     ) async throws {
         coordinator.willSend(request)
         let response = try await origin.fetch(request)
-        download.lastProgress = .now
+        transfer.lastProgress = .now
         guard let requested = request.range,
-            let body = try await coordinator.accept(response, to: requested, for: download)
+            let body = try await coordinator.accept(response, to: requested, for: transfer)
         else { return }
         // A 200 answer carries the rest of the file: read on rather than re-request.
-        var limit = body.isWholeResource ? download.end : min(download.end, requested.upperBound)
+        var limit = body.isWholeResource ? transfer.end : min(transfer.end, requested.upperBound)
         var cursor = body.start
         for try await piece in response.body {
-            download.lastProgress = .now
+            transfer.lastProgress = .now
             coordinator.didReceive(byteCount: piece.count)
             if let end = body.end, cursor + piece.count > end { throw OriginError.overlong(expected: end - body.start) }
-            // Another download may have taken over the rest meanwhile.
-            limit = min(limit, download.end)
-            if download.windingDown || coordinator.scheduler.isOutranked(download.ticket) {
-                // Outranked (or left by a stopped download): end the request at the
+            // Another transfer may have taken over the rest meanwhile.
+            limit = min(limit, transfer.end)
+            if transfer.windingDown || coordinator.scheduler.isOutranked(transfer.ticket) {
+                // Outranked (or left by a stopped transfer): end the request at the
                 // next chunk boundary (nothing is left buffered to drop), then wait
                 // at the checkpoint (or end).
                 // Every whole chunk this piece completes is kept (less to fetch
                 // again), and at least one chunk per response (every request
                 // makes progress).
-                let chunk = download.sink.chunkSize
+                let chunk = transfer.sink.chunkSize
                 let boundary = max(
-                    (download.position + chunk - 1) / chunk, (cursor + piece.count) / chunk, body.start / chunk + 1)
+                    (transfer.position + chunk - 1) / chunk, (cursor + piece.count) / chunk, body.start / chunk + 1)
                 limit = min(limit, boundary * chunk)
             }
-            let skip = max(0, download.position - cursor)
+            let skip = max(0, transfer.position - cursor)
             let take = min(piece.count, limit - cursor) - skip
             cursor += piece.count
             if take > 0 {
                 let from = piece.startIndex + skip
-                try await coordinator.receive(Data(piece[from..<(from + take)]), into: download)
+                try await coordinator.receive(Data(piece[from..<(from + take)]), into: transfer)
             }
-            if download.position >= min(limit, download.end) || download.isStopped { return }
+            if transfer.position >= min(limit, transfer.end) || transfer.isStopped { return }
         }
-        if download.isStopped || Task.isCancelled { return }
-        if download.end == Int.max {
+        if transfer.isStopped || Task.isCancelled { return }
+        if transfer.end == Int.max {
             // No length was announced: the end of the body is the end of the resource.
-            return try await coordinator.bodyEnded(download, at: cursor)
+            return try await coordinator.bodyEnded(transfer, at: cursor)
         }
         let expected = min(limit, body.end ?? limit)
-        if download.position < expected {
+        if transfer.position < expected {
             throw OriginError.truncated(expected: expected - body.start, received: cursor - body.start)
         }
     }
