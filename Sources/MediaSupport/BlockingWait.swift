@@ -1,15 +1,17 @@
 import Foundation
 
 /// Runs an async operation from a plain thread and blocks that thread
-/// (never a pool thread) until it ends, is cancelled from elsewhere, or a
-/// deadline passes: every wait has one.
-final class BlockingWait<Value: Sendable, Failure: Error>: @unchecked Sendable {
+/// (never a pool thread) until it ends, is abandoned from elsewhere, or a
+/// deadline passes: the one sync-over-async bridge of the package (the
+/// server's connections, cachetool's commands and the bench use it).
+package final class BlockingWait<Value: Sendable, Failure: Error>: @unchecked Sendable {
     private let condition = NSCondition()
     private var result: Result<Value, Failure>?
     private var task: Task<Void, Never>?
     private var abandoned = false
 
-    init(_ operation: @escaping @Sendable () async throws(Failure) -> Value) {
+    /// Starts `operation` at once, in a task of its own.
+    package init(_ operation: @escaping @Sendable () async throws(Failure) -> Value) {
         task = Task { [self] in
             let outcome: Result<Value, Failure>
             do throws(Failure) {
@@ -30,7 +32,7 @@ final class BlockingWait<Value: Sendable, Failure: Error>: @unchecked Sendable {
 
     /// The outcome if the operation ends by `deadline`: ``WaitStep/pending``
     /// when it has not, ``WaitStep/stopped`` when ``abandon()`` was called first.
-    func wait(until deadline: Date) -> WaitStep<Result<Value, Failure>> {
+    package func wait(until deadline: Date) -> WaitStep<Result<Value, Failure>> {
         condition.lock()
         defer { condition.unlock() }
         while result == nil && !abandoned {
@@ -40,9 +42,18 @@ final class BlockingWait<Value: Sendable, Failure: Error>: @unchecked Sendable {
         return abandoned ? .stopped : .pending
     }
 
-    /// Cancels the operation and makes ``wait()`` return at once, whether or
-    /// not the operation notices the cancellation. Any thread.
-    func abandon() {
+    /// The outcome, however long the operation takes; `nil` once
+    /// ``abandon()`` was called first.
+    package func wait() -> Result<Value, Failure>? {
+        condition.lock()
+        defer { condition.unlock() }
+        while result == nil && !abandoned { condition.wait() }
+        return result
+    }
+
+    /// Cancels the operation and makes every wait return at once, whether
+    /// or not the operation notices the cancellation. Any thread.
+    package func abandon() {
         task?.cancel()
         condition.lock()
         abandoned = true
@@ -53,8 +64,10 @@ final class BlockingWait<Value: Sendable, Failure: Error>: @unchecked Sendable {
 
 /// What a wait with a deadline found: the outcome, a stop from another
 /// thread, or nothing yet.
-enum WaitStep<Value> {
+package enum WaitStep<Value> {
     case done(Value)
     case stopped
     case pending
 }
+
+extension WaitStep: Sendable where Value: Sendable {}
