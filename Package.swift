@@ -123,6 +123,13 @@ let package = Package(
             name: "TestSupport",
             path: "Tests/TestSupport"
         ),
+        // The tests' one fake origin (`FakeOrigin`), shared by the
+        // MediaStreaming and MediaServer tests; not part of any product.
+        .target(
+            name: "StreamingTestSupport",
+            dependencies: ["MediaStreaming"],
+            path: "Tests/StreamingTestSupport"
+        ),
         // The fuzz entry points, shared by FuzzTesting/ and the replay tests;
         // test code, in no product (reaches MediaStore's `package` internals).
         .target(
@@ -165,6 +172,7 @@ let package = Package(
             name: "MediaStreamingTests",
             dependencies: [
                 "MediaStreaming", "HLSPlaylist", "MediaStore", "MediaSupport", "LoopbackNginx", "TestSupport",
+                "StreamingTestSupport",
             ],
             resources: [.copy("Fixtures")]
         ),
@@ -176,7 +184,7 @@ let package = Package(
             name: "MediaServerTests",
             dependencies: [
                 "MediaServer", "MediaStreaming", "HLSPlaylist", "MediaStore", "MediaSupport", "LoopbackNginx",
-                "TestSupport",
+                "TestSupport", "StreamingTestSupport",
             ]
         ),
     ],

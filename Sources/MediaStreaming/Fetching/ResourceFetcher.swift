@@ -72,8 +72,7 @@ actor ResourceFetcher {
         self.observation = Locked(Observation(cachingSkipped: unavailable))
         self.runner = TransferRunner(
             origin: origin, requestBytes: chunkSize * configuration.chunksPerRequest,
-            maxRetries: configuration.maxRetries, retryBackoff: configuration.retryBackoff,
-            stallTimeout: configuration.stallTimeout)
+            retryPolicy: configuration.retryPolicy, stallTimeout: configuration.stallTimeout)
     }
 
     var store: MediaStore { storeIO.store }

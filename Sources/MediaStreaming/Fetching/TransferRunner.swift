@@ -1,4 +1,5 @@
 import Foundation
+import MediaSupport
 
 /// Moves one ``Transfer``'s bytes from the origin: one `Range` request of
 /// at most ``requestBytes`` after another until the transfer's end,
@@ -8,10 +9,9 @@ import Foundation
 ///
 /// Retries follow progress: a request makes progress when bytes it brought
 /// are kept (a whole chunk, or the rest of the request); one that does not
-/// (a short `206`, a dropped connection) is retried after ``retryBackoff``
-/// seconds, doubled for each such request in a row, at most 2 s, and the
-/// transfer fails with the last error once ``maxRetries`` requests in a
-/// row made none.
+/// (a short `206`, a dropped connection) counts as a retry of
+/// ``retryPolicy``, which says how long to wait, and when the transfer
+/// fails with the last error.
 ///
 /// It checks that the body is as long as the response said (``OriginError/overlong(expected:)``,
 /// ``OriginError/truncated(expected:received:)``); whether the response is
@@ -20,12 +20,10 @@ struct TransferRunner: Sendable {
     let origin: any Origin
     /// Bytes asked for per request.
     let requestBytes: Int
-    /// Retries in a row of requests that made no progress.
-    let maxRetries: Int
-    /// Seconds before the first retry without progress (doubled for each next one, at most 2 s).
-    let retryBackoff: TimeInterval
-    /// Seconds without a byte before a response counts as stalled.
-    let stallTimeout: TimeInterval
+    /// Retries in a row of requests that made no progress, and their waits.
+    let retryPolicy: RetryPolicy
+    /// Time without a byte before a response counts as stalled.
+    let stallTimeout: Duration
 
     /// Runs `transfer` to its end (or until it is stopped, left without
     /// readers, or fails), then tells `coordinator`.
@@ -74,11 +72,12 @@ struct TransferRunner: Sendable {
                 // Bytes past the last whole chunk are dropped before the retry: only chunks count.
                 if transfer.bufferStart > kept { failures = 0 }
                 let failure = StreamingError.wrap(error)
-                if case .origin(let originError) = failure, originError.isTransient, failures < maxRetries {
+                if case .origin(let originError) = failure,
+                    let delay = retryPolicy.delay(after: failure, retry: failures + 1)
+                {
                     failures += 1
                     coordinator.retrying(transfer, after: originError)
-                    let delay = min(2, retryBackoff * Double(1 << min(failures - 1, 16)))
-                    try? await Task.sleep(for: .seconds(delay))
+                    try? await Task.sleep(for: delay)
                     continue
                 }
                 return await coordinator.failed(transfer, with: failure)
@@ -97,9 +96,9 @@ struct TransferRunner: Sendable {
             group.addTask { try await self.exchange(transfer, request, coordinator) }
             group.addTask {
                 while true {
-                    try await Task.sleep(for: .seconds(max(0.01, timeout / 4)))
+                    try await Task.sleep(for: max(.milliseconds(10), timeout / 4))
                     if await Self.idleTime(of: transfer, coordinator) > timeout {
-                        throw OriginError.stalled(seconds: timeout)
+                        throw OriginError.stalled(seconds: timeout.inSeconds)
                     }
                 }
             }
@@ -108,13 +107,12 @@ struct TransferRunner: Sendable {
         }
     }
 
-    /// Seconds since `transfer` last received a byte; 0 while it waits for a reader.
+    /// Time since `transfer` last received a byte; zero while it waits for a reader.
     private static func idleTime<Coordinator: TransferCoordinator>(
         of transfer: Transfer, _ coordinator: isolated Coordinator
-    ) -> Double {
-        if transfer.waitingForReaders { return 0 }
-        let idle = ContinuousClock.now - transfer.lastProgress
-        return Double(idle.components.seconds) + Double(idle.components.attoseconds) / 1e18
+    ) -> Duration {
+        if transfer.waitingForReaders { return .zero }
+        return ContinuousClock.now - transfer.lastProgress
     }
 
     /// Sends one request and feeds the part of its body the transfer
