@@ -33,17 +33,24 @@ package final class BlockingWait<Value: Sendable, Failure: Error>: @unchecked Se
     /// The outcome if the operation ends by `deadline`: ``WaitStep/pending``
     /// when it has not, ``WaitStep/stopped`` when ``abandon()`` was called first.
     package func wait(until deadline: Date) -> WaitStep<Result<Value, Failure>> {
+        // Foundation on Linux traps on a deadline whose nanoseconds overflow
+        // an Int64 (`Date.distantFuture`): one past a year waits without one.
+        let bounded = deadline.timeIntervalSinceNow < 365 * 86_400
         condition.lock()
         defer { condition.unlock() }
         while result == nil && !abandoned {
-            if !condition.wait(until: deadline) { break }
+            if !bounded {
+                condition.wait()
+            } else if !condition.wait(until: deadline) {
+                break
+            }
         }
         if let result { return .done(result) }
         return abandoned ? .stopped : .pending
     }
 
-    /// The outcome, however long the operation takes; `nil` once
-    /// ``abandon()`` was called first.
+    /// The outcome, however long the operation takes; `nil` when
+    /// ``abandon()`` was called before it came.
     package func wait() -> Result<Value, Failure>? {
         condition.lock()
         defer { condition.unlock() }
@@ -54,11 +61,11 @@ package final class BlockingWait<Value: Sendable, Failure: Error>: @unchecked Se
     /// Cancels the operation and makes every wait return at once, whether
     /// or not the operation notices the cancellation. Any thread.
     package func abandon() {
-        task?.cancel()
         condition.lock()
         abandoned = true
         condition.broadcast()
         condition.unlock()
+        task?.cancel()
     }
 }
 
