@@ -68,7 +68,7 @@ let package = Package(
     ],
     dependencies: cPackages,
     targets: cTargets + [
-        // Package-internal support (`Locked`, `SlotTable`): `package` access
+        // Package-internal support (`Locked`, `SlotTable`, `BlockingWait`): `package` access
         // only, in no product, so apps never see it.
         .target(
             name: "MediaSupport"
