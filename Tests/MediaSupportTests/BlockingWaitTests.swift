@@ -60,13 +60,16 @@ struct BlockingWaitTests {
 
     @Test("abandon() releases waiting threads at once and cancels the operation, which may go on")
     func abandonReleasesAndCancels() async {
-        let released = Locked(false)
+        let gate = AsyncStream<Void>.makeStream()
         let sawCancellation = Locked(false)
-        // Deaf to cancellation (it only notes it): it ends when the test lets it.
+        // Deaf to cancellation (it only notes it): it ends when the test opens the
+        // gate, and holds no thread meanwhile (a detached wait is not cancelled with it).
         let wait = BlockingWait { () async throws(Never) -> Int in
-            while !released.current {
-                if Task.isCancelled { sawCancellation.withLock { $0 = true } }
-                usleep(1000)
+            let opened = Task.detached { for await _ in gate.stream { return } }
+            await withTaskCancellationHandler {
+                await opened.value
+            } onCancel: {
+                sawCancellation.withLock { $0 = true }
             }
             return 1
         }
@@ -77,13 +80,13 @@ struct BlockingWaitTests {
         let result = await step
         guard case .stopped = result else {
             Issue.record("expected stopped, got \(result)")
-            released.withLock { $0 = true }
+            gate.continuation.finish()
             return
         }
         #expect(ContinuousClock.now - started < .seconds(30))
         #expect(await onThread { wait.wait() } == nil)
         for _ in 0..<10_000 where !sawCancellation.current { try? await Task.sleep(for: .milliseconds(1)) }
         #expect(sawCancellation.current)
-        released.withLock { $0 = true }
+        gate.continuation.finish()
     }
 }
