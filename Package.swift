@@ -69,7 +69,7 @@ let package = Package(
     ],
     dependencies: cPackages,
     targets: cTargets + [
-        // Package-internal support (`Locked`, `SlotTable`): `package` access
+        // Package-internal support (`Locked`, `SlotTable`, `BlockingWait`): `package` access
         // only, in no product, so apps never see it.
         .target(
             name: "MediaSupport"
@@ -130,6 +130,13 @@ let package = Package(
             name: "TestSupport",
             path: "Tests/TestSupport"
         ),
+        // The tests' one fake origin (`FakeOrigin`), shared by the
+        // MediaStreaming and MediaServer tests; not part of any product.
+        .target(
+            name: "StreamingTestSupport",
+            dependencies: ["MediaStreaming"],
+            path: "Tests/StreamingTestSupport"
+        ),
         // The fuzz entry points, shared by FuzzTesting/ and the replay tests;
         // test code, in no product (reaches MediaStore's `package` internals).
         .target(
@@ -172,7 +179,7 @@ let package = Package(
             name: "MediaStreamingTests",
             dependencies: [
                 "MediaStreaming", "MediaStreamingAVFoundation", "HLSPlaylist", "MediaStore", "MediaSupport",
-                "LoopbackNginx", "TestSupport",
+                "LoopbackNginx", "TestSupport", "StreamingTestSupport",
             ],
             resources: [.copy("Fixtures")]
         ),
@@ -184,7 +191,7 @@ let package = Package(
             name: "MediaServerTests",
             dependencies: [
                 "MediaServer", "MediaStreaming", "HLSPlaylist", "MediaStore", "MediaSupport", "LoopbackNginx",
-                "TestSupport",
+                "TestSupport", "StreamingTestSupport",
             ]
         ),
     ],

@@ -2,6 +2,7 @@ import Foundation
 import LoopbackNginx
 import MediaStore
 import MediaStreaming
+import MediaSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -269,16 +270,8 @@ extension BenchmarkRunner {
 
     /// Runs `body` on the cooperative pool and blocks the calling thread until it returns.
     static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-        let outcome = Box<Result<T, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            let result: Result<T, any Error>
-            do { result = .success(try await body()) } catch { result = .failure(error) }
-            outcome.update { $0 = result }
-            done.signal()
-        }
-        done.wait()
-        return try outcome.value!.get()
+        // Never abandoned: the wait ends with `body`.
+        try BlockingWait { () async throws(any Error) -> T in try await body() }.wait()!.get()
     }
 
     /// A value shared with a task, behind a lock.

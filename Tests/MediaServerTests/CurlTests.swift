@@ -84,7 +84,7 @@ struct CurlTests {
         let base = fixture.server.baseURL!.absoluteString
         let path = ServerRoute.path(for: other, secret: fixture.server.secret)
         #expect(try await Curl.run([base + path]).status == 403)
-        #expect(fixture.origin.requests == 0)
+        #expect(fixture.origin.requestCount == 0)
     }
 
     @Test func allowlistedOriginsNeedNoMinting() async throws {

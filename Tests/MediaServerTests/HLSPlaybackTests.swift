@@ -57,7 +57,7 @@ struct HLSPlaybackTests {
             master, variant: .lowestBandwidth, audio: .languages(["en"]), subtitles: .all)
         try await download.completion()
         fixture.nginx.stop()
-        let before = fixture.origin.requests
+        let before = fixture.origin.requestCount
         let local = fixture.server.hlsURL(for: master).absoluteString
         let probe = try await FFmpeg.run(
             "ffprobe",
@@ -74,7 +74,7 @@ struct HLSPlaybackTests {
         // The whole 4 s, 15 frames a second.
         let decoded = try #require(try await Self.decode(local, ["-map", "0:v:0", "-map", "0:a:0"]))
         #expect(decoded.seconds >= 3.9 && decoded.frames == 60, "\(decoded)")
-        #expect(fixture.origin.requests == before, "no origin request with nginx stopped")
+        #expect(fixture.origin.requestCount == before, "no origin request with nginx stopped")
     }
 
     @Test("every URI of the served playlists is a local URL; each resource has its content type and exact bytes")
@@ -119,13 +119,13 @@ struct HLSPlaybackTests {
         let assets = ["aes/media.m3u8", "fmp4/media.m3u8", "byterange/fmp4.m3u8", "byterange/ts.m3u8"]
         for asset in assets { try await downloader.download(fixture.originURL("HLS/" + asset)).completion() }
         fixture.nginx.stop()
-        let before = fixture.origin.requests
+        let before = fixture.origin.requestCount
         for asset in assets {
             let local = fixture.server.hlsURL(for: fixture.originURL("HLS/" + asset)).absoluteString
             let decoded = try #require(try await Self.decode(local), "\(asset)")
             #expect(decoded.seconds >= 3.9 && decoded.frames == 60, "\(asset): \(decoded)")
         }
-        #expect(fixture.origin.requests == before)
+        #expect(fixture.origin.requestCount == before)
         // The fMP4 init segment is served as MP4, each byte range exactly.
         let text = String(
             decoding: try await Self.get(fixture.server.hlsURL(for: fixture.originURL("HLS/byterange/fmp4.m3u8"))).body,
@@ -158,10 +158,10 @@ struct HLSPlaybackTests {
             #expect(try fixture.store.info(forKey: resource.cacheKey.storeKey)?.isPinned == true)
         }
         fixture.nginx.stop()
-        let before = fixture.origin.requests
+        let before = fixture.origin.requestCount
         let again = try #require(try await Self.decode(local, ["-map", "0:v:0", "-map", "0:a:0"]))
         #expect(again.frames == 60)
-        #expect(fixture.origin.requests == before)
+        #expect(fixture.origin.requestCount == before)
     }
 
     @Test("a live playlist plays through the server but is never kept")

@@ -16,7 +16,7 @@ import Testing
 struct HostileClientTests {
     static let configuration = MediaServerConfiguration(
         limits: HTTPLimits(maxRequestLineBytes: 1024, maxHeadBytes: 4096, maxHeaderCount: 20), maxConnections: 4,
-        idleTimeout: 1, requestTimeout: 1, sendTimeout: 2)
+        idleTimeout: .seconds(1), requestTimeout: .seconds(1), sendTimeout: .seconds(2))
 
     func stillServes(_ fixture: ServerFixture) async throws -> Bool {
         let ping = try await Curl.run([fixture.server.baseURL!.absoluteString + "/ping"])

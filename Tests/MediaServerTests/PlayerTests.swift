@@ -43,10 +43,10 @@ struct PlayerTests {
         #expect(try await Curl.run([local]).status == 200)
         #expect(try await fixture.waitUntilCached("track.flac"))
         fixture.nginx.stop()
-        let before = fixture.origin.requests
+        let before = fixture.origin.requestCount
         let second = try #require(try await FFmpeg.decode(local))
         #expect(second == first)
-        #expect(fixture.origin.requests == before, "no origin request with the origin gone")
+        #expect(fixture.origin.requestCount == before, "no origin request with the origin gone")
     }
 
     @Test func severalClientsShareOneDownload() async throws {
@@ -61,8 +61,8 @@ struct PlayerTests {
         for result in results { #expect(result.status == 200 && result.body == ServerFixture.bigData) }
         let length = ServerFixture.bigLength
         #expect(
-            fixture.origin.bytes < length + length / 4,
-            "origin bytes \(fixture.origin.bytes) for \(clients) clients of \(length)")
+            fixture.origin.bodyBytes < length + length / 4,
+            "origin bytes \(fixture.origin.bodyBytes) for \(clients) clients of \(length)")
         #expect(fixture.server.statistics.bodyBytesSent == clients * length)
     }
 
@@ -90,7 +90,7 @@ struct PlayerTests {
 
     @Test func stalledClientHoldsBoundedMemory() async throws {
         let fixture = try ServerFixture(
-            configuration: MediaServerConfiguration(sendTimeout: 1, responseBufferBytes: 64 << 10))
+            configuration: MediaServerConfiguration(sendTimeout: .seconds(1), responseBufferBytes: 64 << 10))
         let client = try RawClient(port: fixture.port, receiveBuffer: 4096)
         // Asks for 10 MiB and reads nothing: the socket buffers fill, the
         // server stops asking the loader for more, then lets the client go.

@@ -118,7 +118,7 @@ struct BackPressureTests {
         let limit = 2 * TestCache.chunkSize
         let test = try TestCache(
             configuration: StreamingConfiguration(
-                chunksPerRequest: 4, stallTimeout: 5, readerBufferLimit: limit))
+                chunksPerRequest: 4, stallTimeout: .seconds(5), readerBufferLimit: limit))
         let url = server.url("slow-cached.bin")
         let original = try publish("slow-cached.bin", size: 1 << 20)
         let loader = test.cache.loader(for: url)
@@ -144,7 +144,7 @@ struct BackPressureTests {
         let test = try TestCache(
             sizeLimit: 1 << 20,
             configuration: StreamingConfiguration(
-                chunksPerRequest: 4, stallTimeout: 1, readerBufferLimit: limit))
+                chunksPerRequest: 4, stallTimeout: .seconds(1), readerBufferLimit: limit))
         let url = server.url("slow-uncached.bin")
         let original = try publish("slow-uncached.bin", size: 3 << 19)
         let loader = test.cache.loader(for: url)

@@ -74,7 +74,8 @@ struct DownloadQueueRelaunchTests {
         // The second run: they go on, in order, from where they were.
         let origin = RecordingOrigin(CrawlBypass())
         let cache = StreamingCache(
-            store: store, origin: origin, configuration: StreamingConfiguration(chunksPerRequest: 16, stallTimeout: 5))
+            store: store, origin: origin,
+            configuration: StreamingConfiguration(chunksPerRequest: 16, stallTimeout: .seconds(5)))
         let queue = try await DownloadQueue.open(
             cache: cache, configuration: DownloadQueueConfiguration(maxConcurrentDownloads: 1))
         let updates = await queue.updates()

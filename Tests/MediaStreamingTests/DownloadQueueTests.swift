@@ -13,7 +13,7 @@ struct DownloadQueueTests {
     let server = NginxServer.shared
 
     /// Requests big enough for nginx's `limit_rate` to pace them.
-    static let paced = StreamingConfiguration(chunksPerRequest: 16, stallTimeout: 5)
+    static let paced = StreamingConfiguration(chunksPerRequest: 16, stallTimeout: .seconds(5))
 
     /// Copies of the large fixture under their own names, served slowly.
     func slowCopies(_ prefix: String, _ count: Int) throws -> (urls: [URL], data: Data) {

@@ -11,10 +11,13 @@ import Testing
 struct FaultTests {
     let server = NginxServer.shared
 
-    private func faulty(_ fault: FaultOrigin.Fault, times: Int = .max, stallTimeout: Double = 2) throws -> TestCache {
+    private func faulty(_ fault: FakeOrigin.Fault, times: Int = .max, stallTimeout: Duration = .seconds(2)) throws
+        -> TestCache
+    {
         try TestCache(
-            configuration: StreamingConfiguration(chunksPerRequest: 2, maxRetries: 2, stallTimeout: stallTimeout),
-            origin: FaultOrigin(HTTPOrigin(timeout: 10), fault: fault, times: times))
+            configuration: StreamingConfiguration(
+                chunksPerRequest: 2, retryPolicy: RetryPolicy(maxRetries: 2), stallTimeout: stallTimeout),
+            origin: FakeOrigin(HTTPOrigin(timeout: 10), fault: fault, times: times))
     }
 
     @Test(
@@ -67,11 +70,11 @@ struct FaultTests {
         let original = try Fixtures.data("track.wav")
         _ = await healthy.player(url).load(contentInformation: true, offset: 0, length: 2)
         let test = try TestCache(
-            origin: FaultOrigin(HTTPOrigin(timeout: 10), fault: .wrongContentRange(shift: 1000), times: .max))
+            origin: FakeOrigin(HTTPOrigin(timeout: 10), fault: .wrongContentRange(shift: 1000), times: .max))
         // Reuse the healthy store's knowledge: the same store, a faulty origin.
         let store = healthy.store!
         let cache = StreamingCache(
-            store: store, origin: FaultOrigin(HTTPOrigin(timeout: 10), fault: .wrongContentRange(shift: 1000)),
+            store: store, origin: FakeOrigin(HTTPOrigin(timeout: 10), fault: .wrongContentRange(shift: 1000)),
             configuration: test.configuration)
         let outcome = await PlayerSimulator(loader: cache.loader(for: url)).load(offset: 200_000, length: 1000)
         guard case .origin(.contentRangeMismatch) = outcome.error else {
@@ -102,8 +105,8 @@ struct FaultTests {
         // Each response drops before a whole 16 KiB chunk: no request makes
         // progress (one that keeps a chunk starts the retry count again).
         let cache = StreamingCache(
-            store: healthy.store, origin: FaultOrigin(HTTPOrigin(timeout: 10), fault: .dropAfter(bytes: 10_000)),
-            configuration: StreamingConfiguration(chunksPerRequest: 2, maxRetries: 1))
+            store: healthy.store, origin: FakeOrigin(HTTPOrigin(timeout: 10), fault: .dropAfter(bytes: 10_000)),
+            configuration: StreamingConfiguration(chunksPerRequest: 2, retryPolicy: RetryPolicy(maxRetries: 1)))
         let outcome = await PlayerSimulator(loader: cache.loader(for: url)).load(offset: 0, length: nil)
         guard case .origin(let error) = outcome.error, error.isTransient else {
             Issue.record("expected a transient origin error, got \(String(describing: outcome.error))")
@@ -115,7 +118,7 @@ struct FaultTests {
 
     @Test("6. A stalled response is abandoned after the stall timeout and retried")
     func stallRetried() async throws {
-        let test = try faulty(.stallAfter(bytes: 3000), times: 1, stallTimeout: 1)
+        let test = try faulty(.stallAfter(bytes: 3000), times: 1, stallTimeout: .seconds(1))
         let url = server.url("track.m4a")
         let original = try Fixtures.data("track.m4a")
         let (_, body, _) = try await test.player(url).play()

@@ -71,7 +71,7 @@ struct PreloadTests {
         let original = try Fixtures.data("track.wav")
         try server.publish(original, at: "preload-cancel.wav")
         let url = server.url("slow/preload-cancel.wav")
-        let test = try TestCache(configuration: StreamingConfiguration(chunksPerRequest: 4, stallTimeout: 5))
+        let test = try TestCache(configuration: StreamingConfiguration(chunksPerRequest: 4, stallTimeout: .seconds(5)))
         let preloader = Preloader(cache: test.cache)
         let task = preloader.preload(url, bytes: original.count)
         for _ in 0..<500 where test.origin.bodyBytes(for: url) < 100_000 { try await Task.sleep(for: .milliseconds(5)) }

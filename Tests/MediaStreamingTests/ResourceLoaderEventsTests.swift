@@ -10,7 +10,7 @@ import Testing
 @Suite("Resource loader events", .timeLimit(.minutes(2)))
 struct ResourceLoaderEventsTests {
     @Test func aStreamDroppedAtOnceLeavesNoObserver() async throws {
-        let test = try TestCache(origin: MemoryOrigin(Data(repeating: 7, count: 1000)))
+        let test = try TestCache(origin: FakeOrigin(serving: Data(repeating: 7, count: 1000)))
         let loader = test.cache.loader(for: URL(string: "http://origin.invalid/a.bin")!)
         let fetcher = loader.fetcher
         let (registered, signal) = AsyncStream<Void>.makeStream()
@@ -26,7 +26,7 @@ struct ResourceLoaderEventsTests {
     }
 
     @Test func aKeptStreamStaysRegisteredUntilDropped() async throws {
-        let test = try TestCache(origin: MemoryOrigin(Data(repeating: 7, count: 1000)))
+        let test = try TestCache(origin: FakeOrigin(serving: Data(repeating: 7, count: 1000)))
         let loader = test.cache.loader(for: URL(string: "http://origin.invalid/b.bin")!)
         var events: AsyncStream<ResourceEvent>? = loader.events()
         #expect(loader.fetcher.observerCount == 1)

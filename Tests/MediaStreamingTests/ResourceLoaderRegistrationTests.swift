@@ -20,7 +20,7 @@ struct ResourceLoaderRegistrationTests {
     }
 
     @Test func aTaskThatFinishesAtOnceLeavesNoRegistration() async throws {
-        let test = try TestCache(origin: MemoryOrigin(Data(repeating: 7, count: 1000)))
+        let test = try TestCache(origin: FakeOrigin(serving: Data(repeating: 7, count: 1000)))
         let loader = test.cache.loader(for: URL(string: "http://origin.invalid/a.bin")!)
         let request = LoadingRequest(contentInformation: true, offset: 0, length: 100) { _ in }
         let ended = DispatchSemaphore(value: 0)
@@ -37,7 +37,7 @@ struct ResourceLoaderRegistrationTests {
 
     @Test func aCancelRightAfterTheTaskStartsStopsIt() async throws {
         // 1 MiB in 8 KiB pieces 50 ms apart: it would take 6 s.
-        let origin = MemoryOrigin(Data(repeating: 7, count: 1 << 20), pieceDelay: .milliseconds(50))
+        let origin = FakeOrigin(serving: Data(repeating: 7, count: 1 << 20), pieceDelay: .milliseconds(50))
         let test = try TestCache(origin: origin)
         let loader = test.cache.loader(for: URL(string: "http://origin.invalid/b.bin")!)
         let request = LoadingRequest(contentInformation: true, offset: 0) { _ in }

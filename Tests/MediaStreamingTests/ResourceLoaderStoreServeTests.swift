@@ -18,7 +18,7 @@ struct ResourceLoaderStoreServeTests {
     func cachedResource() async throws -> (TestCache, Data) {
         let body = Data(
             (0..<(Self.chunks * TestCache.chunkSize)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) })
-        let test = try TestCache(origin: MemoryOrigin(body))
+        let test = try TestCache(origin: FakeOrigin(serving: body))
         let (_, played, _) = try await test.player(Self.url).play()
         #expect(played == body)
         #expect(try await test.waitUntilComplete(Self.url))

@@ -52,7 +52,7 @@ struct SchedulingTests {
         let names = (0..<5).map { "sched-\(connectionsPerHost)-\($0).wav" }
         let (urls, original) = try copies(names)
         let configuration = StreamingConfiguration(
-            chunksPerRequest: 16, stallTimeout: 5, connectionsPerHost: connectionsPerHost)
+            chunksPerRequest: 16, stallTimeout: .seconds(5), connectionsPerHost: connectionsPerHost)
         let test = try TestCache(configuration: configuration)
         let scheduler = test.cache.scheduler
         // The player knows both tracks already (their first request was answered).

@@ -10,8 +10,8 @@ import Testing
 /// clean error.
 @Suite struct VersionedFillTests {
     static let url = URL(string: "https://origin.test/track.mp3")!
-    static let old = ChangingOrigin.content(count: 300_000, seed: 1)
-    static let new = ChangingOrigin.content(count: 410_000, seed: 2)
+    static let old = FakeOrigin.content(count: 300_000, seed: 1)
+    static let new = FakeOrigin.content(count: 410_000, seed: 2)
 
     /// One session downloads the old file; meanwhile the origin changes and
     /// a second session (another cache over the same store, as another
@@ -22,14 +22,14 @@ import Testing
     @Test(arguments: [true, false])
     func aChangeMidDownloadNeverMixesVersions(withETags: Bool) async throws {
         let chunk = TestCache.chunkSize
-        let origin = ChangingOrigin(
-            [
-                .init(bytes: Self.old, etag: withETags ? "\"old\"" : nil),
-                .init(bytes: Self.new, etag: withETags ? "\"new\"" : nil),
+        let origin = FakeOrigin(
+            versions: [
+                .init(bytes: Self.old, etag: withETags ? "\"old\"" : nil, contentType: "audio/mpeg"),
+                .init(bytes: Self.new, etag: withETags ? "\"new\"" : nil, contentType: "audio/mpeg"),
             ], holdAfter: [0: 4 * chunk, 1: 2 * chunk])
         // One request covers the whole file, so each session's response
         // carries its version's bytes to the end.
-        let configuration = StreamingConfiguration(chunksPerRequest: 64, stallTimeout: 30)
+        let configuration = StreamingConfiguration(chunksPerRequest: 64, stallTimeout: .seconds(30))
         let test = try TestCache(configuration: configuration, origin: origin)
         let key = test.cache.cacheKey(for: Self.url)
         let loaderA = test.cache.loader(for: Self.url)
@@ -95,8 +95,11 @@ import Testing
     /// between two requests. The reader fails cleanly, the entry of the
     /// old version is dropped, and the next play stores the new one whole.
     @Test func aLengthChangeBetweenRequestsFailsCleanly() async throws {
-        let origin = ChangingOrigin([.init(bytes: Self.old, etag: nil), .init(bytes: Self.new, etag: nil)])
-        let configuration = StreamingConfiguration(chunksPerRequest: 2, stallTimeout: 30)
+        let origin = FakeOrigin(versions: [
+            .init(bytes: Self.old, etag: nil, contentType: "audio/mpeg"),
+            .init(bytes: Self.new, etag: nil, contentType: "audio/mpeg"),
+        ])
+        let configuration = StreamingConfiguration(chunksPerRequest: 2, stallTimeout: .seconds(30))
         let test = try TestCache(configuration: configuration, origin: origin)
         let key = test.cache.cacheKey(for: Self.url)
         let player = test.player(Self.url)
@@ -127,10 +130,13 @@ import Testing
     /// download fails and the new entry stays unpinned.
     @Test func anOfflineDownloadPinsOnlyTheVersionItDownloaded() async throws {
         let chunk = TestCache.chunkSize
-        let origin = ChangingOrigin(
-            [.init(bytes: Self.old, etag: "\"old\""), .init(bytes: Self.new, etag: "\"new\"")],
+        let origin = FakeOrigin(
+            versions: [
+                .init(bytes: Self.old, etag: "\"old\"", contentType: "audio/mpeg"),
+                .init(bytes: Self.new, etag: "\"new\"", contentType: "audio/mpeg"),
+            ],
             holdAfter: [0: 4 * chunk])
-        let configuration = StreamingConfiguration(chunksPerRequest: 64, stallTimeout: 30)
+        let configuration = StreamingConfiguration(chunksPerRequest: 64, stallTimeout: .seconds(30))
         let test = try TestCache(configuration: configuration, origin: origin)
         let key = test.cache.cacheKey(for: Self.url)
         let download = OfflineDownloader(cache: test.cache).download(Self.url)
@@ -172,9 +178,9 @@ import Testing
     /// process puts other bytes at the key): the session reads on from the
     /// origin, uncached, and never hands out the other entry's bytes.
     @Test func aSessionWhoseEntryIsReplacedPlaysOnFromTheOrigin() async throws {
-        let origin = ChangingOrigin([.init(bytes: Self.old, etag: "\"old\"")])
+        let origin = FakeOrigin(versions: [.init(bytes: Self.old, etag: "\"old\"", contentType: "audio/mpeg")])
         let test = try TestCache(
-            configuration: StreamingConfiguration(chunksPerRequest: 4, stallTimeout: 30), origin: origin)
+            configuration: StreamingConfiguration(chunksPerRequest: 4, stallTimeout: .seconds(30)), origin: origin)
         let key = test.cache.cacheKey(for: Self.url)
         let player = test.player(Self.url)
         let (_, body, _) = try await player.play()
@@ -182,7 +188,7 @@ import Testing
         #expect(try await test.waitUntilComplete(Self.url))
         let served = try #require(try test.store.info(forKey: key)).version
 
-        let foreign = ChangingOrigin.content(count: Self.old.count, seed: 3)
+        let foreign = FakeOrigin.content(count: Self.old.count, seed: 3)
         try test.store.put(foreign, forKey: key)
         #expect(try test.store.info(forKey: key)?.version != served)
         let before = test.origin.bodyBytes

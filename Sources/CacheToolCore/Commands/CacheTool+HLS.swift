@@ -2,6 +2,7 @@ import Foundation
 import HLSPlaylist
 import MediaStore
 import MediaStreaming
+import MediaSupport
 
 extension CacheTool {
     /// `ls --hls`: the HLS assets, grouped, with completeness per media playlist.
@@ -89,8 +90,7 @@ extension CacheTool {
             url, variant: variant, audio: audio, subtitles: subtitles, headers: headers)
         let json = parsed.flag("json")
         let console = self.console
-        let outcome = BlockingOutcome<HLSDownloadProgress, HLSDownloadError>()
-        Task {
+        let outcome = BlockingWait { () async throws(HLSDownloadError) -> HLSDownloadProgress in
             var last = download.snapshot
             for await update in download.progressUpdates() {
                 if !json, update.resources != last.resources || update.totalResources != last.totalResources {
@@ -101,14 +101,11 @@ extension CacheTool {
                 }
                 last = update
             }
-            do throws(HLSDownloadError) {
-                try await download.completion()
-                outcome.finish(.success(download.snapshot))
-            } catch {
-                outcome.finish(.failure(error))
-            }
+            try await download.completion()
+            return download.snapshot
         }
-        switch outcome.wait() {
+        // Never abandoned: the wait ends with the download.
+        switch outcome.wait() ?? .failure(.streaming(.cancelled)) {
         case .success(let progress):
             if json {
                 printJSON(
@@ -139,25 +136,5 @@ extension CacheTool {
             }
             return .languages(languages)
         }
-    }
-}
-
-/// A result handed from a task to a waiting thread.
-final class BlockingOutcome<Value: Sendable, Failure: Error>: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var result: Result<Value, Failure>?
-
-    func finish(_ outcome: Result<Value, Failure>) {
-        condition.lock()
-        result = outcome
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    func wait() -> Result<Value, Failure> {
-        condition.lock()
-        defer { condition.unlock() }
-        while result == nil { condition.wait() }
-        return result!
     }
 }

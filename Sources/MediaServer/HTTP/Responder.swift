@@ -2,6 +2,7 @@ import Foundation
 import HLSPlaylist
 import MediaStore
 import MediaStreaming
+import MediaSupport
 
 /// Turns each request of a server into a ``Response`` (routing,
 /// authorisation, HLS decisions, status mapping); the connection only

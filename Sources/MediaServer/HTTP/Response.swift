@@ -1,5 +1,6 @@
 import Foundation
 import MediaStreaming
+import MediaSupport
 
 /// A response the ``Responder`` decided and the connection writes: the
 /// head, the body, and what the server reports of it. The connection adds

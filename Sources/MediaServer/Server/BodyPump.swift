@@ -1,5 +1,6 @@
 import Foundation
 import MediaStreaming
+import MediaSupport
 
 /// Feeds one response body from a ``ResourceLoader`` to a connection's
 /// thread through ``LoadingRequest``s (the path a `StreamingItem` takes),

@@ -18,7 +18,7 @@ struct ConnectionContext: Sendable {
     /// ``MediaServerConfiguration/sendTimeout``.
     var sendTimeout: Duration
     /// ``MediaServerConfiguration/originWaitTimeout``.
-    var originWaitTimeout: TimeInterval
+    var originWaitTimeout: Duration
 }
 
 /// One client connection, served on a thread of its own: reads request
@@ -100,7 +100,7 @@ final class Connection: @unchecked Sendable {
     /// value, for at most ``MediaServerConfiguration/originWaitTimeout``,
     /// looking every few milliseconds whether the client is still there.
     private func watch<Value>(_ step: (Date) -> WaitStep<Value>) -> Watched<Value> {
-        let deadline = Date() + context.originWaitTimeout
+        let deadline = Date() + context.originWaitTimeout.inSeconds
         while true {
             switch step(min(deadline, Date() + Self.clientCheckInterval)) {
             case .done(let value):

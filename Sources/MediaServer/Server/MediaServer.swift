@@ -173,9 +173,9 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
             loaders: loaders, hls: hls, responseBufferBytes: configuration.responseBufferBytes)
         return ConnectionContext(
             responder: responder, activity: activity, limits: configuration.limits,
-            requestTimeout: .milliseconds(Int(configuration.requestTimeout * 1000)),
-            idleTimeout: .milliseconds(Int(configuration.idleTimeout * 1000)),
-            sendTimeout: .milliseconds(Int(configuration.sendTimeout * 1000)),
+            requestTimeout: configuration.requestTimeout,
+            idleTimeout: configuration.idleTimeout,
+            sendTimeout: configuration.sendTimeout,
             originWaitTimeout: configuration.originWaitTimeout)
     }
 

@@ -31,27 +31,27 @@ public struct MediaServerConfiguration: Sendable {
     /// 64 by default. With ``responseBufferBytes`` and ``limits`` it bounds
     /// the memory clients can make the server hold (``clientMemoryBound``).
     public var maxConnections: Int
-    /// Seconds a kept-alive connection may sit idle between requests before it is closed.
-    public var idleTimeout: TimeInterval
-    /// Seconds a client has from the first byte of a request to the end of
-    /// its head (the slowloris guard): 408 and closed after.
-    public var requestTimeout: TimeInterval
-    /// Seconds a client may take no byte of a response before it is let go
-    /// (a paused player reconnects with a `Range` when it resumes).
-    public var sendTimeout: TimeInterval
+    /// How long a kept-alive connection may sit idle between requests before it is closed. 30 s by default.
+    public var idleTimeout: Duration
+    /// How long a client has from the first byte of a request to the end of
+    /// its head (the slowloris guard): 408 and closed after. 10 s by default.
+    public var requestTimeout: Duration
+    /// How long a client may take no byte of a response before it is let go
+    /// (a paused player reconnects with a `Range` when it resumes). 30 s by default.
+    public var sendTimeout: Duration
     /// Bytes of one response held for a client that has not taken them;
     /// beyond this the server stops asking the loader for more until the
     /// client has taken three quarters of them (bounded memory per connection).
     /// 1 MiB by default, at least 16 KiB.
     public var responseBufferBytes: Int
-    /// Seconds a connection waits on the origin, each time it waits: for the
+    /// How long a connection waits on the origin, each time it waits: for the
     /// content information, for the first byte of a body, then between body
-    /// bytes. 30 by default. When it expires before the response head went
+    /// bytes. 30 s by default. When it expires before the response head went
     /// out, the answer is `504 Gateway Timeout`; after, the connection
     /// closes (the body is cut short). Either way the loading is cancelled.
     /// Meanwhile the connection watches its client: one that hangs up frees
     /// its slot at once.
-    public var originWaitTimeout: TimeInterval
+    public var originWaitTimeout: Duration
     /// The secret in every local URL's path; random (128 bits) when `nil`.
     /// Give the same one across launches only if minted URLs must outlive the process.
     public var secret: String?
@@ -71,8 +71,9 @@ public struct MediaServerConfiguration: Sendable {
     public init(
         port: Int = 0, binding: Binding = .loopback, advertisedHost: String = "127.0.0.1",
         allowlist: OriginAllowlist = OriginAllowlist(), limits: HTTPLimits = HTTPLimits(), maxConnections: Int = 64,
-        idleTimeout: TimeInterval = 30, requestTimeout: TimeInterval = 10, sendTimeout: TimeInterval = 30,
-        responseBufferBytes: Int = 1 << 20, originWaitTimeout: TimeInterval = 30, secret: String? = nil,
+        idleTimeout: Duration = .seconds(30), requestTimeout: Duration = .seconds(10),
+        sendTimeout: Duration = .seconds(30), responseBufferBytes: Int = 1 << 20,
+        originWaitTimeout: Duration = .seconds(30), secret: String? = nil,
         hlsRewriteCacheBytes: Int = 8 << 20, mintedURLBytes: Int = 16 << 20
     ) {
         self.port = port
@@ -85,7 +86,7 @@ public struct MediaServerConfiguration: Sendable {
         self.requestTimeout = requestTimeout
         self.sendTimeout = sendTimeout
         self.responseBufferBytes = max(16 << 10, responseBufferBytes)
-        self.originWaitTimeout = max(0, originWaitTimeout)
+        self.originWaitTimeout = max(.zero, originWaitTimeout)
         self.secret = secret
         self.hlsRewriteCacheBytes = max(0, hlsRewriteCacheBytes)
         self.mintedURLBytes = max(2, mintedURLBytes)

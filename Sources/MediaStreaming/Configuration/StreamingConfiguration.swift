@@ -8,7 +8,7 @@ public struct StreamingConfiguration: Sendable {
     /// Chunks asked for per origin request (each request is a `Range`
     /// aligned to chunk boundaries). 4 by default (about 1 MiB).
     public var chunksPerRequest: Int
-    /// A reader this close ahead of a running download waits for it
+    /// A reader this close ahead of a running transfer waits for it
     /// rather than opening a request of its own. One request's worth by default.
     public var lookaheadBytes: Int?
     /// Expiry of entries written by the loader. `.default` uses the store's.
@@ -19,21 +19,17 @@ public struct StreamingConfiguration: Sendable {
     /// Whether a fresh entry is revalidated anyway on its first use by a
     /// fetcher. `false` by default: only expired entries are.
     public var alwaysRevalidate: Bool
-    /// Retries in a row of requests that failed transiently (dropped
-    /// connection, stall, slow or truncated body, 5xx) without bringing a
-    /// byte that is kept; a request that brings some starts the count
-    /// again. 2 by default.
-    public var maxRetries: Int
-    /// Seconds before the first of those retries, doubled for each next
-    /// one (at most 2 s). 0.05 by default.
-    public var retryBackoff: TimeInterval
-    /// Seconds without a byte before a request counts as stalled and is retried. 15 by default.
-    public var stallTimeout: TimeInterval
+    /// When a failed origin request is tried again (``RetryPolicy``): at
+    /// most 2 retries in a row of requests that kept no byte, after
+    /// 50 ms, doubled for each next one, at most 2 s, by default.
+    public var retryPolicy: RetryPolicy
+    /// Time without a byte before a request counts as stalled and is retried. 15 s by default.
+    public var stallTimeout: Duration
     /// Headers sent with every origin request of this cache.
     public var headers: [String: String]
-    /// Back-pressure: bytes a download may hand a reader ahead of what the
+    /// Back-pressure: bytes a transfer may hand a reader ahead of what the
     /// reader has taken. A reader further behind is let go and goes on from
-    /// the store; when the resource is played without caching, the download
+    /// the store; when the resource is played without caching, the transfer
     /// waits for it instead. 2 MiB by default.
     public var readerBufferLimit: Int
     /// Origin connections per host at once, over every resource of the
@@ -56,8 +52,8 @@ public struct StreamingConfiguration: Sendable {
     public init(
         cacheKeyPolicy: CacheKeyPolicy = .url, chunksPerRequest: Int = 4, lookaheadBytes: Int? = nil,
         expiry: ExpiryPolicy = .default, honorsCacheControl: Bool = false, alwaysRevalidate: Bool = false,
-        maxRetries: Int = 2, stallTimeout: TimeInterval = 15, headers: [String: String] = [:],
-        readerBufferLimit: Int = 2 << 20, connectionsPerHost: Int = 4, retryBackoff: TimeInterval = 0.05,
+        retryPolicy: RetryPolicy = RetryPolicy(), stallTimeout: Duration = .seconds(15),
+        headers: [String: String] = [:], readerBufferLimit: Int = 2 << 20, connectionsPerHost: Int = 4,
         hlsLimits: HLSLimits = HLSLimits()
     ) {
         self.cacheKeyPolicy = cacheKeyPolicy
@@ -66,8 +62,7 @@ public struct StreamingConfiguration: Sendable {
         self.expiry = expiry
         self.honorsCacheControl = honorsCacheControl
         self.alwaysRevalidate = alwaysRevalidate
-        self.maxRetries = max(0, maxRetries)
-        self.retryBackoff = max(0, retryBackoff)
+        self.retryPolicy = retryPolicy
         self.stallTimeout = stallTimeout
         self.headers = headers
         self.readerBufferLimit = max(1, readerBufferLimit)

@@ -1,18 +1,18 @@
 import Foundation
 import MediaStore
 
-/// Where a download's bytes go on their way to the store: buffered up to
+/// Where a transfer's bytes go on their way to the store: buffered up to
 /// chunk boundaries, then written a whole chunk at a time (and the short
 /// last chunk of the resource), through ``StoreIO``.
 ///
 /// Bound to one version of the entry (``EntryInfo/version``, from the
-/// `prepareEntry` or stored entry the download started from): its bytes
+/// `prepareEntry` or stored entry the transfer started from): its bytes
 /// are never written into another version. Once the store refuses a
 /// write (``StoreError/entryReplaced(key:expected:found:)`` when that
 /// version is gone), the sink stops storing and only drops the bytes it
-/// has handed on (the download keeps feeding its readers).
+/// has handed on (the transfer keeps feeding its readers).
 ///
-/// Only touched on its download's ``ResourceFetcher``'s executor (hence
+/// Only touched on its transfer's ``ResourceFetcher``'s executor (hence
 /// unchecked; its async methods inherit the caller's isolation); a write in
 /// flight keeps the buffer intact until it returns.
 final class ChunkSink: @unchecked Sendable {
@@ -64,12 +64,12 @@ final class ChunkSink: @unchecked Sendable {
     }
 
     /// Writes every whole chunk buffered, and the rest too when `end` (the
-    /// end of what the download fetches) has been reached.
+    /// end of what the transfer fetches) has been reached.
     ///
     /// Runs on the caller's executor (the fetcher's), before and after each
     /// write: as a plain `nonisolated async` method it ran on the global
     /// pool, so it trimmed the buffer and moved `bufferStart` on another
-    /// thread while the fetcher let a reader join the download, and
+    /// thread while the fetcher let a reader join the transfer, and
     /// ``buffered(from:)`` read past the buffer's end (a crash).
     func flush(end: Int, isolation: isolated (any Actor)? = #isolation) async -> Report {
         var report = Report()

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The queue between a download and one reader: the bytes the download
+/// The queue between a transfer and one reader: the bytes the transfer
 /// has handed over and the reader has not taken yet (its backlog).
 ///
 /// The backlog is counted so that a reader slower than the origin is
@@ -8,7 +8,7 @@ import Foundation
 /// store) or, when the bytes are not cached, waits for it with
 /// ``waitForBacklog(atMost:)``. Either way memory stays bounded.
 ///
-/// The download's side (``send(_:)``, ``finish(throwing:)``,
+/// The transfer's side (``send(_:)``, ``finish(throwing:)``,
 /// ``waitForBacklog(atMost:)``) runs on the fetcher; the reader's side
 /// (``next()``, ``close()``) on the reader's task.
 // Unchecked: `state` holds continuations (not Sendable) and is only touched under `lock`.
@@ -32,7 +32,7 @@ final class ReaderChannel: @unchecked Sendable {
     /// Told of each change of the backlog: + when bytes are queued, − when
     /// they are taken or dropped. Called under the channel's lock, so that
     /// the changes reach the counters in the order they happened: told
-    /// outside it, a reader's − could arrive after the download's next +,
+    /// outside it, a reader's − could arrive after the transfer's next +,
     /// and a sum of backlogs (and its peak) would count bytes that were
     /// never queued at once. It must not call back into the channel.
     private let onBacklogChange: @Sendable (Int) -> Void
@@ -44,7 +44,7 @@ final class ReaderChannel: @unchecked Sendable {
     /// Bytes handed over and not taken yet.
     var backlog: Int { lock.withLock { state.backlog } }
 
-    // MARK: The download's side
+    // MARK: The transfer's side
 
     /// Hands `data` to the reader (dropped once the reader is gone or the channel ended).
     func send(_ data: Data) {
@@ -100,7 +100,7 @@ final class ReaderChannel: @unchecked Sendable {
 
     // MARK: The reader's side
 
-    /// The next bytes, `nil` at the end; throws the download's error, or
+    /// The next bytes, `nil` at the end; throws the transfer's error, or
     /// `CancellationError` when the reading task is cancelled.
     func next() async throws -> Data? {
         if let ready = try take() { return ready.value }
@@ -122,7 +122,7 @@ final class ReaderChannel: @unchecked Sendable {
         }
     }
 
-    /// The reader is gone: drops the backlog and releases a waiting download.
+    /// The reader is gone: drops the backlog and releases a waiting transfer.
     func close() {
         let drain = lock.withLock { () -> CheckedContinuation<Void, Never>? in
             state.closed = true

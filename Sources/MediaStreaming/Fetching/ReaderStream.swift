@@ -1,8 +1,8 @@
 import Foundation
 
-/// The bytes a download hands one reader, in order, as an `AsyncSequence`
+/// The bytes a transfer hands one reader, in order, as an `AsyncSequence`
 /// over a ``ReaderChannel``. Dropping it (the reader stopped or moved on)
-/// drops its backlog and tells the fetcher, which stops a download nobody
+/// drops its backlog and tells the fetcher, which stops a transfer nobody
 /// reads when its bytes are not cached.
 final class ReaderStream: AsyncSequence, Sendable {
     typealias Element = Data

@@ -32,8 +32,8 @@ extension ResourceFetcher {
             }
             if let information { return information }
         }
-        // A player waiting behind a download's probe raises it.
-        for probe in downloads.values where probe.isProbe && probe.probePriority < priority {
+        // A player waiting behind a transfer's probe raises it.
+        for probe in transfers.values where probe.isProbe && probe.probePriority < priority {
             probe.probePriority = priority
             reschedule(probe)
         }
@@ -53,8 +53,8 @@ extension ResourceFetcher {
         guard let waiter = infoWaiters.removeValue(forKey: id) else { return }
         waiter.resume(throwing: StreamingError.cancelled)
         guard infoWaiters.isEmpty, information == nil else { return }
-        for probe in downloads.values where probe.isProbe && probe.subscribers.isEmpty {
-            downloads[probe.id] = nil
+        for probe in transfers.values where probe.isProbe && probe.subscribers.isEmpty {
+            transfers[probe.id] = nil
             probe.isStopped = true
             probe.task?.cancel()
             resolving = false
@@ -76,7 +76,7 @@ extension ResourceFetcher {
                     etag: stored.metadata.etag, lastModified: stored.metadata.lastModified))
             return
         }
-        let probe = makeDownload(
+        let probe = makeTransfer(
             start: 0, end: Int.max, url: url, headers: headers, isProbe: true, priority: priority)
         probe.firstRequestBytes = firstRequestBytes.map {
             min(requestBytes, max(chunkSize, ($0 + chunkSize - 1) / chunkSize * chunkSize))
@@ -168,18 +168,18 @@ extension ResourceFetcher {
     /// entry; a changed validator or length drops it; the entry is
     /// prepared (or caching skipped, for one larger than the store).
     /// Returns where the body lies, or `nil` when there is none to read.
-    func acceptFirst(_ response: OriginResponse, requested: Range<Int>, _ download: Download) async throws
+    func acceptFirst(_ response: OriginResponse, requested: Range<Int>, _ transfer: Transfer) async throws
         -> ExpectedBody?
     {
         let first = try ResponseValidator.checkFirst(
-            response, requested: requested, conditional: download.isConditional, url: download.url)
+            response, requested: requested, conditional: transfer.isConditional, url: transfer.url)
         let stored = cachingSkipped == nil ? try await storedInfo() : nil
         let policy = expiryPolicy(for: response)
         let key = self.key
         switch first {
         case .notModified:
             guard let stored, let length = stored.length else {
-                throw StreamingError.origin(.httpStatus(code: 304, url: download.url))
+                throw StreamingError.origin(.httpStatus(code: 304, url: transfer.url))
             }
             count { $0.notModified += 1 }
             // Renews exactly the entry the conditional request was about.
@@ -190,7 +190,7 @@ extension ResourceFetcher {
             validators = ResourceValidators(etag: stored.metadata.etag, lastModified: stored.metadata.lastModified)
             entryVersion = stored.version
             emit(.revalidated(changed: false))
-            download.isStopped = true
+            transfer.isStopped = true
             let mime = mimeType(declared: stored.metadata.mimeType, prefix: try await storedPrefix())
             resolve(
                 ContentInformation(
@@ -204,7 +204,7 @@ extension ResourceFetcher {
                     storedValidators: ResourceValidators(
                         etag: stored.metadata.etag, lastModified: stored.metadata.lastModified),
                     storedIsExpired: stored.isExpired(), total: total, validators: announced)
-                if download.isConditional { emit(.revalidated(changed: action == .replace)) }
+                if transfer.isConditional { emit(.revalidated(changed: action == .replace)) }
                 let version = stored.version
                 do throws(StoreError) {
                     switch action {
@@ -230,7 +230,7 @@ extension ResourceFetcher {
                     mimeType: response.mimeType, etag: announced.etag, lastModified: announced.lastModified)
                 do {
                     // Kept only when it is the same content (length and validators),
-                    // otherwise replaced: this download fills exactly that version.
+                    // otherwise replaced: this transfer fills exactly that version.
                     let prepared = try await storeIO.write { store throws(StoreError) in
                         let info = try store.prepareEntry(
                             forKey: key, length: total, options: WriteOptions(expiry: policy, metadata: metadata))
@@ -238,29 +238,29 @@ extension ResourceFetcher {
                         return info
                     }
                     entryVersion = prepared.version
-                    download.sink.version = prepared.version
+                    transfer.sink.version = prepared.version
                 } catch {
                     skipCaching(String(describing: error))
                 }
             }
-            download.end = total ?? Int.max
-            download.declaredMIMEType = response.mimeType
-            try await resolveProbeIfReady(download)
+            transfer.end = total ?? Int.max
+            transfer.declaredMIMEType = response.mimeType
+            try await resolveProbeIfReady(transfer)
             return body
         }
     }
 
     /// Resolves the content information once the length is known and the
     /// MIME type is too (declared, or sniffable from the first bytes).
-    func resolveProbeIfReady(_ download: Download) async throws {
-        guard download.isProbe, information == nil, download.end != Int.max else { return }
-        let declared = download.declaredMIMEType
-        let sniffable = download.position >= 16 || download.position >= download.end
+    func resolveProbeIfReady(_ transfer: Transfer) async throws {
+        guard transfer.isProbe, information == nil, transfer.end != Int.max else { return }
+        let declared = transfer.declaredMIMEType
+        let sniffable = transfer.position >= 16 || transfer.position >= transfer.end
         guard !UniformType.isGeneric(declared) || sniffable else { return }
         let prefix =
-            download.bufferStart == 0 ? [UInt8](download.sink.buffered(from: 0).prefix(16)) : try await storedPrefix()
+            transfer.bufferStart == 0 ? [UInt8](transfer.sink.buffered(from: 0).prefix(16)) : try await storedPrefix()
         let mime = mimeType(declared: declared, prefix: prefix)
-        if download.sink.isStoring, mime != declared, let version = download.sink.version {
+        if transfer.sink.isStoring, mime != declared, let version = transfer.sink.version {
             let key = self.key
             let metadata = EntryMetadata(mimeType: mime, etag: validators.etag, lastModified: validators.lastModified)
             do {
@@ -268,15 +268,15 @@ extension ResourceFetcher {
                     try store.setMetadata(metadata, forKey: key, version: version)
                 }
             } catch {
-                storeRefused(error, download)
+                storeRefused(error, transfer)
             }
         }
         let complete = try await isCompleteInStore()
         // Resolved meanwhile (or the resource changed): nothing more to do.
-        guard information == nil, !download.isStopped else { return }
+        guard information == nil, !transfer.isStopped else { return }
         resolve(
             ContentInformation(
-                mimeType: mime, contentLength: download.end, isEntireLengthAvailableOnDemand: complete,
+                mimeType: mime, contentLength: transfer.end, isEntireLengthAvailableOnDemand: complete,
                 etag: validators.etag, lastModified: validators.lastModified))
     }
 }

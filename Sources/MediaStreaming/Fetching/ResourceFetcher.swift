@@ -3,17 +3,17 @@ import MediaStore
 import MediaSupport
 
 /// Coordinates everything about one cached resource (one cache key):
-/// its content information, its revalidation, and the downloads that
+/// its content information, its revalidation, and the transfers that
 /// fill its holes. Every reader of the key, from any item, goes through
-/// the same fetcher, so two players share one download.
+/// the same fetcher, so two players share one transfer.
 ///
 /// The work is split by concern: ``ResponseValidator`` judges responses
-/// (pure), ``DownloadRunner`` moves bytes from the origin (retries, stall
-/// watchdog), each download's ``ChunkSink`` writes them to the store
+/// (pure), ``TransferRunner`` moves bytes from the origin (retries, stall
+/// watchdog), each transfer's ``ChunkSink`` writes them to the store
 /// through ``StoreIO`` (off the concurrency pool); this actor keeps the
-/// resource's state and decides: reads and downloads here, content
+/// resource's state and decides: reads and transfers here, content
 /// information in `ResourceFetcher+ContentInformation.swift`, what it does
-/// for a running download in `ResourceFetcher+DownloadCoordinator.swift`.
+/// for a running transfer in `ResourceFetcher+TransferCoordinator.swift`.
 ///
 /// Store failures: a failed read of the store's state (entry info, cached
 /// ranges) fails the reader with ``StreamingError/store(_:)``, except an
@@ -31,7 +31,7 @@ actor ResourceFetcher {
     let statistics = Locked(StreamingStatistics())
     /// Counters of the whole cache, updated alongside.
     private let cacheStatistics: Locked<StreamingStatistics>
-    private let runner: DownloadRunner
+    private let runner: TransferRunner
 
     // State shared with the extensions in ResourceFetcher+*.swift.
     var information: ContentInformation?
@@ -48,7 +48,7 @@ actor ResourceFetcher {
     /// Why the resource is played without caching, when it is.
     private(set) var cachingSkipped: String?
     var lease: EntryLease?
-    var downloads: [Int: Download] = [:]
+    var transfers: [Int: Transfer] = [:]
     private var nextID = 0
     /// The observers of the resource's events, under a lock of their own:
     /// registering and removing one is synchronous, so
@@ -70,10 +70,9 @@ actor ResourceFetcher {
         self.cacheStatistics = cacheStatistics
         self.cachingSkipped = unavailable
         self.observation = Locked(Observation(cachingSkipped: unavailable))
-        self.runner = DownloadRunner(
+        self.runner = TransferRunner(
             origin: origin, requestBytes: chunkSize * configuration.chunksPerRequest,
-            maxRetries: configuration.maxRetries, retryBackoff: configuration.retryBackoff,
-            stallTimeout: configuration.stallTimeout)
+            retryPolicy: configuration.retryPolicy, stallTimeout: configuration.stallTimeout)
     }
 
     var store: MediaStore { storeIO.store }
@@ -134,7 +133,7 @@ actor ResourceFetcher {
 
     /// Plays the resource without caching from now on (reported once).
     func skipCaching(_ reason: String) {
-        for download in downloads.values { download.sink.stopStoring() }
+        for transfer in transfers.values { transfer.sink.stopStoring() }
         guard cachingSkipped == nil else { return }
         cachingSkipped = reason
         observation.withLock { state in
@@ -146,9 +145,9 @@ actor ResourceFetcher {
     // MARK: Planning reads
 
     /// Where the bytes from `offset` come from: the store, a running
-    /// download (joined), or a new download over the hole at `offset`.
-    /// A download runs at the highest `priority` of its readers.
-    /// A new download stops at the chunk boundary at or after `until`, when given.
+    /// transfer (joined), or a new transfer over the hole at `offset`.
+    /// A transfer runs at the highest `priority` of its readers.
+    /// A new transfer stops at the chunk boundary at or after `until`, when given.
     func plan(
         from offset: Int, url: URL, headers: [String: String], priority: FetchPriority = .playback,
         until: Int? = nil
@@ -169,22 +168,22 @@ actor ResourceFetcher {
             if let next = ranges.first(where: { $0.lowerBound > offset }) { holeEnd = next.lowerBound }
         }
         let lookahead = configuration.lookaheadBytes ?? requestBytes
-        let joinable = downloads.values.filter {
+        let joinable = transfers.values.filter {
             !$0.isStopped && $0.bufferStart <= offset && offset < $0.end && offset <= $0.position + lookahead
         }
-        if let download = joinable.min(by: { $0.position > $1.position }) {
-            return .stream(subscribe(download, from: offset, priority: priority, until: until))
+        if let transfer = joinable.min(by: { $0.position > $1.position }) {
+            return .stream(subscribe(transfer, from: offset, priority: priority, until: until))
         }
         let start = offset / chunkSize * chunkSize
         if let until { holeEnd = min(holeEnd, max(start + chunkSize, (until + chunkSize - 1) / chunkSize * chunkSize)) }
-        for other in downloads.values where !other.isStopped {
+        for other in transfers.values where !other.isStopped {
             if other.bufferStart > start { holeEnd = min(holeEnd, other.bufferStart) }
             if other.position <= start && start < other.end { other.end = start }
         }
-        let download = makeDownload(
+        let transfer = makeTransfer(
             start: start, end: holeEnd, url: url, headers: headers, isProbe: false, priority: priority)
-        let stream = subscribe(download, from: offset, priority: priority, until: until)
-        launch(download)
+        let stream = subscribe(transfer, from: offset, priority: priority, until: until)
+        launch(transfer)
         return .stream(stream)
     }
 
@@ -218,82 +217,82 @@ actor ResourceFetcher {
         return ranges
     }
 
-    private func subscribe(_ download: Download, from offset: Int, priority: FetchPriority, until: Int?)
+    private func subscribe(_ transfer: Transfer, from offset: Int, priority: FetchPriority, until: Int?)
         -> ReaderStream
     {
         let boxes = [statistics, cacheStatistics]
         let channel = ReaderChannel { Self.adjustBacklog($0, boxes) }
         nextID += 1
         let id = nextID
-        if offset < download.position { channel.send(download.sink.buffered(from: offset)) }
-        download.subscribers[id] = Download.Subscriber(
-            offset: max(offset, download.position), channel: channel, priority: priority, until: until)
-        download.windingDown = false
-        reschedule(download)
-        let downloadID = download.id
+        if offset < transfer.position { channel.send(transfer.sink.buffered(from: offset)) }
+        transfer.subscribers[id] = Transfer.Subscriber(
+            offset: max(offset, transfer.position), channel: channel, priority: priority, until: until)
+        transfer.windingDown = false
+        reschedule(transfer)
+        let transferID = transfer.id
         return ReaderStream(channel: channel) { [weak self] in
-            Task { await self?.unsubscribe(id, from: downloadID) }
+            Task { await self?.unsubscribe(id, from: transferID) }
         }
     }
 
-    private func unsubscribe(_ id: Int, from downloadID: Int) {
-        guard let download = downloads[downloadID] else { return }
-        let leaving = download.subscribers.removeValue(forKey: id)
+    private func unsubscribe(_ id: Int, from transferID: Int) {
+        guard let transfer = transfers[transferID] else { return }
+        let leaving = transfer.subscribers.removeValue(forKey: id)
         // Uncached bytes nobody reads are wasted: stop at once. Cached
-        // downloads finish their request (the bytes are kept), except for
-        // a download or preload that was stopped: it ends at the next chunk
-        // boundary (a stopped download fetches nothing more).
-        if download.subscribers.isEmpty, !(download.isProbe && information == nil) {
+        // transfers finish their request (the bytes are kept), except for
+        // a transfer or preload that was stopped: it ends at the next chunk
+        // boundary (a stopped transfer fetches nothing more).
+        if transfer.subscribers.isEmpty, !(transfer.isProbe && information == nil) {
             if cachingSkipped != nil {
-                stop(download)
+                stop(transfer)
             } else if let leaving, leaving.priority < .playback {
-                download.windingDown = true
+                transfer.windingDown = true
             }
         }
-        reschedule(download)
+        reschedule(transfer)
     }
 
-    // MARK: Downloads
+    // MARK: Transfers
 
-    func makeDownload(
+    func makeTransfer(
         start: Int, end: Int, url: URL, headers: [String: String], isProbe: Bool, priority: FetchPriority
-    ) -> Download {
+    ) -> Transfer {
         nextID += 1
-        // A probe fills the version it prepares; other downloads the one served.
+        // A probe fills the version it prepares; other transfers the one served.
         let sink = ChunkSink(
             key: key, start: start, chunkSize: chunkSize, storeIO: storeIO, version: isProbe ? nil : entryVersion,
             isStoring: cachingSkipped == nil)
-        let download = Download(
+        let transfer = Transfer(
             id: nextID, start: start, end: end, url: url, headers: headers, isProbe: isProbe, sink: sink,
             ticket: scheduler.makeTicket(priority, host: url.host ?? ""))
-        downloads[download.id] = download
-        return download
+        transfers[transfer.id] = transfer
+        return transfer
     }
 
-    func launch(_ download: Download) {
+    func launch(_ transfer: Transfer) {
         let runner = self.runner
-        download.task = Task { await runner.run(download, for: self) }
+        transfer.task = Task { await runner.run(transfer, for: self) }
     }
 
-    private func stop(_ download: Download) {
-        download.isStopped = true
-        download.task?.cancel()
+    private func stop(_ transfer: Transfer) {
+        transfer.isStopped = true
+        transfer.task?.cancel()
     }
 
-    /// Stops every download (readers fail with `cancelled`).
+    /// Stops every transfer (readers fail with `cancelled`).
     func cancelAll() {
-        for download in downloads.values {
-            stop(download)
-            fail(download, .cancelled)
+        for transfer in transfers.values {
+            stop(transfer)
+            fail(transfer, .cancelled)
         }
     }
 
-    func fail(_ download: Download, _ error: StreamingError) {
+    func fail(_ transfer: Transfer, _ error: StreamingError) {
         // A probe abandoned by every waiter was removed already: a newer one may resolve now.
-        let isCurrent = downloads.removeValue(forKey: download.id) != nil
-        for subscriber in download.subscribers.values { subscriber.channel.finish(throwing: error) }
-        download.subscribers = [:]
-        if isCurrent && download.isProbe && information == nil { failResolution(error) }
+        let isCurrent = transfers.removeValue(forKey: transfer.id) != nil
+        for subscriber in transfer.subscribers.values { subscriber.channel.finish(throwing: error) }
+        transfer.subscribers = [:]
+        if isCurrent && transfer.isProbe && information == nil { failResolution(error) }
     }
 
     /// The resource changed at the origin: no old byte may be mixed with
@@ -304,10 +303,10 @@ actor ResourceFetcher {
         information = nil
         entryVersion = nil
         resolving = true
-        let stopped = Array(downloads.values)
-        for download in stopped {
-            stop(download)
-            download.sink.stopStoring()
+        let stopped = Array(transfers.values)
+        for transfer in stopped {
+            stop(transfer)
+            transfer.sink.stopStoring()
         }
         if let version {
             // Drops the version filled from the old content, not a newer one.
@@ -323,7 +322,7 @@ actor ResourceFetcher {
                 }
             }
         }
-        for download in stopped { fail(download, error) }
+        for transfer in stopped { fail(transfer, error) }
         emit(.revalidated(changed: true))
         failResolution(error)
     }

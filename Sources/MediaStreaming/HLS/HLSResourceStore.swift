@@ -300,22 +300,20 @@ public final class HLSResourceStore: Sendable {
         _ resource: HLSResource, headers: [String: String], flight: Flight, options: WriteOptions,
         inMemory: Bool? = nil
     ) async throws(HLSDownloadError) -> HLSResourceSink {
-        let attempts = max(1, cache.configuration.maxRetries + 1)
-        var lastError: HLSDownloadError = .streaming(.cancelled)
-        for attempt in 0..<attempts {
+        let policy = cache.configuration.retryPolicy
+        var retry = 0
+        while true {
             do {
                 return try await scheduled(
                     resource, headers: headers, flight: flight, options: options,
                     inMemory: inMemory ?? resource.kind.isPlaylist)
             } catch {
-                lastError = error
-                guard case .streaming(.origin(let origin)) = error, origin.isTransient, attempt + 1 < attempts else {
-                    throw error
-                }
-                try? await Task.sleep(for: .milliseconds(100 << min(attempt, 4)))
+                retry += 1
+                guard case .streaming(let failure) = error, let delay = policy.delay(after: failure, retry: retry)
+                else { throw error }
+                try? await Task.sleep(for: delay)
             }
         }
-        throw lastError
     }
 
     /// One fetch admitted by the scheduler; again from the start when
@@ -394,16 +392,11 @@ public final class HLSResourceStore: Sendable {
         // A 206 must be the range asked for; a 200 is the whole resource, cut below.
         var skip = 0
         if let range {
-            if response.statusCode == 206 {
-                guard let received = response.contentRange, received.range == range else {
-                    throw .streaming(
-                        .origin(
-                            .contentRangeMismatch(
-                                requested: request.rangeHeader ?? "", received: response.header("Content-Range") ?? ""))
-                    )
-                }
-            } else {
-                skip = range.lowerBound
+            do {
+                let body = try ResponseValidator.checkExactRange(response, requested: range, url: resource.url)
+                skip = range.lowerBound - body.start
+            } catch {
+                throw .streaming(error)
             }
         }
         if let length = response.contentLength, length - skip > limit {

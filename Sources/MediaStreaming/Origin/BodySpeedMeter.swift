@@ -1,4 +1,5 @@
 import Foundation
+import MediaSupport
 
 /// Judges a body's speed against ``OriginLimits/lowSpeedBytesPerSecond``:
 /// the bytes received since the window opened, averaged once the window
@@ -12,7 +13,7 @@ struct BodySpeedMeter: Sendable {
 
     init(limits: OriginLimits, now: ContinuousClock.Instant) {
         self.bytesPerSecond = limits.lowSpeedBytesPerSecond
-        self.window = limits.lowSpeedWindow
+        self.window = limits.lowSpeedWindow.inSeconds
         self.start = now
     }
 

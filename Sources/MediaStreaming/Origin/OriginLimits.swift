@@ -6,7 +6,7 @@ import Foundation
 /// keep up.
 ///
 /// ```swift
-/// let origin = HTTPOrigin(limits: OriginLimits(lowSpeedBytesPerSecond: 4096, lowSpeedWindow: 20))
+/// let origin = HTTPOrigin(limits: OriginLimits(lowSpeedBytesPerSecond: 4096, lowSpeedWindow: .seconds(20)))
 /// ```
 public struct OriginLimits: Sendable, Equatable {
     /// The low-speed limit, like curl's `--speed-limit`: a body that brings
@@ -18,9 +18,9 @@ public struct OriginLimits: Sendable, Equatable {
     /// below the slowest mobile link that can play anything (GPRS carries
     /// 4–5 KiB/s), so only an origin that is stuck or hostile trips it.
     public var lowSpeedBytesPerSecond: Int
-    /// Seconds the average speed is taken over, like curl's `--speed-time`.
-    /// 30 by default: long enough to ride out a tunnel or a cell handover.
-    public var lowSpeedWindow: TimeInterval
+    /// The time the average speed is taken over, like curl's `--speed-time`.
+    /// 30 s by default: long enough to ride out a tunnel or a cell handover.
+    public var lowSpeedWindow: Duration
     /// Bytes of one body received from the network and not yet taken by
     /// its reader. Past it the transfer is cancelled and the body ends,
     /// after the bytes already buffered, with
@@ -37,12 +37,13 @@ public struct OriginLimits: Sendable, Equatable {
     public var bufferedBodyBytes: Int
 
     /// - parameter lowSpeedBytesPerSecond: the minimum average speed of a body (0: none).
-    /// - parameter lowSpeedWindow: the seconds that speed is averaged over.
+    /// - parameter lowSpeedWindow: the time that speed is averaged over (at least 1 ms).
     /// - parameter bufferedBodyBytes: the bytes buffered per body for a reader that does not keep up.
-    public init(lowSpeedBytesPerSecond: Int = 1024, lowSpeedWindow: TimeInterval = 30, bufferedBodyBytes: Int = 4 << 20)
-    {
+    public init(
+        lowSpeedBytesPerSecond: Int = 1024, lowSpeedWindow: Duration = .seconds(30), bufferedBodyBytes: Int = 4 << 20
+    ) {
         self.lowSpeedBytesPerSecond = max(0, lowSpeedBytesPerSecond)
-        self.lowSpeedWindow = max(0.001, lowSpeedWindow)
+        self.lowSpeedWindow = max(.milliseconds(1), lowSpeedWindow)
         self.bufferedBodyBytes = max(1, bufferedBodyBytes)
     }
 }

@@ -23,7 +23,8 @@ final class AllowlistedServer: @unchecked Sendable {
             directory: directory, configuration: StoreConfiguration(chunkSize: 16 * 1024, initialMapSize: 16 << 20))
         cache = StreamingCache(
             store: store, origin: HTTPOrigin(timeout: 5, redirects: allowlist.redirectPolicy()),
-            configuration: StreamingConfiguration(chunksPerRequest: 4, maxRetries: 1, stallTimeout: 5))
+            configuration: StreamingConfiguration(
+                chunksPerRequest: 4, retryPolicy: RetryPolicy(maxRetries: 1), stallTimeout: .seconds(5)))
         server = MediaServer(cache: cache, configuration: MediaServerConfiguration(allowlist: allowlist))
         try server.start()
     }

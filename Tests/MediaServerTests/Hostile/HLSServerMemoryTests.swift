@@ -35,7 +35,7 @@ struct HLSServerMemoryTests {
                 directory: directory, configuration: StoreConfiguration(chunkSize: 64 << 10, initialMapSize: 64 << 20))
             let cache = StreamingCache(
                 store: store, origin: HTTPOrigin(timeout: 5.25),
-                configuration: StreamingConfiguration(maxRetries: 0, hlsLimits: limits))
+                configuration: StreamingConfiguration(retryPolicy: RetryPolicy(maxRetries: 0), hlsLimits: limits))
             server = MediaServer(cache: cache, configuration: configuration)
             try server.start()
         }

@@ -63,7 +63,7 @@ struct HostileMemoryTests {
         let small = ScriptedServer.content(100_000)
         let big = ScriptedServer.content(8 << 20, seed: 7)
         let configuration = MediaServerConfiguration(
-            maxConnections: 64, responseBufferBytes: 64 << 10, originWaitTimeout: 0.5)
+            maxConnections: 64, responseBufferBytes: 64 << 10, originWaitTimeout: .milliseconds(500))
         let fixture = try ScriptedServer(configuration: configuration, originTimeout: 4) { request, reply in
             switch request.path {
             case "/big.bin": reply.serve(big, for: request)

@@ -57,7 +57,7 @@ struct HostileRangeTests {
         try ScriptedServer(
             // A long origin wait (not what is tested): the full parallel run has kept a first answer
             // waiting over 30 s.
-            configuration: MediaServerConfiguration(maxConnections: 64, originWaitTimeout: 120)
+            configuration: MediaServerConfiguration(maxConnections: 64, originWaitTimeout: .seconds(120))
         ) { request, reply in
             // An empty file: a 200 with no body, whatever the range (as nginx answers).
             guard request.path != "/empty.bin" else { return reply.respond(status: 200, headers: ["ETag": "\"e\""]) }
@@ -114,7 +114,7 @@ struct HostileRangeTests {
     @Test(arguments: ["bytes=100-", "bytes=-100"])
     func aClientHangingUpFreesItsSlot(_ range: String) async throws {
         let fixture = try ScriptedServer(
-            configuration: MediaServerConfiguration(originWaitTimeout: 30)
+            configuration: MediaServerConfiguration(originWaitTimeout: .seconds(30))
         ) { _, reply in
             reply.pause(8)
         }
@@ -133,7 +133,7 @@ struct HostileRangeTests {
     @Test(arguments: ["bytes=100-", "bytes=-100"])
     func aSilentOriginGets504(_ range: String) async throws {
         let fixture = try ScriptedServer(
-            configuration: MediaServerConfiguration(originWaitTimeout: 0.5)
+            configuration: MediaServerConfiguration(originWaitTimeout: .milliseconds(500))
         ) { _, reply in
             reply.pause(8)
         }
@@ -151,8 +151,9 @@ struct HostileRangeTests {
     @Test func anOriginStallingMidBodyIsLetGo() async throws {
         let content = Self.content
         let fixture = try ScriptedServer(
-            configuration: MediaServerConfiguration(originWaitTimeout: 3),
-            streaming: StreamingConfiguration(chunksPerRequest: 1, maxRetries: 0, stallTimeout: 20)
+            configuration: MediaServerConfiguration(originWaitTimeout: .seconds(3)),
+            streaming: StreamingConfiguration(
+                chunksPerRequest: 1, retryPolicy: RetryPolicy(maxRetries: 0), stallTimeout: .seconds(20))
         ) { request, reply in
             let range = request.range ?? 0..<content.count
             guard range.lowerBound > 0 else { return reply.serve(content, for: request) }

@@ -29,7 +29,7 @@ struct OriginGapTests {
         let content = ScriptedServer.content(200_000)
         let failing = Switch()
         // A long origin wait: the full parallel run has kept a first answer waiting over 30 s.
-        let fixture = try ScriptedServer(configuration: MediaServerConfiguration(originWaitTimeout: 120)) {
+        let fixture = try ScriptedServer(configuration: MediaServerConfiguration(originWaitTimeout: .seconds(120))) {
             request, reply in
             guard failing.isOn else { return reply.serve(content, for: request) }
             switch failure {

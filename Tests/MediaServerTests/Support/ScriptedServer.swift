@@ -30,7 +30,8 @@ final class ScriptedServer: @unchecked Sendable {
 
     init(
         configuration: MediaServerConfiguration,
-        streaming: StreamingConfiguration = StreamingConfiguration(chunksPerRequest: 1, maxRetries: 0, stallTimeout: 5),
+        streaming: StreamingConfiguration = StreamingConfiguration(
+            chunksPerRequest: 1, retryPolicy: RetryPolicy(maxRetries: 0), stallTimeout: .seconds(5)),
         originTimeout: TimeInterval = 7, handler: @escaping ScriptedOrigin.Handler
     ) throws {
         signal(SIGPIPE, SIG_IGN)

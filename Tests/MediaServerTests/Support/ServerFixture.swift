@@ -3,6 +3,7 @@ import LoopbackNginx
 import MediaServer
 import MediaStore
 import MediaStreaming
+import StreamingTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -10,7 +11,7 @@ import MediaStreaming
 
 /// A real nginx (the origin) serving the audio fixtures and a 3 MiB
 /// pseudo-random file, a store with 16 KiB chunks, a streaming cache
-/// over it through a ``CountingOrigin``, and a started ``MediaServer``.
+/// over it through a `FakeOrigin`, and a started ``MediaServer``.
 /// Everything is stopped and removed on deinit.
 final class ServerFixture: @unchecked Sendable {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -19,7 +20,7 @@ final class ServerFixture: @unchecked Sendable {
 
     let directory: URL
     let nginx: LoopbackNginx
-    let origin: CountingOrigin
+    let origin: FakeOrigin
     let store: MediaStore
     let cache: StreamingCache
     let server: MediaServer
@@ -40,13 +41,14 @@ final class ServerFixture: @unchecked Sendable {
             serving: root, in: directory.appendingPathComponent("nginx"),
             httpDirectives: "keepalive_requests 100000;",
             serverDirectives: "location /fail503 { return 503; } location /gone { return 410; }")
-        origin = CountingOrigin(delayPerPiece: delayPerPiece)
+        origin = FakeOrigin(pieceDelay: delayPerPiece)
         store = try MediaStore(
             directory: directory.appendingPathComponent("store"),
             configuration: StoreConfiguration(chunkSize: 16 * 1024, initialMapSize: 64 << 20))
         cache = StreamingCache(
             store: store, origin: origin,
-            configuration: StreamingConfiguration(chunksPerRequest: 4, maxRetries: 1, stallTimeout: 5))
+            configuration: StreamingConfiguration(
+                chunksPerRequest: 4, retryPolicy: RetryPolicy(maxRetries: 1), stallTimeout: .seconds(5)))
         server = MediaServer(cache: cache, configuration: configuration)
         try server.start()
     }

@@ -25,7 +25,7 @@ struct FetcherTests {
         // The first request's body waits after its first 8 KiB: it is still
         // running when the seek is planned, however loaded the machine
         // (with only a delay per piece, it sometimes had ended first).
-        let origin = MemoryOrigin(content, pieceDelay: .milliseconds(5), holdFirstBody: true)
+        let origin = FakeOrigin(serving: content, pieceDelay: .milliseconds(5), holdFirstBody: true)
         let cache = StreamingCache(
             store: store, origin: origin, configuration: StreamingConfiguration(chunksPerRequest: 4, lookaheadBytes: 0))
         let loader = cache.loader(for: URL(string: "https://origin.example/seek.bin")!)
@@ -59,7 +59,7 @@ struct FetcherTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let content = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ 3) })
         let cache = StreamingCache(
-            store: store, origin: MemoryOrigin(content, pieceDelay: .milliseconds(2)),
+            store: store, origin: FakeOrigin(serving: content, pieceDelay: .milliseconds(2)),
             configuration: StreamingConfiguration(chunksPerRequest: 2))
         let loader = cache.loader(for: URL(string: "https://origin.example/replaced.bin")!)
         _ = try await loader.contentInformation()
@@ -101,7 +101,7 @@ struct FetcherStoreFailureTests {
         }
         #expect(throws: StoreError.self) { try store.info(forKey: key) }
 
-        let cache = StreamingCache(store: store, origin: MemoryOrigin(content))
+        let cache = StreamingCache(store: store, origin: FakeOrigin(serving: content))
         let loader = cache.loader(for: url)
         let whole = await PlayerSimulator(loader: loader).load(contentInformation: true, offset: 0, length: nil)
         #expect(whole.error == nil)

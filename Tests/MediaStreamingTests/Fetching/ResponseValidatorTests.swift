@@ -39,6 +39,29 @@ struct ResponseValidatorTests {
         return false
     }
 
+    // MARK: Exact ranges (HLS byte ranges, resource length unknown)
+
+    @Test("An exact range: 206 must name exactly it; 200 is the whole resource from 0; else the status")
+    func exactRange() throws {
+        let requested = 1000..<2000
+        func check(_ response: OriginResponse) throws(StreamingError) -> ExpectedBody {
+            try ResponseValidator.checkExactRange(response, requested: requested, url: Self.url)
+        }
+        let partial = try check(Self.response(206, ["Content-Range": "bytes 1000-1999/5000"]))
+        #expect(partial == ExpectedBody(start: 1000, end: 2000, isWholeResource: false))
+        let whole = try check(Self.response(200, ["Content-Length": "5000"]))
+        #expect(whole == ExpectedBody(start: 0, end: 5000, isWholeResource: true))
+        // Starting right but ending early is not the range asked for (no chunk boundaries here).
+        let short = error { () throws(StreamingError) in
+            try check(Self.response(206, ["Content-Range": "bytes 1000-1499/5000"]))
+        }
+        #expect(short == .origin(.contentRangeMismatch(requested: "bytes=1000-1999", received: "bytes 1000-1499/5000")))
+        let missing = error { () throws(StreamingError) in try check(Self.response(206)) }
+        #expect(missing == .origin(.contentRangeMismatch(requested: "bytes=1000-1999", received: "none")))
+        let refused = error { () throws(StreamingError) in try check(Self.response(403)) }
+        #expect(refused == .origin(.httpStatus(code: 403, url: Self.url)))
+    }
+
     // MARK: Range requests of a known resource
 
     @Test("206 with the Content-Range asked for: the body is that range")

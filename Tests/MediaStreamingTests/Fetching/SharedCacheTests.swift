@@ -29,7 +29,7 @@ struct SharedCacheTests {
         try Data("not a store".utf8).write(to: path)
         defer { try? FileManager.default.removeItem(at: path) }
         let content = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-        let cache = StreamingCache.makeShared(directory: path, origin: MemoryOrigin(content))
+        let cache = StreamingCache.makeShared(directory: path, origin: FakeOrigin(serving: content))
         #expect(cache.storeOpeningError != nil)
 
         let loader = cache.loader(for: URL(string: "https://origin.example/track.bin")!)

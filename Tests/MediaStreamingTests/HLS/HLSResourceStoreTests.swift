@@ -19,7 +19,7 @@ struct HLSResourceStoreTests {
     /// since a fetch of its own would have stored it pinned.
     @Test("Bytes stored just before the fetch began are read from the store, not reported fetched")
     func storedMeanwhileIsNotFetched() async throws {
-        let test = try TestCache(origin: MemoryOrigin(Self.content))
+        let test = try TestCache(origin: FakeOrigin(serving: Self.content))
         let resources = HLSResourceStore(cache: test.cache)
         let resource = HLSResource(
             kind: .segment, url: Self.url, cacheKey: resources.resourceKey(for: Self.url), playlistURL: nil)

@@ -15,7 +15,8 @@ struct HLSSchedulingTests {
 
     @Test("one connection per host: a download waits its turn per segment; a player's segment goes first")
     func playbackSegmentIsNotStarvedByADownload() async throws {
-        let configuration = StreamingConfiguration(chunksPerRequest: 16, stallTimeout: 5, connectionsPerHost: 1)
+        let configuration = StreamingConfiguration(
+            chunksPerRequest: 16, stallTimeout: .seconds(5), connectionsPerHost: 1)
         let test = try TestCache(configuration: configuration)
         let name = "hls-sched-\(UUID().uuidString.prefix(8))"
         // Each segment takes about a second under /slow/ (its rate per response).

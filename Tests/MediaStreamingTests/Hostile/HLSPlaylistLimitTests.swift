@@ -92,7 +92,8 @@ struct HLSPlaylistLimitTests {
         let cache = StreamingCache(
             store: test.store, origin: HTTPOrigin(timeout: 4.75),
             configuration: StreamingConfiguration(
-                maxRetries: 0, hlsLimits: HLSLimits(playlist: PlaylistLimits(maxBytes: limit))))
+                retryPolicy: RetryPolicy(maxRetries: 0), hlsLimits: HLSLimits(playlist: PlaylistLimits(maxBytes: limit))
+            ))
         let resources = HLSResourceStore(cache: cache)
         let url = origin.url("/huge.m3u8")
         let resource = HLSResource(
@@ -112,7 +113,8 @@ struct HLSPlaylistLimitTests {
         defer { origin.stop() }
         let test = try TestCache()
         let cache = StreamingCache(
-            store: test.store, origin: HTTPOrigin(timeout: 4.75), configuration: StreamingConfiguration(maxRetries: 0))
+            store: test.store, origin: HTTPOrigin(timeout: 4.75),
+            configuration: StreamingConfiguration(retryPolicy: RetryPolicy(maxRetries: 0)))
         let resources = HLSResourceStore(cache: cache)
         let url = origin.url("/announced.m3u8")
         let resource = HLSResource(

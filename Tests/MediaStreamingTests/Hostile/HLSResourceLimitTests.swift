@@ -35,7 +35,8 @@ struct HLSResourceLimitTests {
         // other suites' connections.
         let cache = StreamingCache(
             store: test.store, origin: HTTPOrigin(timeout: 4.75),
-            configuration: StreamingConfiguration(maxRetries: 0, stallTimeout: 5, hlsLimits: limits))
+            configuration: StreamingConfiguration(
+                retryPolicy: RetryPolicy(maxRetries: 0), stallTimeout: .seconds(5), hlsLimits: limits))
         return (test, cache)
     }
 

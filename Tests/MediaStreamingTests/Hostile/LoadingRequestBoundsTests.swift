@@ -34,7 +34,7 @@ struct LoadingRequestBoundsTests {
 
     @Test func offsetsAndLengthsAtTheBoundary() async throws {
         let content = Data(repeating: 7, count: 40_000)
-        let test = try TestCache(origin: MemoryOrigin(content))
+        let test = try TestCache(origin: FakeOrigin(serving: content))
         let url = URL(string: "https://example.com/a.bin")!
         let huge = await events(test.cache, url, offset: Int.max - 1, length: 5)
         #expect(huge.first == "information")

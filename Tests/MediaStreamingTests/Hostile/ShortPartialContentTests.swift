@@ -43,7 +43,8 @@ struct ShortPartialContentTests {
         let origin = try Self.origin(lie)
         defer { origin.stop() }
         let cache = try TestCache(
-            configuration: StreamingConfiguration(chunksPerRequest: 2, maxRetries: 2, stallTimeout: 2),
+            configuration: StreamingConfiguration(
+                chunksPerRequest: 2, retryPolicy: RetryPolicy(maxRetries: 2), stallTimeout: .seconds(2)),
             origin: HTTPOrigin(timeout: Self.timeout))
         let player = cache.player(origin.url("/short.mp3"))
         let started = ContinuousClock.now
@@ -77,7 +78,8 @@ struct ShortPartialContentTests {
         }
         defer { origin.stop() }
         let cache = try TestCache(
-            configuration: StreamingConfiguration(chunksPerRequest: 2, maxRetries: 40, stallTimeout: 2))
+            configuration: StreamingConfiguration(
+                chunksPerRequest: 2, retryPolicy: RetryPolicy(maxRetries: 40), stallTimeout: .seconds(2)))
         let player = cache.player(origin.url("/never"))
         let handle = player.start(contentInformation: true, offset: 0, length: nil)
         for _ in 0..<500 where origin.requests.count < 2 { try await Task.sleep(for: .milliseconds(10)) }

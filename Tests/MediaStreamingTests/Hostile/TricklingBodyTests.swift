@@ -10,7 +10,7 @@ import Testing
 @Suite("Hostile origin: trickling body")
 struct TricklingBodyTests {
     /// 1,000 bytes a second averaged over 1 s.
-    static let limits = OriginLimits(lowSpeedBytesPerSecond: 1000, lowSpeedWindow: 1)
+    static let limits = OriginLimits(lowSpeedBytesPerSecond: 1000, lowSpeedWindow: .seconds(1))
     /// A session of its own (origins share one per timeout): the callbacks
     /// of other suites' transfers do not delay these.
     static let timeout: TimeInterval = 9
@@ -81,7 +81,8 @@ struct TricklingBodyTests {
         let origin = try Self.origin(length: 100_000, piece: 1)
         defer { origin.stop() }
         let cache = try TestCache(
-            configuration: StreamingConfiguration(chunksPerRequest: 2, maxRetries: 0, stallTimeout: 10),
+            configuration: StreamingConfiguration(
+                chunksPerRequest: 2, retryPolicy: RetryPolicy(maxRetries: 0), stallTimeout: .seconds(10)),
             origin: HTTPOrigin(timeout: Self.timeout, limits: Self.limits))
         let start = ContinuousClock.now
         let outcome = await cache.player(origin.url("/slow.mp3")).load(contentInformation: true, offset: 0, length: nil)
@@ -104,7 +105,7 @@ struct BodySpeedMeterTests {
 
     @Test func aWindowBelowTheLimitTrips() {
         var meter = BodySpeedMeter(
-            limits: OriginLimits(lowSpeedBytesPerSecond: 1000, lowSpeedWindow: 1), now: Self.start)
+            limits: OriginLimits(lowSpeedBytesPerSecond: 1000, lowSpeedWindow: .seconds(1)), now: Self.start)
         for tenth in 1..<10 { #expect(meter.received(1, at: Self.at(Double(tenth) / 10)) == nil) }
         let slow = meter.received(1, at: Self.at(1.0))
         #expect(slow?.bytes == 10)
@@ -112,12 +113,13 @@ struct BodySpeedMeterTests {
 
     @Test func windowsAboveTheLimitNeverTrip() {
         var meter = BodySpeedMeter(
-            limits: OriginLimits(lowSpeedBytesPerSecond: 1000, lowSpeedWindow: 1), now: Self.start)
+            limits: OriginLimits(lowSpeedBytesPerSecond: 1000, lowSpeedWindow: .seconds(1)), now: Self.start)
         for tenth in 1...100 { #expect(meter.received(150, at: Self.at(Double(tenth) / 10)) == nil) }
     }
 
     @Test func zeroTurnsTheCheckOff() {
-        var meter = BodySpeedMeter(limits: OriginLimits(lowSpeedBytesPerSecond: 0, lowSpeedWindow: 1), now: Self.start)
+        var meter = BodySpeedMeter(
+            limits: OriginLimits(lowSpeedBytesPerSecond: 0, lowSpeedWindow: .seconds(1)), now: Self.start)
         #expect(meter.received(1, at: Self.at(100)) == nil)
     }
 }

@@ -1,15 +1,16 @@
 import Foundation
 import MediaStore
 import MediaStreaming
+@_exported import StreamingTestSupport
 @_exported import TestSupport
 
 /// A store with 16 KiB chunks (so the small fixtures span many chunks)
 /// in a fresh temporary directory, and a streaming cache over it whose
-/// origin records every request. Removed on deinit.
+/// origin (a ``FakeOrigin``) records every request. Removed on deinit.
 final class TestCache: @unchecked Sendable {
     static let chunkSize = 16 * 1024
     let directory: URL
-    let origin: RecordingOrigin
+    let origin: FakeOrigin
     let storeConfiguration: StoreConfiguration
     let configuration: StreamingConfiguration
     private(set) var store: MediaStore!
@@ -17,14 +18,15 @@ final class TestCache: @unchecked Sendable {
 
     init(
         sizeLimit: Int = 0, accounting: SizeAccounting = .stored,
-        configuration: StreamingConfiguration = StreamingConfiguration(chunksPerRequest: 2, stallTimeout: 2),
+        configuration: StreamingConfiguration = StreamingConfiguration(chunksPerRequest: 2, stallTimeout: .seconds(2)),
         origin: (any Origin)? = nil
     ) throws {
         directory = temporaryPath("streaming-test")
         storeConfiguration = StoreConfiguration(
             sizeLimit: sizeLimit, sizeAccounting: accounting, chunkSize: Self.chunkSize, initialMapSize: 64 << 20)
         self.configuration = configuration
-        self.origin = RecordingOrigin(origin ?? HTTPOrigin(timeout: 10))
+        // A fake origin already records; any other is put behind one.
+        self.origin = (origin as? FakeOrigin) ?? FakeOrigin(origin ?? HTTPOrigin(timeout: 10))
         store = try MediaStore(directory: directory, configuration: storeConfiguration)
         cache = StreamingCache(store: store, origin: self.origin, configuration: configuration)
     }

@@ -6,6 +6,6 @@ struct ExpectedBody: Sendable, Equatable {
     /// origin did not say (a `200` without `Content-Length`).
     var end: Int?
     /// Whether it is a `200`: the whole resource, from its first byte, so
-    /// a download may read on past the range it asked for.
+    /// a transfer may read on past the range it asked for.
     var isWholeResource: Bool
 }

@@ -93,6 +93,28 @@ enum ResponseValidator {
         }
     }
 
+    /// Checks the answer to a request of exactly `requested` of a resource
+    /// whose length is not known (an HLS byte range): `206` with exactly
+    /// that `Content-Range`, or `200` with the whole resource, whose body
+    /// starts at 0. Any other status is ``OriginError/httpStatus(code:url:)``.
+    static func checkExactRange(
+        _ response: OriginResponse, requested: Range<Int>, url: URL
+    ) throws(StreamingError) -> ExpectedBody {
+        switch response.statusCode {
+        case 206:
+            guard let received = response.contentRange, received.range == requested else {
+                throw .origin(
+                    .contentRangeMismatch(
+                        requested: rangeText(requested), received: response.header("Content-Range") ?? "none"))
+            }
+            return ExpectedBody(start: requested.lowerBound, end: requested.upperBound, isWholeResource: false)
+        case 200:
+            return ExpectedBody(start: 0, end: response.contentLength, isWholeResource: true)
+        default:
+            throw .origin(.httpStatus(code: response.statusCode, url: url))
+        }
+    }
+
     /// What to do with a stored entry (its length, validators and whether
     /// it expired) given the first response's `total` and `validators`.
     /// Lengths known on both sides must agree, and the stored entry's main

@@ -30,7 +30,8 @@ final class GlueHarness {
         }
         self.origin = origin
         cache = StreamingCache(
-            store: store, origin: origin, configuration: StreamingConfiguration(chunksPerRequest: 2, stallTimeout: 5))
+            store: store, origin: origin,
+            configuration: StreamingConfiguration(chunksPerRequest: 2, stallTimeout: .seconds(5)))
         item = CachingAVPlayerItem(streamingItem: StreamingItem(url: url, cache: cache))
         guard let asset = item.asset as? AVURLAsset else {
             throw HarnessFailure("the item's asset is not an AVURLAsset")

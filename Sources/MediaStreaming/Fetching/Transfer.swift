@@ -1,16 +1,16 @@
 import Foundation
 
-/// One download from the origin over a chunk-aligned span of a resource,
+/// One transfer from the origin over a chunk-aligned span of a resource,
 /// fanned out to the readers subscribed to it; its bytes go to the store
 /// through its ``ChunkSink``.
 ///
 /// Only touched on its ``ResourceFetcher``'s executor (hence unchecked).
-final class Download: @unchecked Sendable {
+final class Transfer: @unchecked Sendable {
     /// A reader waiting for bytes from `offset` on.
     struct Subscriber {
         var offset: Int
         let channel: ReaderChannel
-        /// Who reads: a player, a preload or a download.
+        /// Who reads: a player, a preload or a transfer.
         let priority: FetchPriority
         /// The offset past which it wants nothing (a preload's prefix); `nil`: to the end.
         let until: Int?
@@ -46,7 +46,7 @@ final class Download: @unchecked Sendable {
     /// The priority and idleness last told to the scheduler.
     var scheduledPriority: FetchPriority
     var scheduledIdle = false
-    /// Its last reader, a download or a preload, was stopped: it ends its
+    /// Its last reader, a transfer or a preload, was stopped: it ends its
     /// response at the next chunk boundary instead of finishing the request.
     var windingDown = false
     /// Bytes its first request asks for while the length is unknown, when

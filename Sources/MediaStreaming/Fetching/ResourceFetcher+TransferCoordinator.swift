@@ -1,0 +1,182 @@
+import Foundation
+import MediaStore
+
+/// What the fetcher does for its transfers' runners: judges responses
+/// (``ResponseValidator``), hands bytes to readers and to the transfer's
+/// ``ChunkSink``, keeps slow readers bounded, and ends transfers.
+extension ResourceFetcher: TransferCoordinator {
+    func isResolving(_ transfer: Transfer) -> Bool { transfer.isProbe && information == nil }
+
+    func wantedEnd(of transfer: Transfer) -> Int? {
+        guard !transfer.subscribers.isEmpty else { return nil }
+        let ends = transfer.subscribers.values.map { subscriber in
+            subscriber.until.map { ($0 + chunkSize - 1) / chunkSize * chunkSize } ?? Int.max
+        }
+        return ends.max()
+    }
+
+    func request(for transfer: Transfer, range: Range<Int>) -> OriginRequest {
+        var request = OriginRequest(
+            url: transfer.url, range: range, headers: configuration.headers.merging(transfer.headers) { $1 })
+        if isResolving(transfer) {
+            request.ifNoneMatch = transfer.ifNoneMatch
+            request.ifModifiedSince = transfer.ifModifiedSince
+        } else {
+            request.ifRange = ResponseValidator.ifRange(for: validators)
+        }
+        return request
+    }
+
+    func willSend(_ request: OriginRequest) { count { $0.originRequests += 1 } }
+
+    func accept(_ response: OriginResponse, to requested: Range<Int>, for transfer: Transfer) async throws
+        -> ExpectedBody?
+    {
+        if isResolving(transfer) { return try await acceptFirst(response, requested: requested, transfer) }
+        guard let length = information?.contentLength else { throw OriginError.malformedResponse(reason: "no length") }
+        return try ResponseValidator.checkRange(
+            response, requested: requested, length: length, validators: validators, chunkSize: chunkSize,
+            url: transfer.url)
+    }
+
+    func didReceive(byteCount: Int) { count { $0.originBytes += byteCount } }
+
+    /// Takes received bytes: hands them to subscribers, resolves the
+    /// content information once it can, and writes every whole chunk (and
+    /// the short last one) to the store.
+    func receive(_ bytes: Data, into transfer: Transfer) async throws {
+        let pieceStart = transfer.position
+        transfer.sink.append(bytes)
+        for (id, subscriber) in transfer.subscribers where subscriber.offset < transfer.position {
+            let from = bytes.startIndex + max(0, subscriber.offset - pieceStart)
+            subscriber.channel.send(Data(bytes[from...]))
+            transfer.subscribers[id]?.offset = transfer.position
+        }
+        try await resolveProbeIfReady(transfer)
+        await flush(transfer)
+        await keepReadersBounded(transfer)
+        reschedule(transfer)
+    }
+
+    func bodyEnded(_ transfer: Transfer, at length: Int) async throws {
+        transfer.end = length
+        await flush(transfer)
+        if transfer.sink.isStoring, let version = transfer.sink.version {
+            let key = self.key
+            do {
+                _ = try await storeIO.write { store throws(StoreError) in
+                    // A length that is a multiple of the chunk size is not implied by the
+                    // writes: an empty write at the end fixes it, in exactly this version.
+                    if let stored = try store.info(forKey: key), stored.version == version, stored.length != nil {
+                        return stored
+                    }
+                    return try store.write(Data(), at: length, forKey: key, version: version)
+                }
+            } catch {
+                storeRefused(error, transfer)
+            }
+        }
+        try await resolveProbeIfReady(transfer)
+    }
+
+    func retrying(_ transfer: Transfer, after error: OriginError) {
+        count { $0.retries += 1 }
+        emit(.retrying(error))
+    }
+
+    func failed(_ transfer: Transfer, with error: StreamingError) async {
+        if case .resourceChanged = error { return await contentChanged(error) }
+        fail(transfer, error)
+    }
+
+    func finished(_ transfer: Transfer) {
+        // A probe abandoned by every waiter was removed already: a newer one may resolve now.
+        let isCurrent = transfers.removeValue(forKey: transfer.id) != nil
+        for subscriber in transfer.subscribers.values { subscriber.channel.finish() }
+        transfer.subscribers = [:]
+        if isCurrent && transfer.isProbe && information == nil {
+            failResolution(.origin(.connectionLost(reason: "the first response ended before the content was known")))
+        }
+    }
+
+    // MARK: Storing and back-pressure
+
+    /// Writes the whole chunks `transfer` holds, reporting progress.
+    private func flush(_ transfer: Transfer) async {
+        let report = await transfer.sink.flush(end: transfer.end)
+        for info in report.written {
+            count { $0.chunksFetched += 1 }
+            if let length = info.length { emit(.progress(cached: info.cachedBytes, length: length)) }
+            if info.isComplete { emit(.complete) }
+        }
+        if let refusal = report.refusal { storeRefused(refusal, transfer) }
+    }
+
+    /// The store refused a write of `transfer`, which stopped storing.
+    /// When the version it filled was replaced and that is the version
+    /// this fetcher serves, someone else replaced the entry: the resource
+    /// plays on uncached (from the origin only). Any other refusal (full,
+    /// too large, damaged) makes it play on uncached too.
+    func storeRefused(_ error: StoreError, _ transfer: Transfer) {
+        transfer.sink.stopStoring()
+        guard case .entryReplaced = error else { return skipCaching("the store refused a write: \(error)") }
+        count { $0.replacedWrites += 1 }
+        if transfer.sink.version == entryVersion {
+            entryVersion = nil
+            skipCaching("the store entry was replaced by another writer while it was being filled")
+        }
+    }
+
+    /// Back-pressure. A reader more than `readerBufferLimit` behind is let
+    /// go when the bytes are cached: it takes what it was handed, then goes
+    /// on from the store (where every byte it was handed already is, or is
+    /// in this transfer's buffer, which it rejoins). When they are not
+    /// cached, the transfer stops reading the origin until the reader is
+    /// halfway back. Either way, a slow reader costs bounded memory.
+    private func keepReadersBounded(_ transfer: Transfer) async {
+        let limit = configuration.readerBufferLimit
+        if transfer.sink.isStoring {
+            for (id, subscriber) in transfer.subscribers where subscriber.channel.backlog > limit {
+                subscriber.channel.finish()
+                transfer.subscribers[id] = nil
+            }
+            return
+        }
+        while !transfer.isStopped, !Task.isCancelled,
+            let lagging = transfer.subscribers.values.first(where: { $0.channel.backlog > limit })
+        {
+            transfer.waitingForReaders = true
+            reschedule(transfer)
+            await lagging.channel.waitForBacklog(atMost: limit / 2)
+            transfer.waitingForReaders = false
+            reschedule(transfer)
+            transfer.lastProgress = .now
+        }
+    }
+
+    // MARK: Scheduling
+
+    /// Tells the scheduler what `transfer` runs for now: the highest
+    /// priority among its readers (a probe: at least its waiters'; no
+    /// reader: a transfer's, as it only finishes its request), and idle
+    /// while it waits for its readers or every reader is more than a
+    /// request behind (a paused player: it then holds nothing back).
+    func reschedule(_ transfer: Transfer) {
+        var priority = transfer.subscribers.values.map(\.priority).max() ?? .download
+        if isResolving(transfer) { priority = max(priority, transfer.probePriority) }
+        // Only a player is ever paused: a preload's or a transfer's reader
+        // behind is a busy machine, not a reason to let others go first.
+        let behind =
+            priority == .playback && !transfer.subscribers.isEmpty
+            && transfer.subscribers.values.allSatisfy { $0.channel.backlog > requestBytes }
+        let idle = transfer.waitingForReaders || behind
+        if priority != transfer.scheduledPriority {
+            transfer.scheduledPriority = priority
+            scheduler.setPriority(priority, for: transfer.ticket)
+        }
+        if idle != transfer.scheduledIdle {
+            transfer.scheduledIdle = idle
+            scheduler.setIdle(idle, for: transfer.ticket)
+        }
+    }
+}
