@@ -55,6 +55,9 @@ final class ConnectionThreads: @unchecked Sendable {
         return queued.isEmpty ? nil : queued.removeFirst()
     }
 
+    /// How many threads wait for work now.
+    var waiting: Int { condition.withLock { idle } }
+
     /// Ends the threads waiting for work (they exit at once).
     func endIdle() {
         condition.lock()
