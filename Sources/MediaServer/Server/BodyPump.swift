@@ -60,11 +60,16 @@ final class BodyPump: BodyStream, @unchecked Sendable {
     var body: Range<Int> { condition.withLock { range } }
 
     /// Waits until `deadline` for the content information the first request
-    /// asked for: ``WaitStep/pending`` when it has not come by then.
+    /// asked for and, when it leaves bytes to send, for the first of them
+    /// (or the end) as well: the connection then writes the head and those
+    /// bytes after one wake-up, not two. ``WaitStep/pending`` when the
+    /// information has not come by `deadline`.
     func waitForInformation(until deadline: Date) -> WaitStep<Result<ContentInformation, StreamingError>> {
         condition.lock()
         defer { condition.unlock() }
-        while information == nil && failure == nil && !cancelled {
+        while failure == nil && !cancelled
+            && (information == nil || (pieces.isEmpty && !finished && received < range.count))
+        {
             if !condition.wait(until: deadline) { break }
         }
         if let information { return .done(.success(information)) }

@@ -41,8 +41,9 @@ import MediaSupport
 /// with ``OriginAllowlist/redirectPolicy(maxRedirects:)`` (as `cachetool
 /// serve` does); request heads, header counts, slow or idle clients and
 /// connections are bounded (414, 431, 408, 503). Threads: one accepting, one per connection (blocking
-/// socket I/O stays off Swift's cooperative pool). A running server is kept
-/// alive by its threads: call ``stop()`` to end it.
+/// socket I/O stays off Swift's cooperative pool); a thread whose connection
+/// ended waits up to 10 s for the next one (``stop()`` ends the waiting
+/// ones). A running server is kept alive by its threads: call ``stop()`` to end it.
 ///
 /// Inside, a connection only moves bytes: each request goes to a
 /// `Responder` (routing, the `Host` check and the secret, the allowlist,
@@ -79,6 +80,8 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
     private let changed = NSCondition()
     /// Counters and observers.
     private let activity = ServerActivity()
+    /// The threads connections run on (a finished connection's thread waits a while for the next).
+    private let threads = ConnectionThreads()
     /// Loaders of recently played origins, shared by the requests of a player.
     let loaders: LoaderPool
     /// The origins minted and the allowlist.
@@ -224,6 +227,7 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
         while !state.current.connections.isEmpty, changed.wait(until: deadline) {}
         changed.unlock()
         state.withLock { $0.wake = nil }
+        threads.endIdle()
         loaders.removeAll()
         activity.emit(.stopped)
     }
@@ -405,12 +409,9 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
             connection.refuseAtOnce(refusal)
             return
         }
-        let thread = Thread { [self] in
+        threads.run { [self] in
             connection.run()
             broadcast { _ = $0.connections.removeValue(forKey: id) }
         }
-        thread.name = "MediaServer connection"
-        thread.stackSize = 512 << 10
-        thread.start()
     }
 }

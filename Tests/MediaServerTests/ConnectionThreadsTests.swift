@@ -1,0 +1,70 @@
+import Foundation
+import MediaSupport
+import Testing
+
+@testable import MediaServer
+
+/// The connection threads: a finished connection's thread takes the next
+/// one, and ends when told or after its idle time.
+@Suite("Connection threads", .timeLimit(.minutes(1)))
+struct ConnectionThreadsTests {
+    /// Runs `work` on `threads` and returns the id of the thread it ran on, once it ran.
+    private func threadRunning(on threads: ConnectionThreads) async throws -> ObjectIdentifier {
+        let ran = Locked<ObjectIdentifier?>(nil)
+        threads.run { ran.withLock { $0 = ObjectIdentifier(Thread.current) } }
+        for _ in 0..<1000 where ran.current == nil { try await Task.sleep(for: .milliseconds(2)) }
+        return try #require(ran.current)
+    }
+
+    private func waitUntil(_ threads: ConnectionThreads, waiting count: Int) async throws {
+        for _ in 0..<1000 where threads.waiting != count { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(threads.waiting == count)
+    }
+
+    @Test("The next work runs on the thread that finished the last")
+    func aFinishedThreadTakesTheNextWork() async throws {
+        let threads = ConnectionThreads(keepIdle: 30)
+        defer { threads.endIdle() }
+        let first = try await threadRunning(on: threads)
+        try await waitUntil(threads, waiting: 1)
+        let second = try await threadRunning(on: threads)
+        #expect(second == first)
+        try await waitUntil(threads, waiting: 1)
+    }
+
+    @Test("Work handed over while every thread is busy gets a thread of its own")
+    func busyThreadsAreNotWaitedFor() async throws {
+        let threads = ConnectionThreads(keepIdle: 30)
+        defer { threads.endIdle() }
+        let release = Locked(false)
+        let started = Locked<[ObjectIdentifier]>([])
+        for _ in 0..<3 {
+            threads.run {
+                started.withLock { $0.append(ObjectIdentifier(Thread.current)) }
+                while !release.current { usleep(1000) }
+            }
+        }
+        for _ in 0..<1000 where started.current.count < 3 { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(Set(started.current).count == 3)
+        release.withLock { $0 = true }
+        try await waitUntil(threads, waiting: 3)
+    }
+
+    @Test("endIdle ends the waiting threads, and so does the idle time")
+    func waitingThreadsEnd() async throws {
+        let threads = ConnectionThreads(keepIdle: 30)
+        _ = try await threadRunning(on: threads)
+        try await waitUntil(threads, waiting: 1)
+        threads.endIdle()
+        try await waitUntil(threads, waiting: 0)
+        // Work after it still runs (on a new thread).
+        _ = try await threadRunning(on: threads)
+        try await waitUntil(threads, waiting: 1)
+        threads.endIdle()
+        try await waitUntil(threads, waiting: 0)
+
+        let brief = ConnectionThreads(keepIdle: 0.05)
+        _ = try await threadRunning(on: brief)
+        try await waitUntil(brief, waiting: 0)
+    }
+}
