@@ -183,7 +183,7 @@ extension BenchmarkRunner {
             verify(failures.count == 0, "concurrent sets: \(failures.count) failed puts")
         }
         note(
-            "set 1 KiB from \(threads) threads: the engine's \(count) puts took \(Stopwatch.median(commits.map(Double.init))) commits (median), raw-lmdb's one each"
+            "set 1 KiB from \(threads) threads: the engine's \(count) puts took \(Int(Stopwatch.median(commits.map(Double.init)))) commits (median of \(commits.count)), raw-lmdb's one each"
         )
         record(
             "set 1 KiB from \(threads) threads at once, one put per call (\(Workloads.grouped(count)) keys; engine writes share commits)",
