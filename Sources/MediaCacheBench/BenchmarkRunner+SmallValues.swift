@@ -56,8 +56,6 @@ extension BenchmarkRunner {
             unit: BenchResult.opsPerSecond, engine: engineSingle,
             baselines: [("raw-lmdb", Stopwatch.median(rawSet)), ("file-per-key", fileSingle)])
 
-        try runConcurrentSets(keys: keys, values: values, singleThreaded: engineSingle)
-
         // Batched: every key in one transaction (engine: performBatch).
         var engineBatched: [Double] = []
         var rawBatched: [Double] = []
@@ -89,6 +87,8 @@ extension BenchmarkRunner {
             "set \(size) batched (\(count) puts in one transaction: engine performBatch, raw-lmdb one txn)",
             unit: BenchResult.opsPerSecond, engine: Stopwatch.median(engineBatched),
             baselines: [("raw-lmdb", Stopwatch.median(rawBatched)), ("file-per-key", fileSingle)])
+
+        try runConcurrentSets(keys: keys, values: values, singleThreaded: engineSingle)
 
         // Gets, all keys in a random order per pass.
         var engineGet: [Double] = []
