@@ -88,6 +88,8 @@ extension BenchmarkRunner {
             unit: BenchResult.opsPerSecond, engine: Stopwatch.median(engineBatched),
             baselines: [("raw-lmdb", Stopwatch.median(rawBatched)), ("file-per-key", fileSingle)])
 
+        try runConcurrentSets(keys: keys, values: values, singleThreaded: engineSingle)
+
         // Gets, all keys in a random order per pass.
         var engineGet: [Double] = []
         var rawGet: [Double] = []
@@ -139,4 +141,83 @@ extension BenchmarkRunner {
         let stats = try store.statistics()
         verify(stats.entryCount == w.smallCount, "engine: entryCount \(stats.entryCount), expected \(w.smallCount)")
     }
+
+    /// Sets from four threads at once, one put per call: the engine's
+    /// concurrent writes share commits (group commit); raw-lmdb's four
+    /// writers each commit their own transaction. The keys are the first
+    /// 2,000 of the small set, each thread a quarter; written into fresh
+    /// stores, median of the repetitions.
+    private func runConcurrentSets(keys: [String], values: [Data], singleThreaded: Double) throws {
+        let threads = 4
+        let count = min(keys.count, 2_000)
+        let rawKeys = keys.map { Array($0.utf8) }
+        var engineRates: [Double] = []
+        var rawRates: [Double] = []
+        var commits: [Int] = []
+        for _ in 0..<workloads.repetitions {
+            let engineDirectory = try freshDirectory("engine-small-threads")
+            let rawDirectory = try freshDirectory("raw-small-threads")
+            defer {
+                remove(engineDirectory)
+                remove(rawDirectory)
+            }
+            let store = try MediaStore(directory: engineDirectory)
+            let firstCommit = Self.lastCommit(engineDirectory)
+            let failures = FailureCounter()
+            engineRates.append(
+                Double(count)
+                    / Stopwatch.time {
+                        Self.onThreads(threads, count: count) { index in
+                            do { try store.put(values[index], forKey: keys[index]) } catch { failures.add() }
+                        }
+                    })
+            commits.append(Int(Self.lastCommit(engineDirectory) - firstCommit))
+            let raw = UncheckedBox(try RawLMDBBaseline(path: rawDirectory.appendingPathComponent("data.mdb").path))
+            rawRates.append(
+                Double(count)
+                    / Stopwatch.time {
+                        Self.onThreads(threads, count: count) { index in
+                            do { try raw.value.put(values[index], forKey: rawKeys[index]) } catch { failures.add() }
+                        }
+                    })
+            verify(failures.count == 0, "concurrent sets: \(failures.count) failed puts")
+        }
+        note(
+            "set 1 KiB from \(threads) threads: the engine's \(count) puts took \(Int(Stopwatch.median(commits.map(Double.init)))) commits (median of \(commits.count)), raw-lmdb's one each"
+        )
+        record(
+            "set 1 KiB from \(threads) threads at once, one put per call (\(Workloads.grouped(count)) keys; engine writes share commits)",
+            unit: BenchResult.opsPerSecond, engine: Stopwatch.median(engineRates),
+            baselines: [
+                ("raw-lmdb, 4 threads, a commit each", Stopwatch.median(rawRates)),
+                ("engine, one thread", singleThreaded),
+            ])
+    }
+
+    /// The id of the last transaction committed to the store in
+    /// `directory`, from its meta pages (one more per commit).
+    private static func lastCommit(_ directory: URL) -> UInt64 {
+        let check = MetaPageCheck.read(path: directory.appendingPathComponent("data.mdb").path)
+        return max(check?.metas.0?.txnid ?? 0, check?.metas.1?.txnid ?? 0)
+    }
+
+    /// Runs `body` for indices `0..<count` split over `threads` threads; returns when all are done.
+    private static func onThreads(_ threads: Int, count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+        let group = DispatchGroup()
+        for thread in 0..<threads {
+            group.enter()
+            Thread {
+                for index in stride(from: thread, to: count, by: threads) { body(index) }
+                group.leave()
+            }.start()
+        }
+        group.wait()
+    }
+}
+
+/// Hands a value that is safe to share (here an LMDB environment, whose
+/// write transactions serialize on LMDB's own lock) to other threads.
+private struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

@@ -11,6 +11,11 @@ import MediaStore
 //   crash-writer check <storeDir> <ackFile>
 //       Checks the store against the log after the writer died; exits 0
 //       (and records the resolved state in the log) or 1 with the problems.
+//   crash-writer group <storeDir> <seed> <ackFile> [maxPutsPerThread]
+//       Puts from several threads at once (group commits) until killed,
+//       logging each key once its put returned (GroupRun).
+//   crash-writer group-check <storeDir> <ackFile>
+//       Every logged key is in the store with its bytes; exits 0 or 1.
 //   crash-writer app <storeDir> <close|hang>
 //       An app for the recovery tests (see RecoveryApp).
 //   crash-writer open <storeDir> [killAfterMicroseconds]
@@ -28,6 +33,8 @@ func usage() -> Never {
             """
             usage: crash-writer <storeDir> <seed> <ackFile> [maxOperations]
                    crash-writer check <storeDir> <ackFile>
+                   crash-writer group <storeDir> <seed> <ackFile> [maxPutsPerThread]
+                   crash-writer group-check <storeDir> <ackFile>
                    crash-writer app <storeDir> <close|hang>
                    crash-writer open <storeDir> [killAfterMicroseconds]
 
@@ -38,6 +45,17 @@ func usage() -> Never {
 if arguments.first == "check" {
     guard arguments.count == 3 else { usage() }
     exit(CrashCheck(directory: URL(fileURLWithPath: arguments[1]), logPath: arguments[2]).run())
+}
+
+if arguments.first == "group" {
+    guard arguments.count == 4 || arguments.count == 5, let seed = UInt64(arguments[2]) else { usage() }
+    let maxPuts = arguments.count == 5 ? Int(arguments[4]) : nil
+    exit(GroupRun.run(directory: arguments[1], seed: seed, logPath: arguments[3], maxPuts: maxPuts))
+}
+
+if arguments.first == "group-check" {
+    guard arguments.count == 3 else { usage() }
+    exit(GroupCheck.run(directory: arguments[1], logPath: arguments[2]))
 }
 
 if arguments.first == "app" {

@@ -105,6 +105,51 @@ import Testing
                 + "\(killedInFlight) kills with a write in flight, master seed \(master)")
     }
 
+    /// Group commits keep "stored" meaning stored: `crash-writer group`
+    /// puts from six threads at once (their writes share commits) and logs
+    /// each key once its put returned; killed at a random point, every
+    /// logged key is in the reopened store with exactly its bytes, and the
+    /// store verifies clean. Each round adds to the same store and log and
+    /// kills the writer 20–300 ms after its first acknowledgement.
+    @Test func sigkillDuringGroupCommitsLosesNoAcknowledgedPut() throws {
+        let writer = try #require(CrashWriterBinary.locate(), "crash-writer is not built next to the test binary")
+        let master = Self.environment["CRASH_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64(1) << 48)
+        var generator = SplitMix64(seed: master)
+        let directory = temporaryPath("group-crash")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = directory.appendingPathComponent("store")
+        let log = directory.appendingPathComponent("ack.log")
+        var acknowledged = 0
+        for round in 1...max(1, Self.rounds / 3) {
+            let seed = generator.next() >> 1
+            let delay = 20 + Int(generator.next() % 281)
+            let context = "round \(round), seed \(seed), killed after \(delay) ms (CRASH_SEED=\(master))"
+            let child = Process()
+            child.executableURL = writer
+            child.arguments = ["group", store.path, String(seed), log.path]
+            child.standardOutput = FileHandle.nullDevice
+            child.standardError = FileHandle.nullDevice
+            let loggedBefore = Self.lineCount(log)
+            try child.run()
+            // Killed a random while after its first acknowledged put (a
+            // loaded machine can take longer than the delay to start it).
+            let deadline = Date().addingTimeInterval(30)
+            while Self.lineCount(log) == loggedBefore && child.isRunning && Date() < deadline { usleep(2000) }
+            usleep(UInt32(delay * 1000))
+            kill(child.processIdentifier, SIGKILL)
+            child.waitUntilExit()
+            try #require(
+                child.terminationReason == .uncaughtSignal && child.terminationStatus == SIGKILL,
+                "the group writer ended by itself (status \(child.terminationStatus)), \(context)")
+            let (status, output) = try Self.run(writer, ["group-check", store.path, log.path])
+            try #require(status == 0, "group check failed, \(context):\n\(output)")
+            acknowledged = output.split(separator: " ").dropFirst(2).first.flatMap { Int($0) } ?? acknowledged
+        }
+        #expect(acknowledged > 0, "the group writer never acknowledged a put")
+        print("group crash test: \(acknowledged) puts acknowledged in all, master seed \(master)")
+    }
+
     /// A crash during the very first open can leave what LMDB creates
     /// before it writes anything: its lock file alone (`data.mdb-lock`
     /// comes first), or that and a still empty `data.mdb`. Opening again
@@ -121,6 +166,11 @@ import Testing
         try store.put(Array("after the crash".utf8), forKey: "k")
         #expect(try store.data(forKey: "k") == Data("after the crash".utf8))
         #expect(try store.verify().isClean)
+    }
+
+    /// Lines in the file at `url` (0 when it is missing).
+    static func lineCount(_ url: URL) -> Int {
+        ((try? Data(contentsOf: url)) ?? Data()).reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
     }
 
     /// The value of `name=value` in a check's output line.

@@ -196,6 +196,14 @@ final class LMDBEnvironment: @unchecked Sendable {
         return Int(stat.ms_psize)
     }
 
+    /// The id of the last committed write transaction: it grows by one
+    /// with every commit.
+    var lastTransactionID: Int {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        return info.me_last_txnid
+    }
+
     /// Reader slots in use (live and stale).
     func readerCount() -> Int {
         var info = MDB_envinfo()

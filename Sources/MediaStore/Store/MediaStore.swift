@@ -45,9 +45,12 @@ public final class MediaStore: @unchecked Sendable {
     /// processes have the store open.
     public let uncleanSessions: Int
     private let keyHash: (@Sendable (String) -> ContentDigest)?
-    private let writerLock = NSLock()
+    /// Held by the write transaction (the leader of a group of writes).
+    let writerLock = NSLock()
+    /// The writes waiting to share the next commit.
+    let writeGroups = WriteGroups<PendingWrite>()
     /// What each transaction's engine gets instead of the store.
-    private let engine: EngineContext
+    let engine: EngineContext
     /// Entries read since the last write, applied in batches.
     let pendingAccess = Locked(AccessLog(capacity: MediaStore.accessBatchSize))
     /// Keys being read or written in this process; never evicted.
@@ -184,51 +187,9 @@ public final class MediaStore: @unchecked Sendable {
         return try body(transaction)
     }
 
-    /// Runs `body` in the write transaction, then applies pending access
-    /// times and the limits, and commits. On `MDB_MAP_FULL` the map grows
-    /// and `body` runs again, so `body` must only change the transaction.
-    func write<R>(_ body: (StoreTransaction) throws -> R) throws -> R {
-        guard !isReadOnly else { throw StoreError.readOnly }
-        writerLock.lock()
-        defer { writerLock.unlock() }
-        guard closeStateValue != .closed else { throw StoreError.closed }
-        // The pending access times are taken out (readers go on filling a
-        // fresh dictionary, instead of copying this one on their next
-        // insert) and put back, unless newer, when the write fails.
-        let pending = pendingAccess.withLock { current in
-            defer { current = AccessLog(capacity: Self.accessBatchSize) }
-            return current
-        }
-        var applied = false
-        defer { if !applied && !pending.isEmpty { restoreAccessTimes(pending) } }
-        var attempt = 0
-        while true {
-            do {
-                let transaction = try StoreTransaction(
-                    environment: environment, databases: databases, context: engine, write: true)
-                defer { transaction.abort() }
-                let result = try body(transaction)
-                try transaction.applyAccessTimes(pending)
-                try transaction.enforceLimits()
-                try transaction.commit()
-                applied = true
-                if !transaction.removals.isEmpty {
-                    for observer in removalObservers.withLock({ Array($0.observers.values) }) {
-                        observer(transaction.removals)
-                    }
-                }
-                return result
-            } catch let error as LMDBError where error == .mapFull && attempt < 16 {
-                attempt += 1
-                let current = environment.mapSize
-                try environment.growMap(minimum: current + max(current, 64 << 20))
-            }
-        }
-    }
-
     /// Puts back the access times a failed write took out (the latest
     /// time of a slot wins, whatever order they are noted in).
-    private func restoreAccessTimes(_ log: AccessLog) {
+    func restoreAccessTimes(_ log: AccessLog) {
         pendingAccess.withLock { $0.merge(log) }
     }
 
