@@ -9,7 +9,7 @@ public struct AggregateDownloadProgress: Sendable, Equatable {
     public var completed = 0
     /// Failed, not counting cancellations.
     public var failed = 0
-    /// Ended with ``DownloadFailure/userCancelled``.
+    /// Ended with ``DownloadError/cancelled``.
     public var cancelled = 0
     /// Stopped by the app or the person.
     public var stopped = 0

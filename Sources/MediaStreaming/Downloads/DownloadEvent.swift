@@ -15,8 +15,8 @@ public enum DownloadEvent: Sendable, Hashable, CustomStringConvertible {
     case resume
     /// Every byte is stored.
     case finish
-    case fail(DownloadFailure)
-    /// Cancelled: it fails with ``DownloadFailure/userCancelled``.
+    case fail(DownloadError)
+    /// Cancelled: it fails with ``DownloadError/cancelled``.
     case cancel
     /// Its removal started.
     case remove

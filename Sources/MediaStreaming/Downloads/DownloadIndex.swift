@@ -36,7 +36,7 @@ public struct DownloadIndex: Sendable {
     /// ``DownloadQueue/open(cache:configuration:monitor:performers:)``
     /// asks the record's performer which entry that is: an HLS download's
     /// is its master playlist's, under the cache's key policy.
-    public func load() throws(DownloadIndexError) -> [DownloadRecord] {
+    public func load() throws(DownloadError) -> [DownloadRecord] {
         try loadForQueue().records
     }
 
@@ -47,11 +47,11 @@ public struct DownloadIndex: Sendable {
     ///   the store, or `nil` to ask whether the entry under its cache key
     ///   is complete (the queue asks an HLS record's performer, which
     ///   checks every resource of its selection).
-    func loadForQueue(isStored: (DownloadRecord) -> Bool? = { _ in nil }) throws(DownloadIndexError) -> (
+    func loadForQueue(isStored: (DownloadRecord) -> Bool? = { _ in nil }) throws(DownloadError) -> (
         records: [DownloadRecord], legacy: [UUID: Set<ExactKey>]
     ) {
         let bytes: Data?
-        do { bytes = try store.data(forKey: Self.key) } catch { throw .storage(error) }
+        do { bytes = try store.data(forKey: Self.key) } catch { throw .store(error) }
         guard let bytes else { return ([], [:]) }
         var records: [DownloadRecord]
         var legacy: [UUID: Set<ExactKey>] = [:]
@@ -62,7 +62,7 @@ public struct DownloadIndex: Sendable {
                 legacy[entry.record.id] = entry.keysPinnedElsewhere
             }
         } catch {
-            throw .unreadable(String(describing: error))
+            throw .index(String(describing: error))
         }
         for index in records.indices {
             var record = records[index]
@@ -73,7 +73,7 @@ public struct DownloadIndex: Sendable {
                     if !stored { try record.apply(.entryLost) }
                 }
             } catch let error as StoreError {
-                throw .storage(error)
+                throw .store(error)
             } catch {
                 continue  // .relaunch is taken by every status
             }
@@ -94,14 +94,14 @@ public struct DownloadIndex: Sendable {
 
     /// Replaces the stored records with `records` (one transaction), each
     /// with the holder its download holds its entries by.
-    public func save(_ records: [DownloadRecord]) throws(DownloadIndexError) {
+    public func save(_ records: [DownloadRecord]) throws(DownloadError) {
         try save(records, unadopted: [:])
     }
 
     /// ``save(_:)``, but the records in `unadopted` (saved before holds,
     /// their pins not adopted yet) are saved as before holds: no holder,
     /// and the keys each noted as pinned by someone else.
-    func save(_ records: [DownloadRecord], unadopted: [UUID: Set<ExactKey>]) throws(DownloadIndexError) {
+    func save(_ records: [DownloadRecord], unadopted: [UUID: Set<ExactKey>]) throws(DownloadError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let stored = records.map { record in
@@ -111,10 +111,10 @@ public struct DownloadIndex: Sendable {
             return StoredRecord(legacy: record, keysPinnedElsewhere: pinnedElsewhere)
         }
         let bytes: Data
-        do { bytes = try encoder.encode(stored) } catch { throw .unreadable(String(describing: error)) }
+        do { bytes = try encoder.encode(stored) } catch { throw .index(String(describing: error)) }
         do {
             try store.put(bytes, forKey: Self.key, options: WriteOptions(expiry: .never, pinned: true))
-        } catch { throw .storage(error) }
+        } catch { throw .store(error) }
     }
 }
 

@@ -1,6 +1,6 @@
 /// The download state machine: every status change of a queued download
 /// goes through ``next(_:on:)``, and an event a status does not take is an
-/// error rather than a silent change.
+/// error (``DownloadError/transition(status:event:)``) rather than a silent change.
 ///
 /// | from | events it takes |
 /// |---|---|
@@ -13,7 +13,7 @@
 /// | removing | relaunch → removing (the removal is finished after a relaunch) |
 public enum DownloadLifecycle {
     /// The status `event` leads to from `status`.
-    public static func next(_ status: DownloadStatus, on event: DownloadEvent) throws(DownloadTransitionError)
+    public static func next(_ status: DownloadStatus, on event: DownloadEvent) throws(DownloadError)
         -> DownloadStatus
     {
         switch (status, event) {
@@ -34,12 +34,12 @@ public enum DownloadLifecycle {
         case (.queued, .stop(let reason)), (.waiting, .stop(let reason)), (.downloading, .stop(let reason)):
             return .stopped(reason)
         case (.queued, .cancel), (.waiting, .cancel), (.downloading, .cancel), (.stopped, .cancel):
-            return .failed(.userCancelled)
+            return .failed(.cancelled)
         case (.stopped, .resume), (.failed, .resume): return .queued
         case (.stopped, .relaunch), (.completed, .relaunch), (.failed, .relaunch): return status
         case (.completed, .entryLost): return .queued
         default: break
         }
-        throw DownloadTransitionError(status: status, event: event)
+        throw .transition(status: status, event: event)
     }
 }

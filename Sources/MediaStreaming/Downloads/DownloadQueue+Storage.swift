@@ -11,7 +11,7 @@ extension DownloadQueue {
     /// the reconciled index. A legacy record whose pins could not be
     /// adopted stays one in the index (one being removed stays too, its
     /// removal left for then), so the next opening adopts it again.
-    func restore(_ loaded: [DownloadRecord], legacy: [UUID: Set<ExactKey>]) async throws(DownloadQueueError) {
+    func restore(_ loaded: [DownloadRecord], legacy: [UUID: Set<ExactKey>]) async throws(DownloadError) {
         for record in loaded { records[record.id] = record }
         syncHolding()
         unadopted = await adoptLegacyPins(of: loaded.filter { legacy[$0.id] != nil }, pinnedElsewhere: legacy)
@@ -32,7 +32,7 @@ extension DownloadQueue {
                 return infos
             }
         } catch {
-            throw .index(.storage(error))
+            throw .store(error)
         }
         for (record, info) in zip(unfinished, infos) {
             guard let info else { continue }
@@ -200,12 +200,16 @@ extension DownloadQueue {
         guard !records.isEmpty else { return [] }
         let asked = records.map { ($0, performers[$0.kind ?? ProgressiveDownloadPerformer.kind]) }
         let cache = cache
-        let keys = try? await cache.storeIO.read { _ in
-            asked.map { record, performer in
-                (record.id, performer?.keys(of: record, in: cache) ?? [record.cacheKey])
+        do {
+            return try await cache.storeIO.read { _ in
+                asked.map { record, performer in
+                    (record.id, performer?.keys(of: record, in: cache) ?? [record.cacheKey])
+                }
             }
+        } catch {
+            report(.store(error))
+            return []
         }
-        return keys ?? []
     }
 
     /// The room left for the store: free bytes on its volume plus pages
@@ -213,8 +217,13 @@ extension DownloadQueue {
     /// grows the file); `nil` when the free space is unknown.
     func storageHeadroom(freeBytes: Int64?) async -> Int64? {
         guard let freeBytes else { return nil }
-        let statistics = try? await cache.storeIO.read { store throws(StoreError) in try store.statistics() }
-        guard let statistics else { return freeBytes }
+        let statistics: StoreStatistics
+        do {
+            statistics = try await cache.storeIO.read { store throws(StoreError) in try store.statistics() }
+        } catch {
+            report(.store(error))
+            return freeBytes
+        }
         return freeBytes + Int64(max(0, statistics.fileBytes - statistics.storedBytes))
     }
 
@@ -251,7 +260,7 @@ extension DownloadRecord {
     var holdsBytes: Bool {
         switch status {
         case .queued, .waiting, .downloading, .stopped, .completed: true
-        case .failed(let failure): failure != .userCancelled
+        case .failed(let failure): failure != .cancelled
         case .removing: false
         }
     }

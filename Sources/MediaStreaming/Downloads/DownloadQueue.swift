@@ -87,7 +87,7 @@ public actor DownloadQueue {
     /// (``syncHolding()``) and read inside the store writes that hold: a
     /// hold asked for before a cancel or remove is not written after it.
     let holding = Locked<Set<UUID>>([])
-    private var problemObservers: [UUID: AsyncStream<DownloadQueueError>.Continuation] = [:]
+    private var problemObservers: [UUID: AsyncStream<DownloadError>.Continuation] = [:]
     /// Records saved before holds whose pins are not adopted yet (a store
     /// write failed at opening), each with the keys it noted as pinned by
     /// someone else: saved so again, for the next opening to adopt.
@@ -95,7 +95,7 @@ public actor DownloadQueue {
     /// Whether ``open(cache:configuration:monitor:performers:)`` restored the queue.
     var isOpen = false
     /// The failures ``report(_:)`` was told of while opening (before anyone could ask for ``problems()``).
-    private var openingProblems: [DownloadQueueError] = []
+    private var openingProblems: [DownloadError] = []
     /// When a player's or a preload's transfer was last seen.
     private var lastHigherPriorityActivity: ContinuousClock.Instant?
     /// Bytes stored at the last save, to save progress only when it moved.
@@ -127,19 +127,19 @@ public actor DownloadQueue {
     ///   - monitor: ``SettableConditionsMonitor`` (everything allowed) by
     ///     default; ``SystemConditionsMonitor`` asks the system.
     ///   - performers: performers of other kinds than progressive files.
-    /// - throws: ``DownloadQueueError/index(_:)`` when the index cannot be read.
+    /// - throws: ``DownloadError/index(_:)`` when the index cannot be read.
     public static func open(
         cache: StreamingCache, configuration: DownloadQueueConfiguration = DownloadQueueConfiguration(),
         monitor: any ConditionsMonitor = SettableConditionsMonitor(), performers: [any DownloadPerformer] = []
-    ) async throws(DownloadQueueError) -> DownloadQueue {
+    ) async throws(DownloadError) -> DownloadQueue {
         typealias Loaded = (records: [DownloadRecord], legacy: [UUID: Set<ExactKey>])
-        let loaded: Result<Loaded, DownloadIndexError>
+        let loaded: Result<Loaded, DownloadError>
         var keyed: [String: any CompletionKeyedPerformer] = [:]
         for case let performer as any CompletionKeyedPerformer in performers { keyed[performer.kind] = performer }
         let completionKeyed = keyed
         do {
             loaded = try await cache.storeIO.read { store in
-                Result<Loaded, DownloadIndexError> { () throws(DownloadIndexError) in
+                Result<Loaded, DownloadError> { () throws(DownloadError) in
                     try DownloadIndex(store: store).loadForQueue { record in
                         guard let kind = record.kind, let performer = completionKeyed[kind] else { return nil }
                         return performer.isStored(record, in: cache, store: store)
@@ -147,12 +147,12 @@ public actor DownloadQueue {
                 }
             }
         } catch {
-            throw .index(.storage(error))
+            throw .store(error)
         }
         let index: Loaded
         switch loaded {
         case .success(let result): index = result
-        case .failure(let error): throw .index(error)
+        case .failure(let error): throw error
         }
         let queue = DownloadQueue(cache: cache, configuration: configuration, monitor: monitor, performers: performers)
         try await queue.restore(index.records, legacy: index.legacy)
@@ -189,16 +189,16 @@ public actor DownloadQueue {
     private func removeObserver(_ id: UUID) { observers[id] = nil }
 
     /// Waits until download `id` completes (returns) or fails (throws its
-    /// failure; ``DownloadFailure/userCancelled`` when cancelled). A
+    /// failure; ``DownloadError/cancelled`` when cancelled). A
     /// stopped download is waited for until it is resumed and ends.
-    public func completion(of id: UUID) async throws(DownloadFailure) {
+    public func completion(of id: UUID) async throws(DownloadError) {
         let stream = updates()
-        func verdict(_ record: DownloadRecord?) -> Result<Void, DownloadFailure>? {
-            guard let record else { return .failure(.userCancelled) }
+        func verdict(_ record: DownloadRecord?) -> Result<Void, DownloadError>? {
+            guard let record else { return .failure(.cancelled) }
             switch record.status {
             case .completed: return .success(())
             case .failed(let failure): return .failure(failure)
-            case .removing: return .failure(.userCancelled)
+            case .removing: return .failure(.cancelled)
             default: return nil
             }
         }
@@ -206,7 +206,7 @@ public actor DownloadQueue {
         for await record in stream where record.id == id {
             if let result = verdict(record) { return try result.get() }
         }
-        throw .userCancelled
+        throw .cancelled
     }
 
     /// The current batch's aggregate progress (see ``AggregateDownloadProgress``):
@@ -243,7 +243,7 @@ public actor DownloadQueue {
     public func enqueue(
         _ url: URL, cacheKey: String? = nil, headers: [String: String] = [:], kind: String? = nil,
         priority: FetchPriority = .download, conditions: DownloadConditions = .any
-    ) async throws(DownloadQueueError) -> DownloadRecord {
+    ) async throws(DownloadError) -> DownloadRecord {
         let key = cacheKey ?? cache.cacheKey(for: url)
         let kindName = kind ?? ProgressiveDownloadPerformer.kind
         guard performers[kindName] != nil else { throw .unknownKind(kindName) }
@@ -310,7 +310,7 @@ public actor DownloadQueue {
 
     /// What ``enqueue(_:cacheKey:headers:kind:priority:conditions:)`` returns for a download it
     /// already holds: resumed when stopped or failed.
-    private func reuse(_ existing: DownloadRecord) async throws(DownloadQueueError) -> DownloadRecord {
+    private func reuse(_ existing: DownloadRecord) async throws(DownloadError) -> DownloadRecord {
         switch existing.status {
         case .stopped, .failed: try await resume(existing.id)
         default: break
@@ -320,7 +320,7 @@ public actor DownloadQueue {
 
     /// Stops download `id`; ``resume(_:)`` queues it again. Its bytes stay
     /// (held).
-    public func stop(_ id: UUID, reason: StopReason = .user) async throws(DownloadQueueError) {
+    public func stop(_ id: UUID, reason: StopReason = .user) async throws(DownloadError) {
         try apply(.stop(reason), to: id)
         halt(id)
         board.end(id, as: .stopped, bytes: records[id]?.bytesStored)
@@ -332,7 +332,7 @@ public actor DownloadQueue {
     /// Queues a stopped or failed download again, behind the others (the
     /// queue's order is the order of starts and resumes). A cancelled one
     /// holds its entries again.
-    public func resume(_ id: UUID) async throws(DownloadQueueError) {
+    public func resume(_ id: UUID) async throws(DownloadError) {
         let wasFailed: Bool
         if case .failed = records[id]?.status { wasFailed = true } else { wasFailed = false }
         try apply(.resume, to: id)
@@ -344,10 +344,10 @@ public actor DownloadQueue {
         await schedule()
     }
 
-    /// Cancels download `id`: it fails with ``DownloadFailure/userCancelled``
+    /// Cancels download `id`: it fails with ``DownloadError/cancelled``
     /// and releases its holds (what it fetched stays cached, evictable
     /// unless someone else holds it).
-    public func cancel(_ id: UUID) async throws(DownloadQueueError) {
+    public func cancel(_ id: UUID) async throws(DownloadError) {
         try apply(.cancel, to: id)
         halt(id)
         board.end(id, as: .cancelled)
@@ -357,9 +357,9 @@ public actor DownloadQueue {
     }
 
     /// Cancels every download that has not completed or failed (the role of
-    /// `invalidateAndCancel()`): each fails with ``DownloadFailure/userCancelled``
+    /// `invalidateAndCancel()`): each fails with ``DownloadError/cancelled``
     /// and releases its holds (as ``cancel(_:)``); the batch's ``progress`` is cancelled.
-    public func cancelAll() async throws(DownloadQueueError) {
+    public func cancelAll() async throws(DownloadError) {
         var cancelled: [UUID] = []
         for id in orderedIDs() {
             guard var record = records[id] else { continue }
@@ -381,7 +381,7 @@ public actor DownloadQueue {
 
     /// Removes download `id` and every entry of it nobody else holds (the
     /// app's, another download's, an HLS asset's stay, held).
-    public func remove(_ id: UUID) async throws(DownloadQueueError) {
+    public func remove(_ id: UUID) async throws(DownloadError) {
         try apply(.remove, to: id)
         halt(id)
         try await commit([id])
@@ -390,7 +390,7 @@ public actor DownloadQueue {
     }
 
     /// Changes the conditions of download `id` (checked again at once).
-    public func setConditions(_ conditions: DownloadConditions, for id: UUID) async throws(DownloadQueueError) {
+    public func setConditions(_ conditions: DownloadConditions, for id: UUID) async throws(DownloadError) {
         guard records[id] != nil else { throw .unknownDownload(id) }
         records[id]?.conditions = conditions
         try await commit([id])
@@ -400,9 +400,9 @@ public actor DownloadQueue {
     // MARK: Running
 
     /// Applies `event` to `id`'s record through ``DownloadLifecycle``.
-    private func apply(_ event: DownloadEvent, to id: UUID) throws(DownloadQueueError) {
+    private func apply(_ event: DownloadEvent, to id: UUID) throws(DownloadError) {
         guard var record = records[id] else { throw .unknownDownload(id) }
-        do { try record.apply(event) } catch { throw .transition(error) }
+        try record.apply(event)
         records[id] = record
         syncHolding()
     }
@@ -450,34 +450,43 @@ public actor DownloadQueue {
     private func start(_ id: UUID) {
         guard var record = records[id] else { return }
         guard let performer = performer(for: record) else {
-            try? record.apply(.start)
-            try? record.apply(.fail(.unsupported("no performer for \(record.kind ?? "?")")))
+            applyReporting(.start, to: &record)
+            applyReporting(.fail(.unsupported("no performer for \(record.kind ?? "?")")), to: &record)
             records[id] = record
             return
         }
-        try? record.apply(.start)
+        applyReporting(.start, to: &record)
         records[id] = record
         let token = UUID()
-        let (cache, board, live) = (cache, board, live)
+        let (board, live, holding) = (board, live, holding)
         // The run's entry is held as soon as it has bytes (it may not have
         // existed at the enqueue; a process killed mid-download leaves them
         // held for the relaunch): once, at the first bytes reported.
         let sawBytes = Locked(false)
-        let task = Task { [weak self] in
-            let result: Result<[StoredEntry], DownloadFailure>
-            do throws(DownloadFailure) {
-                result = .success(
-                    try await performer.perform(record, in: cache, priority: record.priority) {
-                        [weak self] bytes, total in
-                        live.withLock { $0[id] = (bytes, total) }
-                        board.update(id, bytes: bytes, total: total)
-                        guard bytes > 0,
-                            !sawBytes.withLock({ seen in
-                                defer { seen = true }; return seen
-                            })
-                        else { return }
-                        Task { await self?.holdEntries(of: [id]) }
+        let counts = Locked(DownloadProgress(state: .downloading))
+        let context = DownloadContext(
+            cache: cache, holder: Self.holder(of: id),
+            // Cancelled or removed (its holds released, or to be): the performer holds nothing more.
+            isLive: { holding.withLock { $0.contains(id) } },
+            report: { [weak self] change in
+                let progress = counts.withLock { counts in
+                    change(&counts)
+                    return counts
+                }
+                let (bytes, total) = (progress.bytes, progress.total > 0 ? progress.total : nil)
+                live.withLock { $0[id] = (bytes, total) }
+                board.update(id, bytes: bytes, total: total)
+                guard bytes > 0,
+                    !sawBytes.withLock({ seen in
+                        defer { seen = true }; return seen
                     })
+                else { return }
+                Task { await self?.holdEntries(of: [id]) }
+            })
+        let task = Task { [weak self] in
+            let result: Result<[StoredEntry], DownloadError>
+            do throws(DownloadError) {
+                result = .success(try await performer.perform(record, context: context))
             } catch {
                 result = .failure(error)
             }
@@ -486,8 +495,19 @@ public actor DownloadQueue {
         running[id] = Running(token: token, task: task)
     }
 
+    /// Applies `event` to `record` (a copy the caller stores); a status
+    /// that does not take it is told on ``problems()``.
+    private func applyReporting(_ event: DownloadEvent, to record: inout DownloadRecord) {
+        do { try record.apply(event) } catch { report(error) }
+    }
+
+    /// ``apply(_:to:)`` for the queue's own work: a failure is told on ``problems()``.
+    private func applyReporting(_ event: DownloadEvent, to id: UUID) {
+        do { try apply(event, to: id) } catch { report(error) }
+    }
+
     /// A performer returned.
-    private func ended(_ id: UUID, token: UUID, _ result: Result<[StoredEntry], DownloadFailure>) async {
+    private func ended(_ id: UUID, token: UUID, _ result: Result<[StoredEntry], DownloadError>) async {
         // Stopped, cancelled or made to wait by the queue meanwhile: not its end.
         guard running[id]?.token == token else { return }
         absorbLiveProgress()
@@ -508,17 +528,17 @@ public actor DownloadQueue {
             guard running[id]?.token == token, records[id]?.status == .downloading else { return }
             if let pinFailure {
                 records[id]?.attempts += 1
-                try? apply(.fail(.storage("could not hold: \(pinFailure)")), to: id)
+                applyReporting(.fail(.store(pinFailure)), to: id)
                 board.end(id, as: .failed)
             } else {
-                try? apply(.finish, to: id)
+                applyReporting(.finish, to: id)
                 if let total = records[id]?.totalBytes { records[id]?.bytesStored = total }
                 board.end(id, as: .completed)
             }
         case .failure(let failure):
             guard records[id]?.status == .downloading else { return }
             records[id]?.attempts += 1
-            try? apply(.fail(failure), to: id)
+            applyReporting(.fail(failure), to: id)
             board.end(id, as: .failed)
         }
         running[id] = nil
@@ -573,24 +593,24 @@ public actor DownloadQueue {
     }
 
     /// Saves the index and tells observers about `changed`.
-    func commit(_ changed: [UUID]) async throws(DownloadQueueError) {
+    func commit(_ changed: [UUID]) async throws(DownloadError) {
         let (list, unadopted) = (downloads, unadopted)
         lastProgressSave = .now
         for record in list { savedBytes[record.id] = record.bytesStored }
         // Observers hear of changes in the order they were made (before the
         // save's await lets another change in).
         for id in changed { if let record = records[id] { notify(record) } }
-        let saved: Result<Void, DownloadIndexError>
+        let saved: Result<Void, DownloadError>
         do {
             saved = try await cache.storeIO.write { store in
-                Result<Void, DownloadIndexError> { () throws(DownloadIndexError) in
+                Result<Void, DownloadError> { () throws(DownloadError) in
                     try DownloadIndex(store: store).save(list, unadopted: unadopted)
                 }
             }
         } catch {
-            saved = .failure(.storage(error))
+            saved = .failure(.store(error))
         }
-        if case .failure(let error) = saved { throw .index(error) }
+        if case .failure(let error) = saved { throw error }
     }
 
     /// ``commit(_:)`` for the queue's own work, with no caller to throw
@@ -605,13 +625,13 @@ public actor DownloadQueue {
 
     /// The failures of the queue's own work that no call can throw (see
     /// ``DownloadQueue``, "Errors with no caller"): a save of the index
-    /// (``DownloadQueueError/index(_:)``) or a hold, release, removal or
-    /// eviction in the store (``DownloadQueueError/store(_:)``), from now on, until
+    /// (``DownloadError/index(_:)``) or a hold, release, removal or
+    /// eviction in the store (``DownloadError/store(_:)``), from now on, until
     /// the stream is dropped. Each stream starts with the failures of the
     /// queue's opening (pins of an index saved before holds that could not
     /// be adopted: adopted again at the next opening).
-    public func problems() -> AsyncStream<DownloadQueueError> {
-        let (stream, continuation) = AsyncStream<DownloadQueueError>.makeStream(bufferingPolicy: .bufferingNewest(64))
+    public func problems() -> AsyncStream<DownloadError> {
+        let (stream, continuation) = AsyncStream<DownloadError>.makeStream(bufferingPolicy: .bufferingNewest(64))
         for problem in openingProblems { continuation.yield(problem) }
         let id = UUID()
         problemObservers[id] = continuation
@@ -624,7 +644,7 @@ public actor DownloadQueue {
     private func removeProblemObserver(_ id: UUID) { problemObservers[id] = nil }
 
     /// Tells ``problems()`` observers of `error`.
-    func report(_ error: DownloadQueueError) {
+    func report(_ error: DownloadError) {
         if !isOpen { openingProblems.append(error) }
         for observer in problemObservers.values { observer.yield(error) }
     }
@@ -684,9 +704,15 @@ public actor DownloadQueue {
                     guard let current = records[id] else { continue }
                     record = current
                 }
-                guard (try? record.apply(.conditionsUnmet(reasons))) != nil else { continue }
+                do { try record.apply(.conditionsUnmet(reasons)) } catch {
+                    report(error)
+                    continue
+                }
             } else if case .waiting = record.status {
-                guard (try? record.apply(.conditionsMet)) != nil else { continue }
+                do { try record.apply(.conditionsMet) } catch {
+                    report(error)
+                    continue
+                }
             } else {
                 continue
             }

@@ -47,7 +47,7 @@ public struct DownloadRecord: Sendable, Hashable, Codable, Identifiable {
     }
 
     /// Applies `event` through ``DownloadLifecycle``.
-    public mutating func apply(_ event: DownloadEvent) throws(DownloadTransitionError) {
+    public mutating func apply(_ event: DownloadEvent) throws(DownloadError) {
         status = try DownloadLifecycle.next(status, on: event)
     }
 }

@@ -12,7 +12,7 @@ public enum DownloadStatus: Sendable, Hashable, Codable, CustomStringConvertible
     /// Every byte is in the store, held by the download (``DownloadQueue/holder(of:)``).
     case completed
     /// Ended without its bytes; ``DownloadEvent/resume`` retries.
-    case failed(DownloadFailure)
+    case failed(DownloadError)
     /// Its entries are being removed; the record goes with them.
     case removing
 

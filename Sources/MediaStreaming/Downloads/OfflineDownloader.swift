@@ -2,8 +2,12 @@ import Foundation
 import MediaStore
 import MediaSupport
 
-/// Downloads resources fully for offline playback, at most
-/// ``maxParallelDownloads`` at a time (the role of `AVAssetDownloadTask`).
+/// Downloads files fully for offline playback, at most
+/// ``maxParallelDownloads`` at a time (the role of `AVAssetDownloadTask`):
+/// the in-memory convenience over the download engine (a ``MediaDownload``
+/// per file, moved by ``ProgressiveDownloadPerformer``). Nothing of it
+/// survives a relaunch but the held bytes: for a persistent list, with
+/// conditions and priorities, use a ``DownloadQueue``.
 ///
 /// A completed download's entry is held by the download's holder
 /// (``holder(ofKey:)``, `"offline/<cache key>"`): eviction never removes
@@ -21,7 +25,7 @@ public final class OfflineDownloader: Sendable {
     public let cache: StreamingCache
     /// Most downloads fetching at once.
     public let maxParallelDownloads: Int
-    private let queue = Locked<[OfflineDownload]>([])
+    private let queue = Locked<[MediaDownload]>([])
 
     public init(cache: StreamingCache, maxParallelDownloads: Int = 3) {
         self.cache = cache
@@ -31,14 +35,16 @@ public final class OfflineDownloader: Sendable {
     /// Queues `url` (or returns its existing download, resuming it when
     /// paused or failed).
     @discardableResult
-    public func download(_ url: URL, cacheKey: String? = nil, headers: [String: String] = [:]) -> OfflineDownload {
+    public func download(_ url: URL, cacheKey: String? = nil, headers: [String: String] = [:]) -> MediaDownload {
         let key = cacheKey ?? cache.cacheKey(for: url)
-        let (download, isNew) = queue.withLock { queue -> (OfflineDownload, Bool) in
-            if let existing = queue.first(where: { ExactKey.equal($0.cacheKey, key) && $0.state != .cancelled }) {
+        let (download, isNew) = queue.withLock { queue -> (MediaDownload, Bool) in
+            if let existing = queue.first(where: { ExactKey.equal($0.key, key) && $0.state != .cancelled }) {
                 return (existing, false)
             }
-            let download = OfflineDownload(loader: cache.loader(for: url, cacheKey: key, headers: headers)) {
-                [weak self] in
+            let download = MediaDownload(
+                record: DownloadRecord(url: url, cacheKey: key, headers: headers, queueOrder: 0), key: key,
+                holder: Self.holder(ofKey: key), performer: ProgressiveDownloadPerformer(), cache: cache
+            ) { [weak self] in
                 self?.schedule()
             }
             queue.append(download)
@@ -50,19 +56,19 @@ public final class OfflineDownloader: Sendable {
     }
 
     /// Every download not cancelled, in the order queued.
-    public var downloads: [OfflineDownload] {
+    public var downloads: [MediaDownload] {
         queue.current.filter { $0.state != .cancelled }
     }
 
     /// The download of `url` under the cache's key for it, if any.
-    public func download(for url: URL) -> OfflineDownload? {
+    public func download(for url: URL) -> MediaDownload? {
         download(forCacheKey: cache.cacheKey(for: url))
     }
 
     /// The download stored under `cacheKey` (the key given to
     /// ``download(_:cacheKey:headers:)``, or the cache's key for its URL), if any.
-    public func download(forCacheKey cacheKey: String) -> OfflineDownload? {
-        downloads.first { ExactKey.equal($0.cacheKey, cacheKey) }
+    public func download(forCacheKey cacheKey: String) -> MediaDownload? {
+        downloads.first { ExactKey.equal($0.key, cacheKey) }
     }
 
     /// The store holder of the offline download of the entry under
@@ -85,9 +91,9 @@ public final class OfflineDownloader: Sendable {
     /// call for a download queued with a `cacheKey` of its own, which
     /// `release(_:)` (the cache's key for the URL) does not reach.
     public func release(cacheKey key: String) throws(StoreError) {
-        let matching = queue.withLock { queue -> [OfflineDownload] in
-            let matching = queue.filter { ExactKey.equal($0.cacheKey, key) }
-            queue.removeAll { ExactKey.equal($0.cacheKey, key) }
+        let matching = queue.withLock { queue -> [MediaDownload] in
+            let matching = queue.filter { ExactKey.equal($0.key, key) }
+            queue.removeAll { ExactKey.equal($0.key, key) }
             return matching
         }
         for download in matching { download.cancel() }
@@ -96,7 +102,7 @@ public final class OfflineDownloader: Sendable {
 
     /// Starts queued downloads while fewer than the maximum run.
     private func schedule() {
-        let toStart = queue.withLock { queue -> [OfflineDownload] in
+        let toStart = queue.withLock { queue -> [MediaDownload] in
             queue.removeAll { $0.state == .cancelled }
             let running = queue.filter { $0.state == .downloading }.count
             let free = max(0, maxParallelDownloads - running)

@@ -2,7 +2,8 @@ import Foundation
 import MediaStore
 
 /// Downloads one file through the cache's loader (`Range` requests of the
-/// missing chunks only): the queue's built-in ``DownloadPerformer``.
+/// missing chunks only): the performer of ``OfflineDownloader`` and the
+/// queue's built-in one.
 public struct ProgressiveDownloadPerformer: DownloadPerformer {
     /// The kind of records it performs (also records whose kind is `nil`).
     public static let kind = "progressive"
@@ -11,16 +12,17 @@ public struct ProgressiveDownloadPerformer: DownloadPerformer {
 
     public init() {}
 
-    public func perform(
-        _ record: DownloadRecord, in cache: StreamingCache, priority: FetchPriority,
-        progress: @escaping @Sendable (Int, Int?) -> Void
-    ) async throws(DownloadFailure) -> [StoredEntry] {
-        let loader = cache.loader(for: record.url, cacheKey: record.cacheKey, headers: record.headers)
+    public func perform(_ record: DownloadRecord, context: DownloadContext) async throws(DownloadError)
+        -> [StoredEntry]
+    {
+        let loader = context.cache.loader(for: record.url, cacheKey: record.cacheKey, headers: record.headers)
         do {
-            let version = try await loader.downloadAll(priority: priority) { bytes, total in progress(bytes, total) }
+            let version = try await loader.downloadAll(priority: record.priority) { bytes, total in
+                context.report(bytes: bytes, total: total)
+            }
             return [StoredEntry(key: record.cacheKey, version: version)]
         } catch {
-            throw DownloadFailure(error)
+            throw DownloadError(error)
         }
     }
 
