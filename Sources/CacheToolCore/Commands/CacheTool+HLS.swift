@@ -89,7 +89,7 @@ extension CacheTool {
             url, variant: variant, audio: audio, subtitles: subtitles, headers: headers)
         let json = parsed.flag("json")
         let console = self.console
-        let outcome = BlockingOutcome<HLSDownloadProgress, HLSDownloadError>()
+        let outcome = BlockingOutcome<DownloadProgress, DownloadError>()
         Task {
             var last = download.snapshot
             for await update in download.progressUpdates() {
@@ -101,7 +101,7 @@ extension CacheTool {
                 }
                 last = update
             }
-            do throws(HLSDownloadError) {
+            do throws(DownloadError) {
                 try await download.completion()
                 outcome.finish(.success(download.snapshot))
             } catch {

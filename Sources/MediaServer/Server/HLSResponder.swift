@@ -57,7 +57,7 @@ final class HLSResponder: Sendable {
             store: { data in
                 // A live media playlist changes: passed through, never kept.
                 guard route.isPlaylist else { return true }
-                return HLSDownload.isDownloadable(data, url: origin, limits: limits)
+                return HLSDownloader.isDownloadable(data, url: origin, limits: limits)
             })
         guard route.isPlaylist, case .bytes(let data) = body else { return (body, resource.cacheKey, mimeType) }
         var playlist = data

@@ -9,16 +9,11 @@ import MediaStore
 /// entry (media3's index could say "completed" after the cache was
 /// cleared).
 ///
-/// Each record is saved with the name of the store holder its download
-/// holds its entries by (``DownloadQueue/holder(of:)``), under `holder`,
-/// one more field of the record's JSON object (an older version reading
-/// the index skips it). A record saved by a version before holds has no
-/// such field: its entries were pinned with the one flag the store had
-/// (now the app's hold, `MediaStore.appHolder`), and the queue adopts them
-/// when it opens (see ``DownloadQueue``); the keys such a record noted
-/// as pinned by someone else (`keysPinnedElsewhere`) are read for that.
-/// A record whose adoption failed is saved as it was (no `holder`, the
-/// same `keysPinnedElsewhere`), so the next opening adopts it again.
+/// Each record is saved with its download's holder
+/// (``DownloadQueue/holder(of:)``) in the field `holder`. A record without
+/// it has its entries held by `MediaStore.appHolder` (with
+/// `keysPinnedElsewhere`: those it did not take itself); the queue adopts
+/// them at opening, and saves one whose adoption failed as it was.
 ///
 /// Blocking: call it from the store's own I/O queue, not the cooperative pool.
 public struct DownloadIndex: Sendable {

@@ -34,23 +34,15 @@ import MediaSupport
 ///   (`MediaStore.setPinned`), another download's, an HLS asset's are
 ///   theirs: the queue never releases them, so an entry two downloads and
 ///   the app hold stays until the last of them lets it go.
-/// - **Indexes saved before holds.** A record without a holder (see
-///   ``DownloadIndex``) had its entries pinned with the app's hold. At
-///   opening, the queue adopts them: a download that keeps its entries
-///   (or is being removed) holds them by its own holder, and the app's
-///   hold is released from those that record had pinned itself (not the
-///   keys it noted as pinned by someone else, nor an HLS resource an
-///   older version recorded as kept by an asset that is none of the
-///   downloads adopted: that resource's `hls.keepers` then names the other
-///   assets only, so the last of them to be released lets it go). A
-///   record whose adoption failed is told on ``problems()`` and saved
-///   without a holder still: the next opening adopts it (one being
-///   removed stays until then).
-/// - **Errors with no caller.** A save of the index or a hold written by
-///   the queue's own work (a download that ended, a scheduling pass, a
-///   progress save, a release or removal) that fails is told on
-///   ``problems()``; calls that save (``enqueue(_:cacheKey:headers:kind:priority:conditions:)``,
-///   ``stop(_:reason:)``, ``cancel(_:)``…) throw their own.
+/// - **Records without a holder** (see ``DownloadIndex``) had their
+///   entries held by the app: at opening each kept download holds them by
+///   its own holder and releases the app's hold it took itself
+///   (see `adoptLegacyPins`). A failed adoption is told
+///   on ``problems()`` and tried again at the next opening.
+/// - **Errors with no caller.** A failed index save, store write or
+///   status change of the queue's own work (a download that ended, a
+///   scheduling pass, a progress save, a release or removal) is told on
+///   ``problems()``; calls (``stop(_:reason:)``, ``cancel(_:)``…) throw their own.
 ///
 /// ```swift
 /// let queue = try await DownloadQueue.open(cache: cache, monitor: SystemConditionsMonitor(volume: store.directory))

@@ -89,7 +89,7 @@ struct DownloadQueuePinTests {
             }
         default:
             try await queue.cancel(record.id)
-            #expect(await queue.download(record.id)?.status == .failed(.userCancelled))
+            #expect(await queue.download(record.id)?.status == .failed(.cancelled))
             let info = try #require(try store.info(forKey: key), "a cancel keeps the bytes")
             #expect(
                 info.isPinned == appPinned, appPinned ? "the cancel dropped the app's pin" : "the queue's pin stays")

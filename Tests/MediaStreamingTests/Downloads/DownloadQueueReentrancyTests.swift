@@ -17,14 +17,13 @@ struct DownloadQueueReentrancyTests {
         let started = Locked(0)
         let cancelled = Locked(0)
 
-        func perform(
-            _ record: DownloadRecord, in cache: StreamingCache, priority: FetchPriority,
-            progress: @escaping @Sendable (Int, Int?) -> Void
-        ) async throws(DownloadFailure) -> [StoredEntry] {
+        func perform(_ record: DownloadRecord, context: DownloadContext) async throws(DownloadError)
+            -> [StoredEntry]
+        {
             started.withLock { $0 += 1 }
             while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(5)) }
             cancelled.withLock { $0 += 1 }
-            throw .userCancelled
+            throw .cancelled
         }
     }
 
@@ -96,7 +95,7 @@ struct DownloadQueueReentrancyTests {
             case .cancel: try await queue.cancel(record.id)
             }
         }
-        let expected: DownloadStatus = action == .stop ? .stopped(.user) : .failed(.userCancelled)
+        let expected: DownloadStatus = action == .stop ? .stopped(.user) : .failed(.cancelled)
         await eventually("the user's call is applied") { await queue.download(record.id)?.status == expected }
         holder.release()
         try await user.value

@@ -40,7 +40,7 @@ struct DownloadQueueLegacyRetryTests {
                 cache: test.cache, configuration: failing, performers: [LegacyPerformer()])
             // The first problem told, or nil after 5 s.
             let problems = await queue.problems()
-            let told = await withTaskGroup(of: DownloadQueueError?.self) { group in
+            let told = await withTaskGroup(of: DownloadError?.self) { group in
                 group.addTask { await problems.first { _ in true } }
                 group.addTask {
                     try? await Task.sleep(for: .seconds(5))

@@ -88,13 +88,13 @@ struct DownloadQueueCancelPinRaceTests {
         case .cancel: try await queue.cancel(record.id)
         case .cancelAll: try await queue.cancelAll()
         }
-        #expect(await queue.download(record.id)?.status == .failed(.userCancelled))
+        #expect(await queue.download(record.id)?.status == .failed(.cancelled))
         #expect(try store.info(forKey: key)?.isPinned == false)
 
         // The held pin goes on: it must not pin a cancelled download's entry.
         gate.open()
         try await pinning.value
-        #expect(await queue.download(record.id)?.status == .failed(.userCancelled))
+        #expect(await queue.download(record.id)?.status == .failed(.cancelled))
         #expect(try store.holders(of: key).isEmpty, "the cancelled download's entry stayed held")
         #expect(test.origin.requests.isEmpty)
     }
@@ -120,7 +120,7 @@ struct DownloadQueueCancelPinRaceTests {
         // The resume is let in at the cancel's first `await` (its release).
         let cancelling = Task { try await queue.cancel(record.id) }
         let resuming = Task {
-            while await queue.download(record.id)?.status != .failed(.userCancelled) { await Task.yield() }
+            while await queue.download(record.id)?.status != .failed(.cancelled) { await Task.yield() }
             try await queue.resume(record.id)
         }
         try await cancelling.value

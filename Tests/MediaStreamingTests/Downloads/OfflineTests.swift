@@ -77,7 +77,7 @@ struct OfflineTests {
         #expect(maxRunning == 1)
         for name in names { #expect(try test.store.info(forKey: server.url(name).absoluteString)?.isPinned == true) }
         #expect(try test.store.info(forKey: server.url("track.wav").absoluteString)?.isPinned != true)
-        await #expect(throws: StreamingError.cancelled) { try await cancelled.completion() }
+        await #expect(throws: DownloadError.cancelled) { try await cancelled.completion() }
     }
 
     @Test("9. A pinned download survives eviction that removes unpinned entries")

@@ -23,7 +23,11 @@ struct OfflinePinTests {
         let gate = BlockingGate()
         let hooks = DownloadRunHooks()
         hooks.hold.withLock { $0 = { gate.pass() } }
-        let download = OfflineDownload(loader: test.cache.loader(for: url), hooks: hooks) {}
+        let download = MediaDownload(
+            record: DownloadRecord(url: url, cacheKey: key, queueOrder: 0), key: key,
+            holder: OfflineDownloader.holder(ofKey: key), performer: ProgressiveDownloadPerformer(), cache: test.cache,
+            hooks: hooks
+        ) {}
         download.start()
         await gate.arrived()
         let run = try #require(download.latestRunTask)

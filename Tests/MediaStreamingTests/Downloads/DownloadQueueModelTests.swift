@@ -13,7 +13,7 @@ struct DownloadQueueModelTests {
     ]
     static let events: [DownloadEvent] = [
         .start, .conditionsUnmet([.notCharging]), .conditionsUnmet([]), .conditionsMet, .yield, .stop(.app("why")),
-        .resume, .finish, .fail(.origin(status: 404)), .cancel, .remove, .relaunch, .entryLost,
+        .resume, .finish, .fail(.origin(status: 404, url: nil)), .cancel, .remove, .relaunch, .entryLost,
     ]
 
     /// Every status × event against the table in DownloadLifecycle's
@@ -35,7 +35,7 @@ struct DownloadQueueModelTests {
             case (.downloading, .yield), (.downloading, .relaunch): return .queued
             case (.queued, .stop(let r)), (.waiting, .stop(let r)), (.downloading, .stop(let r)): return .stopped(r)
             case (.queued, .cancel), (.waiting, .cancel), (.downloading, .cancel), (.stopped, .cancel):
-                return .failed(.userCancelled)
+                return .failed(.cancelled)
             case (.stopped, .resume), (.failed, .resume): return .queued
             case (.stopped, .relaunch), (.completed, .relaunch), (.failed, .relaunch): return status
             case (.completed, .entryLost): return .queued
@@ -45,7 +45,7 @@ struct DownloadQueueModelTests {
         var taken = 0
         for status in Self.statuses {
             for event in Self.events {
-                let result = Result { () throws(DownloadTransitionError) in
+                let result = Result { () throws(DownloadError) in
                     try DownloadLifecycle.next(status, on: event)
                 }
                 switch (result, expected(status, event)) {
@@ -53,7 +53,7 @@ struct DownloadQueueModelTests {
                     #expect(next == wanted, "\(status) + \(event)")
                     taken += 1
                 case (.failure(let error), nil):
-                    #expect(error.status == status && error.event == event)
+                    #expect(error == .transition(status: status, event: event))
                 case (let got, let wanted):
                     Issue.record("\(status) + \(event): got \(got), expected \(String(describing: wanted))")
                 }
@@ -166,7 +166,7 @@ struct DownloadQueueModelTests {
     @Test func anUnreadableIndexIsATypedErrorNotAnEmptyQueue() throws {
         let test = try TestCache()
         try test.store.put(Data("not json".utf8), forKey: DownloadIndex.key)
-        #expect(throws: DownloadIndexError.self) { try DownloadIndex(store: test.store).load() }
+        #expect(throws: DownloadError.self) { try DownloadIndex(store: test.store).load() }
         #expect(try DownloadIndex(store: try TestCache().store).load().isEmpty)
     }
 }

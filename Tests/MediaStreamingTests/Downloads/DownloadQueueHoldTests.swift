@@ -110,8 +110,8 @@ struct DownloadQueueHoldTests {
             URL(string: "https://example.invalid/hold-fails")!, cacheKey: "hold-fails", kind: SharedPerformer.kind)
         let problems = await queue.problems()
         store.close()
-        await #expect(throws: DownloadQueueError.index(.storage(.closed))) { try await queue.stop(record.id) }
-        var told: DownloadQueueError?
+        await #expect(throws: DownloadError.store(.closed)) { try await queue.stop(record.id) }
+        var told: DownloadError?
         for await problem in problems {
             told = problem
             break

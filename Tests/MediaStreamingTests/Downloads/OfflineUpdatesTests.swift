@@ -4,7 +4,7 @@ import Testing
 
 @testable import MediaStreaming
 
-/// `OfflineDownload.progressUpdates()` and `completion()` never miss the
+/// `MediaDownload.progressUpdates()` and `completion()` never miss the
 /// end of a download that finishes while they subscribe.
 @Suite("Offline download updates", .timeLimit(.minutes(2)))
 struct OfflineUpdatesTests {

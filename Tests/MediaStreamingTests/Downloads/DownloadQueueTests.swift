@@ -202,8 +202,8 @@ struct DownloadQueueTests {
         try await queue.stop(records[3].id)
         try await queue.cancelAll()
         for record in records {
-            await #expect(throws: DownloadFailure.userCancelled) { try await queue.completion(of: record.id) }
-            #expect(await queue.download(record.id)?.status == .failed(.userCancelled))
+            await #expect(throws: DownloadError.cancelled) { try await queue.completion(of: record.id) }
+            #expect(await queue.download(record.id)?.status == .failed(.cancelled))
             #expect(try test.store.info(forKey: record.cacheKey)?.isPinned != true)
         }
         let aggregate = queue.aggregateProgress
