@@ -10,7 +10,7 @@ import MediaStore
 /// one, and when it opens, asks such a performer whether a completed
 /// download is still all in the store (for other performers, the entry
 /// under the record's cache key decides): if not, it is queued again.
-protocol CompletionKeyedPerformer: DownloadPerformer {
+package protocol CompletionKeyedPerformer: DownloadPerformer {
     /// The key of the entry that holds `record`'s download when it is complete.
     func completionKey(of record: DownloadRecord, in cache: StreamingCache) -> String
 

@@ -109,13 +109,13 @@ extension DownloadQueue {
             try hook?(key)
             guard let info = try store.info(forKey: key) else { continue }
             try store.hold(key, by: holder(of: id), version: info.version)
-            let keepers = HLSEntryMetadata.legacyKeepers(of: info.metadata.userInfo)
+            let keepers = LegacyKeepers.of(info.metadata.userInfo)
             let remaining = keepers.filter { !adopted.contains(ExactKey($0)) }
             if !remaining.isEmpty {
                 // Kept by other assets too: the app's hold is theirs, and goes with the last of them.
                 guard remaining.count < keepers.count else { continue }
                 var metadata = info.metadata
-                metadata.userInfo[HLSEntryMetadata.keepers] = remaining.joined(separator: "\n")
+                metadata.userInfo[LegacyKeepers.field] = remaining.joined(separator: "\n")
                 try store.setMetadata(metadata, forKey: key, version: info.version)
                 continue
             }

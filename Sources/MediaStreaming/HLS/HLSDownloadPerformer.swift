@@ -96,7 +96,7 @@ public struct HLSDownloadPerformer: DownloadPerformer, CompletionKeyedPerformer 
     /// The key of the asset's master playlist (the cache's key for the
     /// record's URL): a download queued under a cache key of its own is
     /// still stored under it.
-    func completionKey(of record: DownloadRecord, in cache: StreamingCache) -> String {
+    package func completionKey(of record: DownloadRecord, in cache: StreamingCache) -> String {
         // What `HLSResourceStore.resourceKey(for:)` gives the master, without
         // going through the shared registry of resource stores.
         HLSResourceKey(key: cache.cacheKey(for: record.url)).storeKey

@@ -105,10 +105,13 @@ public final class HLSDownloader: Sendable {
         let assetKey = resources.resourceKey(for: url).storeKey
         let record = DownloadRecord(
             url: url, cacheKey: assetKey, headers: headers, kind: performer.kind, priority: priority, queueOrder: 0)
-        // Started at once and at each resume: an asset's downloads run side by side.
+        // Started at once and at each resume (an asset's downloads run side
+        // by side), also once the downloader is gone.
+        let itself = WeakDownload()
         let download = MediaDownload(
             record: record, key: assetKey, holder: Self.holder(ofAsset: assetKey), performer: performer, cache: cache,
-            hooks: hooks, onChange: { [list] in Self.startQueued(in: list) })
+            hooks: hooks, onChange: { itself.download?.start() })
+        itself.download = download
         list.withLock { list in
             list.removeAll { $0.state == .cancelled || $0.state == .completed }
             list.append(download)
@@ -117,9 +120,9 @@ public final class HLSDownloader: Sendable {
         return download
     }
 
-    /// Starts every queued download of `list` (a resumed one).
-    private static func startQueued(in list: Locked<[MediaDownload]>) {
-        for download in list.current where download.state == .queued { download.start() }
+    /// A download, for its own scheduling callback (which it owns).
+    private final class WeakDownload: @unchecked Sendable {
+        weak var download: MediaDownload?
     }
 
     /// The downloads started and not yet finished or cancelled.

@@ -94,6 +94,7 @@ struct DownloadRunTests {
     func lateSuccessIsNotApplied(kind: Kind) async throws {
         let (first, second) = (AsyncGate(), AsyncGate())
         let started = try Self.started(kind, first: first, second: second)
+        defer { withExtendedLifetime(started) {} }
         let download = started.download
         let (runOne, runTwo) = try await Self.restart(download, first: first, second: second)
         let before = download.snapshot
@@ -114,6 +115,7 @@ struct DownloadRunTests {
     func lateFailureIsNotApplied(kind: Kind) async throws {
         let (first, second) = (AsyncGate(), AsyncGate())
         let started = try Self.started(kind, failingOnce: true, first: first, second: second)
+        defer { withExtendedLifetime(started) {} }
         let download = started.download
         let (runOne, _) = try await Self.restart(download, first: first, second: second)
 
@@ -129,7 +131,9 @@ struct DownloadRunTests {
     @Test("A pause racing a cancel leaves it cancelled; resume then does nothing", arguments: Kind.allCases)
     func pauseRacingCancel(kind: Kind) async throws {
         let (first, second) = (AsyncGate(), AsyncGate())
-        let download = try Self.started(kind, first: first, second: second).download
+        let started = try Self.started(kind, first: first, second: second)
+        defer { withExtendedLifetime(started) {} }
+        let download = started.download
         await first.arrived()
         await BlockingGate.hold(download.pause, at: download.hooks.transition) {
             download.cancel()
@@ -147,7 +151,9 @@ struct DownloadRunTests {
     @Test("A resume racing a cancel leaves it cancelled, with no run started", arguments: Kind.allCases)
     func resumeRacingCancel(kind: Kind) async throws {
         let (first, second) = (AsyncGate(), AsyncGate())
-        let download = try Self.started(kind, first: first, second: second).download
+        let started = try Self.started(kind, first: first, second: second)
+        defer { withExtendedLifetime(started) {} }
+        let download = started.download
         await first.arrived()
         download.pause()
         await BlockingGate.hold(download.resume, at: download.hooks.transition) {
@@ -164,7 +170,9 @@ struct DownloadRunTests {
     @Test("A cancel racing a resume leaves it cancelled, with no run going on", arguments: Kind.allCases)
     func cancelRacingResume(kind: Kind) async throws {
         let (first, second) = (AsyncGate(), AsyncGate())
-        let download = try Self.started(kind, first: first, second: second).download
+        let started = try Self.started(kind, first: first, second: second)
+        defer { withExtendedLifetime(started) {} }
+        let download = started.download
         await first.arrived()
         download.pause()
         await BlockingGate.hold(download.cancel, at: download.hooks.transition) {
@@ -181,6 +189,7 @@ struct DownloadRunTests {
     func twoResumesStartOneRun(kind: Kind) async throws {
         let (first, second) = (AsyncGate(), AsyncGate())
         let started = try Self.started(kind, first: first, second: second)
+        defer { withExtendedLifetime(started) {} }
         let download = started.download
         await first.arrived()
         download.pause()
@@ -198,7 +207,9 @@ struct DownloadRunTests {
     @Test("A resume racing a pause: the resumed run goes on, and the state says so", arguments: Kind.allCases)
     func resumeRacingPause(kind: Kind) async throws {
         let (first, second) = (AsyncGate(), AsyncGate())
-        let download = try Self.started(kind, first: first, second: second).download
+        let started = try Self.started(kind, first: first, second: second)
+        defer { withExtendedLifetime(started) {} }
+        let download = started.download
         await first.arrived()
         let runTwo = try await BlockingGate.hold(download.pause, at: download.hooks.transition) {
             download.pause()
@@ -216,7 +227,9 @@ struct DownloadRunTests {
     @Test("Observers never hear a state older than one they heard", arguments: Kind.allCases)
     func observersHearTheLatestState(kind: Kind) async throws {
         let (first, second) = (AsyncGate(), AsyncGate())
-        let download = try Self.started(kind, first: first, second: second).download
+        let started = try Self.started(kind, first: first, second: second)
+        defer { withExtendedLifetime(started) {} }
+        let download = started.download
         await first.arrived()
         let updates = download.progressUpdates()
         let heard = Task { () -> [MediaDownload.State] in
