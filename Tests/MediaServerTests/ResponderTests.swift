@@ -261,6 +261,8 @@ import Testing
         let url = Self.route.origin
         #expect(Self.hls([], outcome: .failure(.resourceTooLarge(url: url, bytes: 9, limit: 8))).status == 502)
         #expect(Self.hls([], outcome: .failure(.streaming(.origin(.httpStatus(code: 403, url: url))))).status == 403)
-        #expect(Self.hls([], outcome: .failure(.playlist(url: url, PlaylistError(line: 1, reason: .missingHeader)))).status == 502)
+        #expect(
+            Self.hls([], outcome: .failure(.playlist(url: url, PlaylistError(line: 1, reason: .missingHeader)))).status
+                == 502)
     }
 }

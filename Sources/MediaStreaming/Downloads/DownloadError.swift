@@ -114,7 +114,8 @@ extension DownloadError: Codable {
             case .selection(let reason): .selection(reason)
             case .uriRefused(let url, let playlistURL, let reason):
                 .uriRefused(url: url, playlistURL: playlistURL, reason: reason)
-            case .resourceTooLarge(let url, let bytes, let limit): .resourceTooLarge(url: url, bytes: bytes, limit: limit)
+            case .resourceTooLarge(let url, let bytes, let limit):
+                .resourceTooLarge(url: url, bytes: bytes, limit: limit)
             }
     }
 
@@ -130,7 +131,8 @@ extension DownloadError: Codable {
             case .selection(let reason): .selection(reason)
             case .uriRefused(let url, let playlistURL, let reason):
                 .uriRefused(url: url, playlistURL: playlistURL, reason: reason)
-            case .resourceTooLarge(let url, let bytes, let limit): .resourceTooLarge(url: url, bytes: bytes, limit: limit)
+            case .resourceTooLarge(let url, let bytes, let limit):
+                .resourceTooLarge(url: url, bytes: bytes, limit: limit)
             // Failures of queue calls, never a download's end: kept as their description.
             case .unknownDownload, .unknownKind, .transition, .index: .transfer(description)
             }

@@ -30,14 +30,16 @@ package struct StoreIO: Sendable {
     }
 
     /// Runs a read-only store call off the concurrency pool.
-    package func read<T: Sendable>(_ body: @escaping @Sendable (MediaStore) throws(StoreError) -> T) async throws(StoreError)
+    package func read<T: Sendable>(_ body: @escaping @Sendable (MediaStore) throws(StoreError) -> T)
+        async throws(StoreError)
         -> T
     {
         try await perform(on: reads, body)
     }
 
     /// Runs a store call that writes (a write transaction) off the concurrency pool.
-    package func write<T: Sendable>(_ body: @escaping @Sendable (MediaStore) throws(StoreError) -> T) async throws(StoreError)
+    package func write<T: Sendable>(_ body: @escaping @Sendable (MediaStore) throws(StoreError) -> T)
+        async throws(StoreError)
         -> T
     {
         try await perform(on: writes, body)

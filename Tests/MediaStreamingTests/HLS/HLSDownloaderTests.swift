@@ -185,7 +185,9 @@ struct HLSDownloaderTests {
         let test = try TestCache()
         let live = origin.url("ts/live.m3u8")
         let download = HLSDownloader(cache: test.cache).download(live)
-        await #expect(throws: DownloadError.unsupported(String(describing: HLSPlanError.liveContent(playlistURL: live)))) {
+        await #expect(
+            throws: DownloadError.unsupported(String(describing: HLSPlanError.liveContent(playlistURL: live)))
+        ) {
             try await download.completion()
         }
         #expect(try test.store.entries().isEmpty)
