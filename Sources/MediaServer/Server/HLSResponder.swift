@@ -71,7 +71,7 @@ final class HLSResponder: Sendable {
     private func isKept(_ key: HLSResourceKey, byDownload: Bool = false) async throws(HLSResourceError) -> Bool {
         do {
             guard let info = try await resources.info(key), info.isPinned else { return false }
-            // A master an HLSDownload kept (last, after its media playlists) names its keepers;
+            // A master an HLS download kept (last, after its media playlists) names its keepers;
             // one pinned otherwise (a DownloadQueue's pin of a running download's entries) does not.
             return !byDownload || !HLSEntryMetadata.keepers(of: info.metadata.userInfo).isEmpty
         } catch {
