@@ -44,6 +44,8 @@ public struct DownloadContext: Sendable {
     private let tell: @Sendable (any Sendable) -> Void
 
     /// - parameters:
+    ///   - cache: the cache the bytes go into.
+    ///   - holder: the store holder of the download.
     ///   - isLive: whether the run is still the download's latest and
     ///     downloading; called inside store writes that hold.
     ///   - report: applies a change to the run's progress (ignored once the run is stopped).
