@@ -64,7 +64,7 @@ extension BenchmarkRunner {
             let directory = try freshDirectory("hls-store-\(repetition)")
             let store = try MediaStore(directory: directory)
             let cache = StreamingCache(store: store)
-            let (seconds, progress) = try Self.blocking { () async throws -> (Double, HLSDownloadProgress) in
+            let (seconds, progress) = try Self.blocking { () async throws -> (Double, DownloadProgress) in
                 let start = Stopwatch.now()
                 let download = HLSDownloader(cache: cache, parallelFetches: 4).download(master)
                 try await download.completion()

@@ -144,7 +144,7 @@ extension BenchmarkRunner {
             defer { store.close() }
             let cache = StreamingCache(store: store)
             let master = proxy.url(NetworkAssets.master)
-            let (seconds, progress) = try Self.blocking { () async throws -> (Double, HLSDownloadProgress) in
+            let (seconds, progress) = try Self.blocking { () async throws -> (Double, DownloadProgress) in
                 let start = Stopwatch.now()
                 let download = HLSDownloader(cache: cache, parallelFetches: 4).download(master)
                 try await download.completion()

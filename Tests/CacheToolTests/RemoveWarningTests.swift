@@ -25,7 +25,7 @@ import Testing
             try DownloadIndex(store: store).save([
                 queued,
                 DownloadRecord(
-                    url: url, cacheKey: "cancelled-track", status: .failed(.userCancelled), queueOrder: 2),
+                    url: url, cacheKey: "cancelled-track", status: .failed(.cancelled), queueOrder: 2),
             ])
         }
 

@@ -226,7 +226,7 @@ import Testing
     static let route = HLSRoute(origin: URL(string: "https://cdn.example.com/p.m3u8")!, kind: .mediaPlaylist)
 
     static func hls(
-        _ headers: [(String, String)], method: String = "GET", outcome: Result<Responder.HLSAnswer, HLSDownloadError>
+        _ headers: [(String, String)], method: String = "GET", outcome: Result<Responder.HLSAnswer, HLSResourceError>
     ) -> Response {
         Responder.hlsResponse(
             to: request(route.path(secret: secret), method: method, headers), route: route, outcome: outcome
@@ -261,6 +261,8 @@ import Testing
         let url = Self.route.origin
         #expect(Self.hls([], outcome: .failure(.resourceTooLarge(url: url, bytes: 9, limit: 8))).status == 502)
         #expect(Self.hls([], outcome: .failure(.streaming(.origin(.httpStatus(code: 403, url: url))))).status == 403)
-        #expect(Self.hls([], outcome: .failure(.unexpectedPlaylistKind(url: url))).status == 502)
+        #expect(
+            Self.hls([], outcome: .failure(.playlist(url: url, PlaylistError(line: 1, reason: .missingHeader)))).status
+                == 502)
     }
 }

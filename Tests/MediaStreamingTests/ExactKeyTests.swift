@@ -38,7 +38,7 @@ import Testing
         let first = downloader.download(URL(string: "https://example.invalid/composed")!, cacheKey: composed)
         let second = downloader.download(URL(string: "https://example.invalid/decomposed")!, cacheKey: decomposed)
         #expect(first !== second)
-        #expect(second.cacheKey.utf8.elementsEqual(decomposed.utf8))
+        #expect(second.key.utf8.elementsEqual(decomposed.utf8))
         #expect(downloader.downloads.count == 2)
         for _ in 0..<1000 where first.state != .completed || second.state != .completed {
             try await Task.sleep(for: .milliseconds(10))

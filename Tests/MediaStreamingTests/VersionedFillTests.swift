@@ -155,8 +155,8 @@ import Testing
         #expect(try test.store.info(forKey: key)?.version == newVersion)
 
         origin.release(0)
-        await #expect(throws: StreamingError.self) { try await download.completion() }
-        guard case .failed(.notCacheable) = download.state else {
+        await #expect(throws: DownloadError.self) { try await download.completion() }
+        guard case .failed(.unsupported) = download.state else {
             Issue.record("expected the download to fail as not cacheable, got \(download.state)")
             return
         }

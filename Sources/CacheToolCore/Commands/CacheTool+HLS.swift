@@ -90,7 +90,7 @@ extension CacheTool {
             url, variant: variant, audio: audio, subtitles: subtitles, headers: headers)
         let json = parsed.flag("json")
         let console = self.console
-        let outcome = BlockingWait { () async throws(HLSDownloadError) -> HLSDownloadProgress in
+        let outcome = BlockingWait { () async throws(DownloadError) -> DownloadProgress in
             var last = download.snapshot
             for await update in download.progressUpdates() {
                 if !json, update.resources != last.resources || update.totalResources != last.totalResources {
@@ -105,7 +105,7 @@ extension CacheTool {
             return download.snapshot
         }
         // Never abandoned: the wait ends with the download.
-        switch outcome.wait() ?? .failure(.streaming(.cancelled)) {
+        switch outcome.wait() ?? .failure(.cancelled) {
         case .success(let progress):
             if json {
                 printJSON(

@@ -154,7 +154,7 @@ struct Responder: Sendable {
         let hls = self.hls
         let address = self.address
         let piece = responseBufferBytes
-        let wait = BlockingWait { () async throws(HLSDownloadError) -> HLSAnswer in
+        let wait = BlockingWait { () async throws(HLSResourceError) -> HLSAnswer in
             let (body, key, mimeType) = try await hls.response(for: route, address: address)
             return HLSAnswer(body: body, key: key, mimeType: mimeType)
         }
@@ -180,7 +180,7 @@ struct Responder: Sendable {
     /// get it) is in hand; a stored entry's bytes come from `stored`
     /// (key, entry version, range). Pure apart from `stored`.
     static func hlsResponse(
-        to request: HTTPRequest, route: HLSRoute, outcome: Result<HLSAnswer, HLSDownloadError>,
+        to request: HTTPRequest, route: HLSRoute, outcome: Result<HLSAnswer, HLSResourceError>,
         stored: (HLSResourceKey, UInt64, Range<Int>) -> any BodyStream
     ) -> Response {
         let method = request.method
@@ -260,7 +260,7 @@ struct Responder: Sendable {
     }
 
     /// The status an HLS resource failure is answered with.
-    static func status(for error: HLSDownloadError) -> (Int, String) {
+    static func status(for error: HLSResourceError) -> (Int, String) {
         switch error {
         case .streaming(let streaming): status(for: streaming)
         case .resourceTooLarge(_, _, let limit): (502, "resource too large (over \(limit) bytes)")

@@ -37,7 +37,7 @@ final class HLSResponder: Sendable {
     /// local URLs of `address` (held whole, at most ``PlaylistLimits/maxBytes``
     /// read), anything else the entry it is stored in (fetched into the store
     /// first), to be read in pieces.
-    func response(for route: HLSRoute, address: LocalAddress) async throws(HLSDownloadError) -> (
+    func response(for route: HLSRoute, address: LocalAddress) async throws(HLSResourceError) -> (
         body: HLSResourceBody, key: HLSResourceKey, mimeType: String
     ) {
         let resources = self.resources
@@ -57,7 +57,7 @@ final class HLSResponder: Sendable {
             store: { data in
                 // A live media playlist changes: passed through, never kept.
                 guard route.isPlaylist else { return true }
-                return HLSDownload.isDownloadable(data, url: origin, limits: limits)
+                return HLSDownloader.isDownloadable(data, url: origin, limits: limits)
             })
         guard route.isPlaylist, case .bytes(let data) = body else { return (body, resource.cacheKey, mimeType) }
         var playlist = data
@@ -68,10 +68,10 @@ final class HLSResponder: Sendable {
     }
 
     /// Whether `key`'s entry is pinned: an asset a download keeps.
-    private func isKept(_ key: HLSResourceKey, byDownload: Bool = false) async throws(HLSDownloadError) -> Bool {
+    private func isKept(_ key: HLSResourceKey, byDownload: Bool = false) async throws(HLSResourceError) -> Bool {
         do {
             guard let info = try await resources.info(key), info.isPinned else { return false }
-            // A master an HLSDownload kept (last, after its media playlists) names its keepers;
+            // A master an HLS download kept (last, after its media playlists) names its keepers;
             // one pinned otherwise (a DownloadQueue's pin of a running download's entries) does not.
             return !byDownload || !HLSEntryMetadata.keepers(of: info.metadata.userInfo).isEmpty
         } catch {
@@ -83,7 +83,7 @@ final class HLSResponder: Sendable {
     /// (the variants and renditions whose media playlists are kept), like
     /// the offline asset of an `AVAssetDownloadTask`: a player never asks
     /// for a playlist the download did not keep (no origin request offline).
-    private func downloadedSelection(of data: Data, url: URL) async throws(HLSDownloadError) -> Data {
+    private func downloadedSelection(of data: Data, url: URL) async throws(HLSResourceError) -> Data {
         let limits = resources.limits.playlist
         guard case .master(let master) = try? PlaylistParser.parse(data, url: url, limits: limits) else {
             return data
@@ -110,7 +110,7 @@ final class HLSResponder: Sendable {
     /// `address` (minted only when ``playlistURIRule`` allows it; the last
     /// rewritings are kept, within ``MediaServerConfiguration/hlsRewriteCacheBytes``:
     /// a playlist of hundreds of segments is rewritten once, not at every start).
-    func rewrite(_ data: Data, route: HLSRoute, address: LocalAddress) throws(HLSDownloadError) -> Data {
+    func rewrite(_ data: Data, route: HLSRoute, address: LocalAddress) throws(HLSResourceError) -> Data {
         let path = route.path(secret: address.secret)
         if let kept = rewrites.output(for: path, input: data) {
             // Served again: its URIs are minted again (they may have been forgotten since).

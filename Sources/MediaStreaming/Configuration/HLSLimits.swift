@@ -3,7 +3,7 @@ import HLSPlaylist
 /// What one HLS resource fetched from an origin may cost: each is a bound
 /// on a hostile origin. Beyond one, the transfer is stopped at once (the
 /// origin connection dropped), nothing of it is stored, and the fetch
-/// fails with ``HLSDownloadError/resourceTooLarge(url:bytes:limit:)`` (a
+/// fails with `HLSResourceError.resourceTooLarge(url:bytes:limit:)` (a
 /// segment, init segment or key) or a `PlaylistError` whose reason is
 /// `PlaylistError.Reason.tooLarge(_:limit:)` (a playlist).
 public struct HLSLimits: Sendable, Hashable {

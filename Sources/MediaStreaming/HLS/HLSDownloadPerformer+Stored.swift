@@ -9,7 +9,7 @@ extension HLSDownloadPerformer {
     /// as corrupt, or removed by hand, makes it `false`, and the queue
     /// fetches what is missing; so does a playlist that cannot be read.
     /// Blocking: on the store's read queue.
-    func isStored(_ record: DownloadRecord, in cache: StreamingCache, store: MediaStore) -> Bool {
+    package func isStored(_ record: DownloadRecord, in cache: StreamingCache, store: MediaStore) -> Bool {
         let policy = cache.configuration.cacheKeyPolicy
         func stored(_ url: URL) -> Data? {
             try? store.value(forKey: HLSResourceKey(key: cache.cacheKey(for: url)).storeKey, includeExpired: true)?.data

@@ -4,7 +4,11 @@ import MediaStore
 import MediaSupport
 
 /// Downloads HLS assets for offline playback (the role of
-/// `AVAssetDownloadTask` with an `AVURLAsset` of an HLS URL): a variant
+/// `AVAssetDownloadTask` with an `AVURLAsset` of an HLS URL): the in-memory
+/// convenience over the download engine (a ``MediaDownload`` per call,
+/// moved by an ``HLSDownloadPerformer``; for a persistent list, with
+/// conditions and priorities, give the performer to a ``DownloadQueue``).
+/// A variant
 /// chosen by a `VariantChoice`, audio and subtitle renditions by
 /// `RenditionRequest`, with every playlist, segment, init segment
 /// (`EXT-X-MAP`) and AES-128 key in the store, held by the asset's holder
@@ -17,7 +21,7 @@ import MediaSupport
 /// or a relaunch fetches only what is missing, and one asking for another
 /// media selection of an asset already kept (**augment**) fetches only
 /// what that selection adds. Live playlists (no `EXT-X-ENDLIST`) are
-/// refused (`HLSPlanError.liveContent(playlistURL:)`), and so are
+/// refused (``DownloadError/unsupported(_:)``), and so are
 /// SAMPLE-AES and FairPlay (`skd://`) keys, before anything is stored.
 ///
 /// ```swift
@@ -39,10 +43,10 @@ public final class HLSDownloader: Sendable {
     /// playlist's own origin, and those the rule allows
     /// (``PlaylistURIRule/publicHosts`` by default: no loopback, link-local,
     /// private or non-canonical address of another origin). A download
-    /// naming another URI fails with ``HLSDownloadError/uriRefused(url:playlistURL:reason:)``
+    /// naming another URI fails with ``DownloadError/uriRefused(url:playlistURL:reason:)``
     /// before any of its resources is fetched.
     public let uriRule: PlaylistURIRule
-    private let list = Locked<[HLSDownload]>([])
+    private let list = Locked<[MediaDownload]>([])
 
     /// - parameter resources: where resources are fetched and stored (its cache is the downloads' cache);
     ///   pass the one the loopback server uses, so that the two share their fetches.
@@ -83,22 +87,31 @@ public final class HLSDownloader: Sendable {
     public func download(
         _ url: URL, variant: VariantChoice = .first, audio: RenditionRequest = .automatic,
         subtitles: RenditionRequest = .none, headers: [String: String] = [:], priority: FetchPriority = .download
-    ) -> HLSDownload {
+    ) -> MediaDownload {
         download(
             url, variant: variant, audio: audio, subtitles: subtitles, headers: headers, priority: priority,
-            holder: nil)
+            hooks: DownloadRunHooks())
     }
 
-    /// ``download(_:variant:audio:subtitles:headers:priority:)`` whose
-    /// resources are held by `holder` (a ``DownloadQueue`` download's), or
-    /// by the asset's holder when `nil`.
-    func download(
+    /// ``download(_:variant:audio:subtitles:headers:priority:)`` whose runs
+    /// a test holds at `hooks`.
+    package func download(
         _ url: URL, variant: VariantChoice, audio: RenditionRequest, subtitles: RenditionRequest,
-        headers: [String: String], priority: FetchPriority, holder: String?
-    ) -> HLSDownload {
-        let download = HLSDownload(
-            url: url, resources: resources, variant: variant, audio: audio, subtitles: subtitles, headers: headers,
-            parallelFetches: parallelFetches, priority: priority, uriRule: uriRule, holder: holder)
+        headers: [String: String], priority: FetchPriority, hooks: DownloadRunHooks
+    ) -> MediaDownload {
+        let performer = HLSDownloadPerformer(
+            variant: variant, audio: audio, subtitles: subtitles, parallelFetches: parallelFetches,
+            resources: resources, uriRule: uriRule)
+        let assetKey = resources.resourceKey(for: url).storeKey
+        let record = DownloadRecord(
+            url: url, cacheKey: assetKey, headers: headers, kind: performer.kind, priority: priority, queueOrder: 0)
+        // Started at once and at each resume (an asset's downloads run side
+        // by side), also once the downloader is gone.
+        let itself = WeakDownload()
+        let download = MediaDownload(
+            record: record, key: assetKey, holder: Self.holder(ofAsset: assetKey), performer: performer, cache: cache,
+            hooks: hooks, onChange: { itself.download?.start() })
+        itself.download = download
         list.withLock { list in
             list.removeAll { $0.state == .cancelled || $0.state == .completed }
             list.append(download)
@@ -107,21 +120,36 @@ public final class HLSDownloader: Sendable {
         return download
     }
 
+    /// A download, for its own scheduling callback (which it owns).
+    private final class WeakDownload: @unchecked Sendable {
+        weak var download: MediaDownload?
+    }
+
     /// The downloads started and not yet finished or cancelled.
-    public var downloads: [HLSDownload] {
+    public var downloads: [MediaDownload] {
         list.current.filter { $0.state != .cancelled && $0.state != .completed }
+    }
+
+    /// Whether `data` is a master playlist, or a media playlist the planner
+    /// accepts, within `limits`.
+    public static func isDownloadable(_ data: Data, url: URL, limits: PlaylistLimits = PlaylistLimits()) -> Bool {
+        switch try? PlaylistParser.parse(data, url: url, limits: limits) {
+        case .master: true
+        case .media(let media): (try? HLSDownloadPlanner.plan(media: media)) != nil
+        case nil: false
+        }
     }
 
     /// The entries of the asset `url` in the store (its master playlist,
     /// and every resource a download of it kept).
     public func entries(of url: URL) throws(StoreError) -> [EntryInfo] {
-        try entries(of: url, in: cache.store)
+        try Self.entries(ofAsset: resources.resourceKey(for: url).storeKey, in: cache.store)
     }
 
-    /// ``entries(of:)`` read from `store` (the cache's, as a `StoreIO` call gets it).
-    func entries(of url: URL, in store: MediaStore) throws(StoreError) -> [EntryInfo] {
-        let assetKey = resources.resourceKey(for: url).storeKey
-        return try store.entries().filter { HLSEntryMetadata.belongs($0, toAsset: assetKey) }
+    /// The entries of the asset whose master playlist is stored under
+    /// `assetKey`, read from `store` (the cache's, as a `StoreIO` call gets it).
+    static func entries(ofAsset assetKey: String, in store: MediaStore) throws(StoreError) -> [EntryInfo] {
+        try store.entries().filter { HLSEntryMetadata.belongs($0, toAsset: assetKey) }
     }
 
     /// The store holder of the asset whose master playlist is stored
@@ -153,9 +181,9 @@ public final class HLSDownloader: Sendable {
     @discardableResult
     public func release(_ url: URL) throws(StoreError) -> Int {
         let assetKey = resources.resourceKey(for: url).storeKey
-        let running = list.withLock { list -> [HLSDownload] in
-            let matching = list.filter { $0.assetKey == assetKey }
-            list.removeAll { $0.assetKey == assetKey }
+        let running = list.withLock { list -> [MediaDownload] in
+            let matching = list.filter { $0.key == assetKey }
+            list.removeAll { $0.key == assetKey }
             return matching
         }
         for download in running { download.cancel() }
@@ -206,4 +234,12 @@ public final class HLSDownloader: Sendable {
     private func masterFirst(_ entries: [EntryInfo], assetKey: String) -> [EntryInfo] {
         entries.filter { ExactKey.equal($0.key, assetKey) } + entries.filter { !ExactKey.equal($0.key, assetKey) }
     }
+}
+
+extension MediaDownload {
+    /// The plan of an HLS download (every resource of the selection), once its playlists are read.
+    public var plan: HLSDownloadPlan? { detail as? HLSDownloadPlan }
+
+    /// The store key of an HLS download's master playlist: what the asset's entries are grouped under.
+    public var assetKey: String { key }
 }

@@ -15,7 +15,7 @@ public enum HLSEntryMetadata {
     /// Written by versions before store holds: the store keys of every
     /// asset keeping the entry pinned, one a line. Read only (to adopt such
     /// pins); who keeps an entry now is the store's holders.
-    public static let keepers = "hls.keepers"
+    public static let keepers = LegacyKeepers.field
     /// For segments, keys and init segments: the store key of their media playlist.
     public static let playlist = "hls.playlist"
     /// For playlists: the URL they were read from (their URIs resolve against it).
@@ -57,7 +57,7 @@ public enum HLSEntryMetadata {
 
     /// The ``keepers`` list a version before holds wrote; empty on a newer entry.
     static func legacyKeepers(of userInfo: [String: String]) -> [String] {
-        userInfo[keepers].map { $0.split(separator: "\n").map(String.init) } ?? []
+        LegacyKeepers.of(userInfo)
     }
 
     /// Whether `info` is an HLS entry of the asset `assetKey`: grouped with

@@ -121,7 +121,7 @@ public final class HLSResourceStore: Sendable {
     public func data(
         for resource: HLSResource, metadata: EntryMetadata, pinned: Bool = false, headers: [String: String] = [:],
         priority: FetchPriority = .playback, store shouldStore: @escaping @Sendable (Data) -> Bool = { _ in true }
-    ) async throws(HLSDownloadError) -> (data: Data, fetched: Bool) {
+    ) async throws(HLSResourceError) -> (data: Data, fetched: Bool) {
         let (outcome, fetched) = try await obtain(
             resource, metadata: metadata, holder: pinned ? MediaStore.appHolder : nil, headers: headers,
             priority: priority, store: shouldStore, pinWhile: nil)
@@ -158,7 +158,7 @@ public final class HLSResourceStore: Sendable {
     public func resource(
         for resource: HLSResource, metadata: EntryMetadata, pinned: Bool = false, headers: [String: String] = [:],
         priority: FetchPriority = .playback, store shouldStore: @escaping @Sendable (Data) -> Bool = { _ in true }
-    ) async throws(HLSDownloadError) -> (body: HLSResourceBody, fetched: Bool) {
+    ) async throws(HLSResourceError) -> (body: HLSResourceBody, fetched: Bool) {
         let (outcome, fetched) = try await obtain(
             resource, metadata: metadata, holder: pinned ? MediaStore.appHolder : nil, headers: headers,
             priority: priority, store: shouldStore, pinWhile: nil)
@@ -210,7 +210,7 @@ public final class HLSResourceStore: Sendable {
         _ resource: HLSResource, metadata: EntryMetadata, holder: String?, headers: [String: String],
         priority: FetchPriority, store shouldStore: @escaping @Sendable (Data) -> Bool,
         pinWhile live: (@Sendable () -> Bool)?
-    ) async throws(HLSDownloadError) -> (outcome: Outcome, fetched: Bool) {
+    ) async throws(HLSResourceError) -> (outcome: Outcome, fetched: Bool) {
         do {
             if let body = try await storedBody(resource) { return (.body(body), false) }
         } catch {
@@ -266,7 +266,7 @@ public final class HLSResourceStore: Sendable {
                 if case .dropped = result.outcome, !isNew, attempt < 4 { continue }
                 return (result.outcome, isNew && result.fetched)
             } catch {
-                let failure = HLSDownloadError.wrap(error)
+                let failure = HLSResourceError.wrap(error)
                 // A joined fetch its starter cancelled: start one of our own.
                 if failure.isCancellation, !isNew, !Task.isCancelled, attempt < 4 { continue }
                 throw failure
@@ -286,7 +286,7 @@ public final class HLSResourceStore: Sendable {
     /// transfer of `priority` in the cache's scheduler, within the
     /// resource's limit (``limits``).
     public func fetch(_ resource: HLSResource, headers: [String: String] = [:], priority: FetchPriority = .playback)
-        async throws(HLSDownloadError) -> Data
+        async throws(HLSResourceError) -> Data
     {
         let sink = try await fetch(
             resource, headers: headers, flight: Flight(priority), options: WriteOptions(), inMemory: true)
@@ -299,7 +299,7 @@ public final class HLSResourceStore: Sendable {
     private func fetch(
         _ resource: HLSResource, headers: [String: String], flight: Flight, options: WriteOptions,
         inMemory: Bool? = nil
-    ) async throws(HLSDownloadError) -> HLSResourceSink {
+    ) async throws(HLSResourceError) -> HLSResourceSink {
         let policy = cache.configuration.retryPolicy
         var retry = 0
         while true {
@@ -321,7 +321,7 @@ public final class HLSResourceStore: Sendable {
     /// wrote is dropped.
     private func scheduled(
         _ resource: HLSResource, headers: [String: String], flight: Flight, options: WriteOptions, inMemory: Bool
-    ) async throws(HLSDownloadError) -> HLSResourceSink {
+    ) async throws(HLSResourceError) -> HLSResourceSink {
         let scheduler = cache.scheduler
         while true {
             let ticket = flight.schedule.withLock { schedule -> FetchTicket in
@@ -353,7 +353,7 @@ public final class HLSResourceStore: Sendable {
     }
 
     /// The failure of `resource` going beyond its limit of `limit` bytes (`bytes` announced or received).
-    private func tooLarge(_ resource: HLSResource, bytes: Int, limit: Int) -> HLSDownloadError {
+    private func tooLarge(_ resource: HLSResource, bytes: Int, limit: Int) -> HLSResourceError {
         guard resource.kind.isPlaylist else { return .resourceTooLarge(url: resource.url, bytes: bytes, limit: limit) }
         return .playlist(url: resource.url, PlaylistError(line: 0, reason: .tooLarge(.bytes, limit: limit)))
     }
@@ -364,7 +364,7 @@ public final class HLSResourceStore: Sendable {
     /// transfer is cancelled.
     private func fetchOnce(
         _ resource: HLSResource, headers: [String: String], ticket: FetchTicket, into sink: HLSResourceSink
-    ) async throws(HLSDownloadError) -> Bool {
+    ) async throws(HLSResourceError) -> Bool {
         let range = resource.byteRange.map { $0.range }
         let limit = limits.maxBytes(of: resource.kind)
         if let range, range.count > limit { throw tooLarge(resource, bytes: range.count, limit: limit) }
@@ -411,7 +411,7 @@ public final class HLSResourceStore: Sendable {
                     try await cache.scheduler.checkpoint(ticket)
                 } catch {
                     if error == .preempted { return false }
-                    throw HLSDownloadError.streaming(.cancelled)
+                    throw HLSResourceError.streaming(.cancelled)
                 }
                 var piece = piece
                 if skip > 0 {
@@ -429,11 +429,11 @@ public final class HLSResourceStore: Sendable {
                 try await sink.append(piece)
             }
         } catch let error as StoreError {
-            throw HLSDownloadError.streaming(.store(error))
+            throw HLSResourceError.streaming(.store(error))
         } catch OriginError.bodyTooLarge(let bytes, _) {
             throw tooLarge(resource, bytes: bytes - (range?.lowerBound ?? 0), limit: limit)
         } catch {
-            throw HLSDownloadError.wrap(error)
+            throw HLSResourceError.wrap(error)
         }
         // A cancelled transfer may end its body early without an error.
         if Task.isCancelled { throw .streaming(.cancelled) }

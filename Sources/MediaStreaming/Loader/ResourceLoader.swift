@@ -207,7 +207,7 @@ public final class ResourceLoader: Sendable {
     }
 
     /// Fetches every missing byte into the store (what ``StreamingItem/download()``
-    /// and ``OfflineDownloader`` do), reporting (cached bytes, length) as it goes.
+    /// and `OfflineDownloader` do), reporting (cached bytes, length) as it goes.
     /// Already cached chunks are not fetched again; cancelling the calling task stops it.
     ///
     /// - returns: the `EntryInfo.version` of the store entry that now

@@ -3,7 +3,7 @@ import MediaStore
 import MediaSupport
 
 /// Plays media while caching it: the shared state behind every
-/// ``ResourceLoader``, ``StreamingItem`` and ``OfflineDownloader``.
+/// ``ResourceLoader``, ``StreamingItem`` and `OfflineDownloader`.
 ///
 /// One cache per store. Every reader of one cache key, whichever item
 /// or downloader it belongs to, goes through one fetcher, so the bytes
@@ -31,7 +31,7 @@ public final class StreamingCache: Sendable {
     /// ``shared`` cache that plays without caching; `nil` otherwise.
     public let storeOpeningError: StoreError?
     /// The store's blocking calls, off the concurrency pool.
-    let storeIO: StoreIO
+    package let storeIO: StoreIO
     /// Orders every origin transfer of this cache: playback before
     /// preloads before downloads, at most
     /// ``StreamingConfiguration/connectionsPerHost`` per host.

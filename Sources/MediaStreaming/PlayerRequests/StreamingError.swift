@@ -29,7 +29,7 @@ public enum StreamingError: Error, Sendable, Equatable, CustomStringConvertible 
         }
     }
 
-    static func wrap(_ error: any Error) -> StreamingError {
+    package static func wrap(_ error: any Error) -> StreamingError {
         switch error {
         case let error as StreamingError: error
         case let error as OriginError: error == .cancelled ? .cancelled : .origin(error)

@@ -6,12 +6,12 @@ import MediaStore
 /// the whole fits the store's rules (1–200 UTF-8 bytes, no control
 /// characters), else `"<kind>/#"` and the XXH3-128 of the name's bytes in
 /// hex: a long or odd cache key still gives one stable holder.
-enum HolderName {
+package enum HolderName {
     /// The longest holder name the store takes, in UTF-8 bytes.
     static let maxBytes = 200
 
     /// The holder named `name` of kind `kind`.
-    static func make(_ kind: String, _ name: String) -> String {
+    package static func make(_ kind: String, _ name: String) -> String {
         let plain = kind + "/" + name
         let fits =
             plain.utf8.count <= maxBytes && !name.isEmpty

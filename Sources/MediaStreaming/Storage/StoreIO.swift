@@ -11,7 +11,7 @@ import MediaStore
 /// behind a commit. Each call is one short store transaction: the body
 /// runs to completion on the queue and nothing is held across an `await`.
 /// Failures keep their type (`StoreError`).
-struct StoreIO: Sendable {
+package struct StoreIO: Sendable {
     /// Which of its queues the current code runs on ("reads", "writes"),
     /// for checks that a call left the concurrency pool.
     static let queueRole = DispatchSpecificKey<String>()
@@ -30,14 +30,16 @@ struct StoreIO: Sendable {
     }
 
     /// Runs a read-only store call off the concurrency pool.
-    func read<T: Sendable>(_ body: @escaping @Sendable (MediaStore) throws(StoreError) -> T) async throws(StoreError)
+    package func read<T: Sendable>(_ body: @escaping @Sendable (MediaStore) throws(StoreError) -> T)
+        async throws(StoreError)
         -> T
     {
         try await perform(on: reads, body)
     }
 
     /// Runs a store call that writes (a write transaction) off the concurrency pool.
-    func write<T: Sendable>(_ body: @escaping @Sendable (MediaStore) throws(StoreError) -> T) async throws(StoreError)
+    package func write<T: Sendable>(_ body: @escaping @Sendable (MediaStore) throws(StoreError) -> T)
+        async throws(StoreError)
         -> T
     {
         try await perform(on: writes, body)

@@ -104,7 +104,7 @@ final class StreamingDocSnippets: StreamingItemDelegate {
         for await p in download.progressUpdates() {  // also download.progress (Foundation.Progress, in resources)
             print(p.bytes, p.segments, p.totalSegments, p.seconds, p.totalSeconds, p.state)
         }
-        try await download.completion()  // throws HLSDownloadError
+        try await download.completion()  // throws DownloadError
         // Augment later: only the French playlist and segments are fetched.
         try await downloader.download(
             masterURL, variant: .highestBandwidth(atMost: 2_000_000),
@@ -183,8 +183,8 @@ final class StreamingDocSnippets: StreamingItemDelegate {
         for await aggregate in queue.progressUpdates() { print(aggregate.fractionCompleted, aggregate.throughput ?? 0) }
         let batch = queue.progress  // Foundation.Progress of the batch
         try await queue.stop(album.id); try await queue.resume(album.id)  // resume = back of the queue
-        try await queue.cancelAll()  // each fails with DownloadFailure.userCancelled, pins released
-        try await queue.completion(of: album.id)  // throws DownloadFailure
+        try await queue.cancelAll()  // each fails with DownloadError.cancelled, pins released
+        try await queue.completion(of: album.id)  // throws DownloadError
 
         // Preloading: the first seconds of the next tracks, yielding to the player.
         let preloader = Preloader(cache: cache)

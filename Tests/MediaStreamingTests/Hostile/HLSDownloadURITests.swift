@@ -12,7 +12,7 @@ import Testing
 struct HLSDownloadURITests {
     static let segment = Data((0..<3_000).map { UInt8(truncatingIfNeeded: $0 &* 5) })
 
-    private func outcome(_ download: HLSDownload) async -> HLSDownloadError? {
+    private func outcome(_ download: MediaDownload) async -> DownloadError? {
         do {
             try await download.completion()
             return nil

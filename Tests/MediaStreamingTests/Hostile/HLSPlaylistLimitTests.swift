@@ -98,7 +98,7 @@ struct HLSPlaylistLimitTests {
         let url = origin.url("/huge.m3u8")
         let resource = HLSResource(
             kind: .mediaPlaylist, url: url, cacheKey: resources.resourceKey(for: url), playlistURL: url)
-        let error = await #expect(throws: HLSDownloadError.self) {
+        let error = await #expect(throws: HLSResourceError.self) {
             _ = try await resources.data(for: resource, metadata: EntryMetadata())
         }
         #expect(error == .playlist(url: url, PlaylistError(line: 0, reason: .tooLarge(.bytes, limit: limit))))
@@ -119,7 +119,7 @@ struct HLSPlaylistLimitTests {
         let url = origin.url("/announced.m3u8")
         let resource = HLSResource(
             kind: .masterPlaylist, url: url, cacheKey: resources.resourceKey(for: url), playlistURL: nil)
-        let error = await #expect(throws: HLSDownloadError.self) {
+        let error = await #expect(throws: HLSResourceError.self) {
             _ = try await resources.data(for: resource, metadata: EntryMetadata())
         }
         #expect(error == .playlist(url: url, PlaylistError(line: 0, reason: .tooLarge(.bytes, limit: 4 << 20))))

@@ -57,11 +57,11 @@ struct HLSResourceLimitTests {
     }
 
     /// Fetches each of `resources` at once; the failure of each (nil when it succeeded).
-    static func fetchAll(_ list: [HLSResource], from resources: HLSResourceStore) async -> [HLSDownloadError?] {
-        await withTaskGroup(of: HLSDownloadError?.self) { group in
+    static func fetchAll(_ list: [HLSResource], from resources: HLSResourceStore) async -> [HLSResourceError?] {
+        await withTaskGroup(of: HLSResourceError?.self) { group in
             for resource in list {
                 group.addTask {
-                    do throws(HLSDownloadError) {
+                    do throws(HLSResourceError) {
                         _ = try await resources.resource(for: resource, metadata: EntryMetadata())
                         return nil
                     } catch {
@@ -69,7 +69,7 @@ struct HLSResourceLimitTests {
                     }
                 }
             }
-            var failures: [HLSDownloadError?] = []
+            var failures: [HLSResourceError?] = []
             for await failure in group { failures.append(failure) }
             return failures
         }

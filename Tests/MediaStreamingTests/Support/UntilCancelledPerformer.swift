@@ -11,13 +11,10 @@ protocol UntilCancelledPerformer: DownloadPerformer {
 extension UntilCancelledPerformer {
     var kind: String { Self.kind }
 
-    func perform(
-        _ record: DownloadRecord, in cache: StreamingCache, priority: FetchPriority,
-        progress: @escaping @Sendable (Int, Int?) -> Void
-    ) async throws(DownloadFailure) -> [StoredEntry] {
+    func perform(_ record: DownloadRecord, context: DownloadContext) async throws(DownloadError) -> [StoredEntry] {
         // Until stopped (the sleep ends at the cancellation).
         try? await Task.sleep(for: .seconds(3600))
-        throw .userCancelled
+        throw .cancelled
     }
 
     func keys(of record: DownloadRecord, in cache: StreamingCache) -> [String] { [record.cacheKey] }
