@@ -60,8 +60,17 @@ let package = Package(
         .library(name: "MediaCache", targets: ["MediaCache"]),
         .library(name: "HLSPlaylist", targets: ["HLSPlaylist"]),
         .library(name: "MediaStreaming", targets: ["MediaStreaming"]),
+        .library(name: "MediaDownloads", targets: ["MediaDownloads"]),
+        .library(name: "MediaHLS", targets: ["MediaHLS"]),
         .library(name: "MediaStreamingAVFoundation", targets: ["MediaStreamingAVFoundation"]),
         .library(name: "MediaServer", targets: ["MediaServer"]),
+        // Every library module, for an app that wants them all.
+        .library(
+            name: "MediaCacheKit",
+            targets: [
+                "MediaStore", "MediaCache", "HLSPlaylist", "MediaStreaming", "MediaDownloads", "MediaHLS",
+                "MediaStreamingAVFoundation", "MediaServer",
+            ]),
         .executable(name: "mediacache-demo", targets: ["mediacache-demo"]),
         .executable(name: "mediacache-bench", targets: ["mediacache-bench"]),
         .executable(name: "cachetool", targets: ["cachetool"]),
@@ -91,6 +100,18 @@ let package = Package(
             name: "MediaStreaming",
             dependencies: ["HLSPlaylist", "MediaStore", "MediaSupport"]
         ),
+        // Downloads: the run engine, its progressive performer, the
+        // in-memory OfflineDownloader, the persistent DownloadQueue and its
+        // conditions.
+        .target(
+            name: "MediaDownloads",
+            dependencies: ["MediaStreaming", "MediaStore", "MediaSupport"]
+        ),
+        // HLS over the cache: the resource store, the HLS performer, HLSDownloader.
+        .target(
+            name: "MediaHLS",
+            dependencies: ["HLSPlaylist", "MediaDownloads", "MediaStreaming", "MediaStore", "MediaSupport"]
+        ),
         // The AVFoundation glue (`CachingAVPlayerItem`): Apple platforms
         // only; an empty module elsewhere.
         .target(
@@ -99,26 +120,30 @@ let package = Package(
         ),
         .target(
             name: "MediaServer",
-            dependencies: ["HLSPlaylist", "MediaStreaming", "MediaStore", "MediaSupport"]
+            dependencies: ["MediaDownloads", "MediaHLS", "HLSPlaylist", "MediaStreaming", "MediaStore", "MediaSupport"]
         ),
         .target(
             name: "LoopbackNginx"
         ),
         .executableTarget(
             name: "mediacache-demo",
-            dependencies: ["MediaStore", "MediaStreaming", "LoopbackNginx"],
+            dependencies: ["MediaDownloads", "MediaStore", "MediaStreaming", "LoopbackNginx"],
             path: "Sources/MediaCacheDemo"
         ),
         .executableTarget(
             name: "mediacache-bench",
             dependencies: [
+                "MediaDownloads", "MediaHLS",
                 "MediaStore", "MediaCache", "MediaStreaming", "MediaServer", "MediaSupport", lmdb, "LoopbackNginx",
             ],
             path: "Sources/MediaCacheBench"
         ),
         .target(
             name: "CacheToolCore",
-            dependencies: ["HLSPlaylist", "MediaStore", "MediaStreaming", "MediaServer", "MediaSupport"]
+            dependencies: [
+                "MediaDownloads", "MediaHLS", "HLSPlaylist", "MediaStore", "MediaStreaming", "MediaServer",
+                "MediaSupport",
+            ]
         ),
         .executableTarget(
             name: "cachetool",
@@ -141,13 +166,16 @@ let package = Package(
         // test code, in no product (reaches MediaStore's `package` internals).
         .target(
             name: "FuzzSupport",
-            dependencies: ["HLSPlaylist", "MediaStore", "MediaStreaming", "MediaServer", "CacheToolCore"],
+            dependencies: [
+                "MediaDownloads", "MediaHLS", "HLSPlaylist", "MediaStore", "MediaStreaming", "MediaServer",
+                "CacheToolCore",
+            ],
             path: "Tests/FuzzSupport"
         ),
         // The child of the download queue's relaunch test (killed mid-download).
         .executableTarget(
             name: "queue-app",
-            dependencies: ["MediaStore", "MediaStreaming"],
+            dependencies: ["MediaDownloads", "MediaStore", "MediaStreaming"],
             path: "Tests/QueueApp"
         ),
         .executableTarget(
@@ -170,6 +198,7 @@ let package = Package(
         .testTarget(
             name: "CacheToolTests",
             dependencies: [
+                "MediaDownloads", "MediaHLS",
                 "CacheToolCore", "HLSPlaylist", "MediaStore", "MediaStreaming", "MediaServer", "TestSupport",
                 "FuzzSupport",
             ],
@@ -178,6 +207,7 @@ let package = Package(
         .testTarget(
             name: "MediaStreamingTests",
             dependencies: [
+                "MediaDownloads", "MediaHLS",
                 "MediaStreaming", "MediaStreamingAVFoundation", "HLSPlaylist", "MediaStore", "MediaSupport",
                 "LoopbackNginx", "TestSupport", "StreamingTestSupport",
             ],
@@ -190,6 +220,7 @@ let package = Package(
         .testTarget(
             name: "MediaServerTests",
             dependencies: [
+                "MediaDownloads", "MediaHLS",
                 "MediaServer", "MediaStreaming", "HLSPlaylist", "MediaStore", "MediaSupport", "LoopbackNginx",
                 "TestSupport", "StreamingTestSupport",
             ]

@@ -1,5 +1,7 @@
 import Foundation
 import HLSPlaylist
+import MediaDownloads
+import MediaHLS
 import MediaStore
 import MediaStreaming
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import MediaHLS
 import MediaServer
 import MediaStreaming
 

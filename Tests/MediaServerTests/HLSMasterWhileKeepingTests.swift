@@ -4,6 +4,8 @@ import MediaServer
 import MediaStore
 import Testing
 
+@testable import MediaDownloads
+@testable import MediaHLS
 @testable import MediaStreaming
 
 /// A master playlist the server hands out while a download of it pins

@@ -5,6 +5,7 @@ import MediaStreaming
 import TestSupport
 import Testing
 
+@testable import MediaHLS
 @testable import MediaServer
 
 /// The responder's decisions, without a socket: routing, the `Host`

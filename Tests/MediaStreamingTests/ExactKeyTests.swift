@@ -2,6 +2,7 @@ import Foundation
 import MediaStore
 import Testing
 
+@testable import MediaDownloads
 @testable import MediaStreaming
 
 /// Cache keys that are equal Strings (canonical equivalence) but different

@@ -2,6 +2,7 @@ import Foundation
 import MediaStore
 import Testing
 
+@testable import MediaDownloads
 @testable import MediaStreaming
 
 /// Issue 8 §1 through the fetcher: a resource that changes (length and

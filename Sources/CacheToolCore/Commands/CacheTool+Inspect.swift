@@ -1,4 +1,5 @@
 import Foundation
+import MediaHLS
 import MediaStore
 import MediaStreaming
 

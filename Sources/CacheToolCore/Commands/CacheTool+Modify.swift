@@ -1,4 +1,6 @@
 import Foundation
+import MediaDownloads
+import MediaHLS
 import MediaStore
 import MediaStreaming
 

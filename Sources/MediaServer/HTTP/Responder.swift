@@ -1,5 +1,6 @@
 import Foundation
 import HLSPlaylist
+import MediaHLS
 import MediaStore
 import MediaStreaming
 import MediaSupport

@@ -8,7 +8,7 @@ extension MediaStore {
     ///
     /// - throws: ``StoreError/changedDuringRead(key:)`` when the entry is no
     ///   longer that version; the other errors of ``read(forKey:range:includeExpired:)``.
-    func read(forKey key: String, range: Range<Int>, version: UInt64) throws(StoreError) -> Data {
+    package func read(forKey key: String, range: Range<Int>, version: UInt64) throws(StoreError) -> Data {
         // A range within one chunk arrives as one slice: keep it as it
         // is (no copy); only a range over several chunks is joined.
         var bytes: Data?

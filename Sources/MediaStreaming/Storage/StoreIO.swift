@@ -17,7 +17,7 @@ package struct StoreIO: Sendable {
     static let queueRole = DispatchSpecificKey<String>()
 
     /// The store the calls go to.
-    let store: MediaStore
+    package let store: MediaStore
     private let reads: DispatchQueue
     private let writes: DispatchQueue
 

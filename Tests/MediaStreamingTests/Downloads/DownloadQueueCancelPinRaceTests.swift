@@ -3,6 +3,7 @@ import MediaStore
 import MediaSupport
 import Testing
 
+@testable import MediaDownloads
 @testable import MediaStreaming
 
 /// A hold the queue asks for (a stop, or a scheduling pass halting a

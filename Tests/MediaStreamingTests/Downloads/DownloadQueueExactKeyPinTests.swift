@@ -2,6 +2,7 @@ import Foundation
 import MediaStore
 import Testing
 
+@testable import MediaDownloads
 @testable import MediaStreaming
 
 /// Cache keys are compared as the store compares keys, by their bytes.

@@ -2,6 +2,7 @@ import Foundation
 import MediaStore
 import Testing
 
+@testable import MediaDownloads
 @testable import MediaStreaming
 
 /// An index saved before holds whose pins the queue could not adopt at

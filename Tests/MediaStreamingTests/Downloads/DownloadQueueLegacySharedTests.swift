@@ -3,6 +3,8 @@ import HLSPlaylist
 import MediaStore
 import Testing
 
+@testable import MediaDownloads
+@testable import MediaHLS
 @testable import MediaStreaming
 
 /// An index saved before holds whose two downloads kept one resource

@@ -1,4 +1,5 @@
 import Foundation
+import MediaDownloads
 import MediaStore
 import MediaStreaming
 import Testing

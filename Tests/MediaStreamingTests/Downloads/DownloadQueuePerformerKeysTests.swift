@@ -4,6 +4,7 @@ import MediaStore
 import MediaSupport
 import Testing
 
+@testable import MediaDownloads
 @testable import MediaStreaming
 
 /// A performer's ``DownloadPerformer/keys(of:in:)`` may read the store (the

@@ -2,6 +2,7 @@ import Foundation
 import MediaStore
 import Testing
 
+@testable import MediaDownloads
 @testable import MediaStreaming
 
 /// A queued download of an entry the app pinned itself (`setPinned`)

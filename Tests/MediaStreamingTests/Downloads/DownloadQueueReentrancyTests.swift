@@ -4,6 +4,7 @@ import MediaStore
 import MediaSupport
 import Testing
 
+@testable import MediaDownloads
 @testable import MediaStreaming
 
 /// The queue is an actor: at each `await` other calls run. A call that

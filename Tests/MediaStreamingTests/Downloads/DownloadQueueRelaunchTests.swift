@@ -1,5 +1,6 @@
 import Foundation
 import LoopbackNginx
+import MediaDownloads
 import MediaStore
 import MediaStreaming
 import Testing

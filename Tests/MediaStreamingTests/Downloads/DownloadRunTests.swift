@@ -2,6 +2,8 @@ import Foundation
 import MediaStore
 import Testing
 
+@testable import MediaDownloads
+@testable import MediaHLS
 @testable import MediaStreaming
 
 /// The download engine's runs, for each performer: a progressive file

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import MediaDownloads
 import MediaStore
 import MediaStreaming
 import Testing

@@ -2,6 +2,8 @@ import Foundation
 import MediaStore
 import Testing
 
+@testable import MediaDownloads
+@testable import MediaHLS
 @testable import MediaStreaming
 
 /// An HLS download paused and resumed (against a real nginx): what each

@@ -2,6 +2,8 @@ import Foundation
 import MediaStore
 import Testing
 
+@testable import MediaDownloads
+@testable import MediaHLS
 @testable import MediaStreaming
 
 /// An HLS asset kept both by `HLSDownloader` (its asset's holder) and by a

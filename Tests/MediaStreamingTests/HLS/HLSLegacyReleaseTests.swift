@@ -3,6 +3,7 @@ import HLSPlaylist
 import MediaStore
 import Testing
 
+@testable import MediaHLS
 @testable import MediaStreaming
 
 /// Entries a version before store holds wrote: pinned (now the app's

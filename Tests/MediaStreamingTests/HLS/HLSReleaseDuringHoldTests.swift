@@ -4,6 +4,7 @@ import MediaStore
 import MediaSupport
 import Testing
 
+@testable import MediaHLS
 @testable import MediaStreaming
 
 /// `HLSDownloader.release` cancels the asset's downloads and releases its

@@ -3,6 +3,7 @@ import HLSPlaylist
 import MediaStore
 import Testing
 
+@testable import MediaHLS
 @testable import MediaStreaming
 
 /// ``HLSResourceStore/data(for:metadata:pinned:headers:priority:store:)``

@@ -3,6 +3,7 @@ import HLSPlaylist
 import MediaStore
 import Testing
 
+@testable import MediaHLS
 @testable import MediaStreaming
 
 /// Playlists from a hostile origin are bounded (``PlaylistLimits``): in

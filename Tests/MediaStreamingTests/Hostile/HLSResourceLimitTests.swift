@@ -3,6 +3,7 @@ import HLSPlaylist
 import MediaStore
 import Testing
 
+@testable import MediaHLS
 @testable import MediaStreaming
 
 /// HLS resources from a hostile origin: a segment or key beyond its

@@ -1,3 +1,4 @@
+import MediaDownloads
 import MediaStreaming
 
 /// A performer that fetches nothing: each run lasts until its task is

@@ -17,7 +17,7 @@ import Foundation
 /// - A body with a `Content-Encoding` other than `identity` is refused
 ///   (``OriginError/contentEncoded(_:)``): its length and ranges count
 ///   encoded bytes, which are not the resource's.
-enum ResponseValidator {
+package enum ResponseValidator {
     /// Checks the first response for a resource (asked with `requested`,
     /// starting at 0); `conditional` when it carried the stored entry's
     /// validators.
@@ -97,7 +97,7 @@ enum ResponseValidator {
     /// whose length is not known (an HLS byte range): `206` with exactly
     /// that `Content-Range`, or `200` with the whole resource, whose body
     /// starts at 0. Any other status is ``OriginError/httpStatus(code:url:)``.
-    static func checkExactRange(
+    package static func checkExactRange(
         _ response: OriginResponse, requested: Range<Int>, url: URL
     ) throws(StreamingError) -> ExpectedBody {
         switch response.statusCode {

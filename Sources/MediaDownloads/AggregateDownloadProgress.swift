@@ -1,0 +1,36 @@
+import Foundation
+import MediaStreaming
+
+/// Progress over every download of a ``DownloadQueue`` batch: the downloads
+/// active now and those that ended since the queue was last idle (the
+/// aggregate of AVFoundation's parent progress).
+public struct AggregateDownloadProgress: Sendable, Equatable {
+    /// Queued, waiting or downloading.
+    public var active = 0
+    public var completed = 0
+    /// Failed, not counting cancellations.
+    public var failed = 0
+    /// Ended with ``DownloadError/cancelled``.
+    public var cancelled = 0
+    /// Stopped by the app or the person.
+    public var stopped = 0
+    /// Bytes stored of the downloads that count: active, completed and
+    /// stopped ones (failed and cancelled ones leave the totals).
+    public var completedBytes: Int64 = 0
+    /// Their lengths, as far as known.
+    public var totalBytes: Int64 = 0
+    /// Bytes per second fetched over the last few seconds; `nil` before
+    /// there is anything to measure.
+    public var throughput: Double?
+    /// Seconds left at that throughput; `nil` when unknown.
+    public var estimatedTimeRemaining: TimeInterval?
+
+    public init() {}
+
+    /// `completedBytes / totalBytes`; 1 when nothing is left to fetch and
+    /// nothing is active, 0 while lengths are unknown.
+    public var fractionCompleted: Double {
+        if totalBytes > 0 { return min(1, Double(completedBytes) / Double(totalBytes)) }
+        return active == 0 ? 1 : 0
+    }
+}

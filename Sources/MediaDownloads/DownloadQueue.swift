@@ -1,0 +1,723 @@
+import Foundation
+import MediaStore
+import MediaStreaming
+import MediaSupport
+
+/// The persistent download queue of a ``StreamingCache`` (the roles of
+/// `AVAssetDownloadURLSession` and media3's `DownloadManager`).
+///
+/// - **Persistent.** Every download is a ``DownloadRecord`` in the
+///   ``DownloadIndex`` kept in the cache's own store, saved at each status
+///   change. ``open(cache:configuration:monitor:performers:)`` after a
+///   relaunch restores them: a transfer that was running is queued again
+///   and goes on from the bytes already stored (none is fetched twice);
+///   completed downloads stay completed and held.
+/// - **Ordered.** Queued downloads start in the order they were enqueued
+///   or resumed, at most ``DownloadQueueConfiguration/maxConcurrentDownloads``
+///   at once; their transfers run at the record's ``FetchPriority`` in the
+///   cache's ``FetchScheduler``, so they yield to players and preloads.
+/// - **Conditions.** A download whose ``DownloadConditions`` the
+///   ``ConditionsMonitor`` does not meet (or that is discretionary while
+///   playback or preloads run, or that would take the volume below the
+///   storage floor) waits in ``DownloadStatus/waiting(_:)`` with the
+///   reasons, and starts when they are gone.
+/// - **Kinds.** Bytes are moved by a ``DownloadPerformer`` per
+///   ``DownloadRecord/kind``: ``ProgressiveDownloadPerformer`` built in,
+///   others (HLS) registered at opening.
+/// - **Holds.** Each download holds its entries in the store by its own
+///   holder, ``holder(of:)`` (`"queue/<id>"`; see `MediaStore.hold(_:by:version:)`),
+///   from when it is enqueued or resumed while the queue keeps it: queued,
+///   waiting, running, stopped, failed, and **completed**, so an offline
+///   download stays until it is removed (as an `AVAssetDownloadTask`'s
+///   asset does). ``cancel(_:)`` releases the download's holds (its bytes
+///   stay cached, evictable); ``remove(_:)`` releases them and removes
+///   every entry of it that nobody else holds. The app's holds
+///   (`MediaStore.setPinned`), another download's, an HLS asset's are
+///   theirs: the queue never releases them, so an entry two downloads and
+///   the app hold stays until the last of them lets it go.
+/// - **Records without a holder** (see ``DownloadIndex``) had their
+///   entries held by the app: at opening each kept download holds them by
+///   its own holder and releases the app's hold it took itself
+///   (see `adoptLegacyPins`). A failed adoption is told
+///   on ``problems()`` and tried again at the next opening.
+/// - **Errors with no caller.** A failed index save, store write or
+///   status change of the queue's own work (a download that ended, a
+///   scheduling pass, a progress save, a release or removal) is told on
+///   ``problems()``; calls (``stop(_:reason:)``, ``cancel(_:)``…) throw their own.
+///
+/// ```swift
+/// let queue = try await DownloadQueue.open(cache: cache, monitor: SystemConditionsMonitor(volume: store.directory))
+/// let record = try await queue.enqueue(albumTrackURL, conditions: .unmetered)
+/// for await aggregate in queue.progressUpdates() { print(aggregate.fractionCompleted) }
+/// try await queue.completion(of: record.id)
+/// ```
+public actor DownloadQueue {
+    /// The cache downloads go into.
+    public nonisolated let cache: StreamingCache
+    public nonisolated let configuration: DownloadQueueConfiguration
+    /// Supplies the device's state for the downloads' conditions.
+    public nonisolated let monitor: any ConditionsMonitor
+
+    private struct Running {
+        let token: UUID
+        let task: Task<Void, Never>
+    }
+
+    let performers: [String: any DownloadPerformer]
+    var records: [UUID: DownloadRecord] = [:]
+    private var running: [UUID: Running] = [:]
+    private var nextOrder: UInt64 = 1
+    private var observers: [UUID: AsyncStream<DownloadRecord>.Continuation] = [:]
+    let board = DownloadProgressBoard()
+    /// Bytes reported by running performers (any thread), folded into the records on each pass.
+    private let live = Locked<[UUID: (bytes: Int, total: Int?)]>([:])
+    private var loops: [Task<Void, Never>] = []
+    private var scheduling = false
+    private var scheduleAgain = false
+    private var lastProgressSave = ContinuousClock.now
+    /// The downloads whose entries the queue holds now
+    /// (``DownloadRecord/holdsBytes``), updated with each status change
+    /// (``syncHolding()``) and read inside the store writes that hold: a
+    /// hold asked for before a cancel or remove is not written after it.
+    let holding = Locked<Set<UUID>>([])
+    private var problemObservers: [UUID: AsyncStream<DownloadError>.Continuation] = [:]
+    /// Records saved before holds whose pins are not adopted yet (a store
+    /// write failed at opening), each with the keys it noted as pinned by
+    /// someone else: saved so again, for the next opening to adopt.
+    var unadopted: [UUID: Set<ExactKey>] = [:]
+    /// Whether ``open(cache:configuration:monitor:performers:)`` restored the queue.
+    var isOpen = false
+    /// The failures ``report(_:)`` was told of while opening (before anyone could ask for ``problems()``).
+    private var openingProblems: [DownloadError] = []
+    /// When a player's or a preload's transfer was last seen.
+    private var lastHigherPriorityActivity: ContinuousClock.Instant?
+    /// Bytes stored at the last save, to save progress only when it moved.
+    private var savedBytes: [UUID: Int] = [:]
+
+    private init(
+        cache: StreamingCache, configuration: DownloadQueueConfiguration, monitor: any ConditionsMonitor,
+        performers: [any DownloadPerformer]
+    ) {
+        self.cache = cache
+        self.configuration = configuration
+        self.monitor = monitor
+        var byKind: [String: any DownloadPerformer] = [
+            ProgressiveDownloadPerformer.kind: ProgressiveDownloadPerformer()
+        ]
+        for performer in performers { byKind[performer.kind] = performer }
+        self.performers = byKind
+    }
+
+    /// Opens the queue of `cache`'s store: loads the download index
+    /// (reconciled with the store: see ``DownloadIndex/load()``), finishes
+    /// removals a relaunch interrupted, and starts what may start.
+    ///
+    /// Open one queue per store (two would run the same downloads twice).
+    ///
+    /// - parameters:
+    ///   - cache: the cache downloads go into; its store holds the index.
+    ///   - configuration: concurrency, storage floor, polling.
+    ///   - monitor: ``SettableConditionsMonitor`` (everything allowed) by
+    ///     default; ``SystemConditionsMonitor`` asks the system.
+    ///   - performers: performers of other kinds than progressive files.
+    /// - throws: ``DownloadError/index(_:)`` when the index cannot be read.
+    public static func open(
+        cache: StreamingCache, configuration: DownloadQueueConfiguration = DownloadQueueConfiguration(),
+        monitor: any ConditionsMonitor = SettableConditionsMonitor(), performers: [any DownloadPerformer] = []
+    ) async throws(DownloadError) -> DownloadQueue {
+        typealias Loaded = (records: [DownloadRecord], legacy: [UUID: Set<ExactKey>])
+        let loaded: Result<Loaded, DownloadError>
+        var keyed: [String: any CompletionKeyedPerformer] = [:]
+        for case let performer as any CompletionKeyedPerformer in performers { keyed[performer.kind] = performer }
+        let completionKeyed = keyed
+        do {
+            loaded = try await cache.storeIO.read { store in
+                Result<Loaded, DownloadError> { () throws(DownloadError) in
+                    try DownloadIndex(store: store).loadForQueue { record in
+                        guard let kind = record.kind, let performer = completionKeyed[kind] else { return nil }
+                        return performer.isStored(record, in: cache, store: store)
+                    }
+                }
+            }
+        } catch {
+            throw .store(error)
+        }
+        let index: Loaded
+        switch loaded {
+        case .success(let result): index = result
+        case .failure(let error): throw error
+        }
+        let queue = DownloadQueue(cache: cache, configuration: configuration, monitor: monitor, performers: performers)
+        try await queue.restore(index.records, legacy: index.legacy)
+        await queue.startLoops()
+        return queue
+    }
+
+    deinit {
+        for loop in loops { loop.cancel() }
+        for entry in running.values { entry.task.cancel() }
+    }
+
+    // MARK: Reading
+
+    /// Every download, in queue order.
+    public var downloads: [DownloadRecord] { orderedIDs().compactMap { records[$0] } }
+
+    /// The download `id`, if the queue holds it.
+    public func download(_ id: UUID) -> DownloadRecord? { records[id] }
+
+    /// Each change of any download (its record after the change), from now
+    /// on, until the stream is dropped. A removed download's last record
+    /// has ``DownloadStatus/removing``.
+    public func updates() -> AsyncStream<DownloadRecord> {
+        let (stream, continuation) = AsyncStream<DownloadRecord>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        let id = UUID()
+        observers[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeObserver(id) }
+        }
+        return stream
+    }
+
+    private func removeObserver(_ id: UUID) { observers[id] = nil }
+
+    /// Waits until download `id` completes (returns) or fails (throws its
+    /// failure; ``DownloadError/cancelled`` when cancelled). A
+    /// stopped download is waited for until it is resumed and ends.
+    public func completion(of id: UUID) async throws(DownloadError) {
+        let stream = updates()
+        func verdict(_ record: DownloadRecord?) -> Result<Void, DownloadError>? {
+            guard let record else { return .failure(.cancelled) }
+            switch record.status {
+            case .completed: return .success(())
+            case .failed(let failure): return .failure(failure)
+            case .removing: return .failure(.cancelled)
+            default: return nil
+            }
+        }
+        if let result = verdict(records[id]) { return try result.get() }
+        for await record in stream where record.id == id {
+            if let result = verdict(record) { return try result.get() }
+        }
+        throw .cancelled
+    }
+
+    /// The current batch's aggregate progress (see ``AggregateDownloadProgress``):
+    /// `totalUnitCount` and `completedUnitCount` in bytes, throughput and
+    /// estimated time remaining in its `userInfo`; cancelled by ``cancelAll()``.
+    /// A new batch (a new `Progress`) starts when a download becomes active
+    /// while none was.
+    public nonisolated var progress: Progress { board.progress }
+
+    /// The aggregate progress now.
+    public nonisolated var aggregateProgress: AggregateDownloadProgress { board.snapshot }
+
+    /// The aggregate progress now, then at each change.
+    public nonisolated func progressUpdates() -> AsyncStream<AggregateDownloadProgress> { board.updates() }
+
+    // MARK: Changing
+
+    /// Queues `url` (or returns the download of its cache key the queue
+    /// already holds, resumed when stopped or failed).
+    ///
+    /// The download holds its entries already in the store at once (see
+    /// ``holder(of:)``); others' holds on them are theirs, and stay
+    /// through ``cancel(_:)`` and ``remove(_:)``.
+    ///
+    /// - parameters:
+    ///   - url: what to download.
+    ///   - cacheKey: its key; the cache's ``CacheKeyPolicy`` by default.
+    ///   - headers: sent with its origin requests.
+    ///   - kind: the ``DownloadPerformer`` kind; progressive by default.
+    ///   - priority: what its transfers yield to; ``FetchPriority/download`` by default.
+    ///   - conditions: when it may run; anything goes by default.
+    /// - returns: its record (status queued, or waiting with the reasons).
+    @discardableResult
+    public func enqueue(
+        _ url: URL, cacheKey: String? = nil, headers: [String: String] = [:], kind: String? = nil,
+        priority: FetchPriority = .download, conditions: DownloadConditions = .any
+    ) async throws(DownloadError) -> DownloadRecord {
+        let key = cacheKey ?? cache.cacheKey(for: url)
+        let kindName = kind ?? ProgressiveDownloadPerformer.kind
+        guard performers[kindName] != nil else { throw .unknownKind(kindName) }
+        var record = DownloadRecord(
+            url: url, cacheKey: key, headers: headers, kind: kind, priority: priority, conditions: conditions,
+            queueOrder: 0)
+        if let existing = held(like: record) { return try await reuse(existing) }
+        // Bytes so far, from the entry under its cache key; a performer that
+        // stores it under another key (HLS) reports its own as it runs.
+        var info: EntryInfo?
+        if keyedPerformer(of: record) == nil {
+            do {
+                info = try await cache.storeIO.read { store throws(StoreError) in try store.info(forKey: key) }
+            } catch {
+                throw .store(error)
+            }
+        }
+        // Another call may have queued the key while the store was read (an
+        // actor lets other calls in at an `await`): that one is the download.
+        if let existing = held(like: record) { return try await reuse(existing) }
+        record.queueOrder = takeOrder()
+        if let info {
+            record.bytesStored = info.cachedBytes
+            record.totalBytes = info.length
+        }
+        records[record.id] = record
+        syncHolding()
+        board.activate(record.id, bytes: record.bytesStored, total: record.totalBytes)
+        try await commit([record.id])
+        await holdEntries(of: [record.id])
+        await schedule()
+        return records[record.id] ?? record
+    }
+
+    /// The download the queue holds (not being removed) of the same
+    /// performer kind as `record` and the same entry: its cache key, or for
+    /// a performer that stores it under a key of its own (HLS: the master
+    /// playlist's, under the key policy), that key: one asset queued under
+    /// two cache keys is one download (as two, removing one deleted the
+    /// asset the other still reported completed). Keys compare by their
+    /// bytes, as the store's: two
+    /// canonically equal `String`s of different bytes are two entries, and
+    /// two downloads (one was taken for the other, and never fetched).
+    private func held(like record: DownloadRecord) -> DownloadRecord? {
+        let kind = record.kind ?? ProgressiveDownloadPerformer.kind
+        let key = entryKey(of: record)
+        return records.values.first {
+            guard ($0.kind ?? ProgressiveDownloadPerformer.kind) == kind, $0.status != .removing else { return false }
+            return ExactKey.equal(entryKey(of: $0), key)
+        }
+    }
+
+    /// The key of the entry that holds `record`'s download: its cache key,
+    /// or what its performer stores it under (``CompletionKeyedPerformer``:
+    /// an HLS asset's master playlist, under the key policy).
+    func entryKey(of record: DownloadRecord) -> String {
+        keyedPerformer(of: record)?.completionKey(of: record, in: cache) ?? record.cacheKey
+    }
+
+    /// `record`'s performer when it stores the download under a key of its own.
+    func keyedPerformer(of record: DownloadRecord) -> (any CompletionKeyedPerformer)? {
+        performers[record.kind ?? ProgressiveDownloadPerformer.kind] as? any CompletionKeyedPerformer
+    }
+
+    /// What ``enqueue(_:cacheKey:headers:kind:priority:conditions:)`` returns for a download it
+    /// already holds: resumed when stopped or failed.
+    private func reuse(_ existing: DownloadRecord) async throws(DownloadError) -> DownloadRecord {
+        switch existing.status {
+        case .stopped, .failed: try await resume(existing.id)
+        default: break
+        }
+        return records[existing.id] ?? existing
+    }
+
+    /// Stops download `id`; ``resume(_:)`` queues it again. Its bytes stay
+    /// (held).
+    public func stop(_ id: UUID, reason: StopReason = .user) async throws(DownloadError) {
+        try apply(.stop(reason), to: id)
+        halt(id)
+        board.end(id, as: .stopped, bytes: records[id]?.bytesStored)
+        await holdEntries(of: [id])
+        try await commit([id])
+        await schedule()
+    }
+
+    /// Queues a stopped or failed download again, behind the others (the
+    /// queue's order is the order of starts and resumes). A cancelled one
+    /// holds its entries again.
+    public func resume(_ id: UUID) async throws(DownloadError) {
+        let wasFailed: Bool
+        if case .failed = records[id]?.status { wasFailed = true } else { wasFailed = false }
+        try apply(.resume, to: id)
+        records[id]?.queueOrder = takeOrder()
+        if wasFailed { records[id]?.attempts = 0 }
+        if let record = records[id] { board.activate(id, bytes: record.bytesStored, total: record.totalBytes) }
+        try await commit([id])
+        await holdEntries(of: [id])
+        await schedule()
+    }
+
+    /// Cancels download `id`: it fails with ``DownloadError/cancelled``
+    /// and releases its holds (what it fetched stays cached, evictable
+    /// unless someone else holds it).
+    public func cancel(_ id: UUID) async throws(DownloadError) {
+        try apply(.cancel, to: id)
+        halt(id)
+        board.end(id, as: .cancelled)
+        await releaseHolds(of: [id])
+        try await commit([id])
+        await schedule()
+    }
+
+    /// Cancels every download that has not completed or failed (the role of
+    /// `invalidateAndCancel()`): each fails with ``DownloadError/cancelled``
+    /// and releases its holds (as ``cancel(_:)``); the batch's ``progress`` is cancelled.
+    public func cancelAll() async throws(DownloadError) {
+        var cancelled: [UUID] = []
+        for id in orderedIDs() {
+            guard var record = records[id] else { continue }
+            switch record.status {
+            case .queued, .waiting, .downloading, .stopped: break
+            default: continue
+            }
+            do { try record.apply(.cancel) } catch { continue }
+            records[id] = record
+            halt(id)
+            board.end(id, as: .cancelled)
+            cancelled.append(id)
+        }
+        syncHolding()
+        board.cancelBatch()
+        await releaseHolds(of: cancelled)
+        try await commit(cancelled)
+    }
+
+    /// Removes download `id` and every entry of it nobody else holds (the
+    /// app's, another download's, an HLS asset's stay, held).
+    public func remove(_ id: UUID) async throws(DownloadError) {
+        try apply(.remove, to: id)
+        halt(id)
+        try await commit([id])
+        await finishRemoval(of: id)
+        await schedule()
+    }
+
+    /// Changes the conditions of download `id` (checked again at once).
+    public func setConditions(_ conditions: DownloadConditions, for id: UUID) async throws(DownloadError) {
+        guard records[id] != nil else { throw .unknownDownload(id) }
+        records[id]?.conditions = conditions
+        try await commit([id])
+        await schedule()
+    }
+
+    // MARK: Running
+
+    /// Applies `event` to `id`'s record through ``DownloadLifecycle``.
+    private func apply(_ event: DownloadEvent, to id: UUID) throws(DownloadError) {
+        guard var record = records[id] else { throw .unknownDownload(id) }
+        try record.apply(event)
+        records[id] = record
+        syncHolding()
+    }
+
+    /// Brings ``holding`` to the records' statuses (call after each
+    /// change of status, before any `await`).
+    func syncHolding() {
+        let held = Set(records.values.filter(\.holdsBytes).map(\.id))
+        holding.withLock { $0 = held }
+    }
+
+    /// The store holder download `id` holds its entries by: `"queue/<id>"`.
+    public nonisolated static func holder(of id: UUID) -> String { "queue/\(id.uuidString)" }
+
+    /// The download whose holder (``holder(of:)``) `holder` is, if it is one.
+    package nonisolated static func download(ofHolder holder: String) -> UUID? {
+        guard holder.hasPrefix("queue/") else { return nil }
+        return UUID(uuidString: String(holder.dropFirst("queue/".count)))
+    }
+
+    /// Makes later starts and resumes order after `last` (restored records).
+    func skipOrders(past last: UInt64) { nextOrder = max(nextOrder, last + 1) }
+
+    private func takeOrder() -> UInt64 {
+        defer { nextOrder += 1 }
+        return nextOrder
+    }
+
+    func orderedIDs() -> [UUID] {
+        records.values.sorted { ($0.queueOrder, $0.created) < ($1.queueOrder, $1.created) }.map(\.id)
+    }
+
+    /// Stops `id`'s running transfer, if any (its bytes are kept; the
+    /// task's end is ignored).
+    private func halt(_ id: UUID) {
+        running.removeValue(forKey: id)?.task.cancel()
+        live.withLock { $0[id] = nil }
+    }
+
+    private func performer(for record: DownloadRecord) -> (any DownloadPerformer)? {
+        performers[record.kind ?? ProgressiveDownloadPerformer.kind]
+    }
+
+    /// Starts queued download `id`.
+    private func start(_ id: UUID) {
+        guard var record = records[id] else { return }
+        guard let performer = performer(for: record) else {
+            applyReporting(.start, to: &record)
+            applyReporting(.fail(.unsupported("no performer for \(record.kind ?? "?")")), to: &record)
+            records[id] = record
+            return
+        }
+        applyReporting(.start, to: &record)
+        records[id] = record
+        let token = UUID()
+        let (board, live, holding) = (board, live, holding)
+        // The run's entry is held as soon as it has bytes (it may not have
+        // existed at the enqueue; a process killed mid-download leaves them
+        // held for the relaunch): once, at the first bytes reported.
+        let sawBytes = Locked(false)
+        let counts = Locked(DownloadProgress(state: .downloading))
+        let context = DownloadContext(
+            cache: cache, holder: Self.holder(of: id),
+            // Cancelled or removed (its holds released, or to be): the performer holds nothing more.
+            isLive: { holding.withLock { $0.contains(id) } },
+            report: { [weak self] change in
+                let progress = counts.withLock { counts in
+                    change(&counts)
+                    return counts
+                }
+                let (bytes, total) = (progress.bytes, progress.total > 0 ? progress.total : nil)
+                live.withLock { $0[id] = (bytes, total) }
+                board.update(id, bytes: bytes, total: total)
+                guard bytes > 0,
+                    !sawBytes.withLock({ seen in
+                        defer { seen = true }; return seen
+                    })
+                else { return }
+                Task { await self?.holdEntries(of: [id]) }
+            })
+        let task = Task { [weak self] in
+            let result: Result<[StoredEntry], DownloadError>
+            do throws(DownloadError) {
+                result = .success(try await performer.perform(record, context: context))
+            } catch {
+                result = .failure(error)
+            }
+            await self?.ended(id, token: token, result)
+        }
+        running[id] = Running(token: token, task: task)
+    }
+
+    /// Applies `event` to `record` (a copy the caller stores); a status
+    /// that does not take it is told on ``problems()``.
+    private func applyReporting(_ event: DownloadEvent, to record: inout DownloadRecord) {
+        do { try record.apply(event) } catch { report(error) }
+    }
+
+    /// ``apply(_:to:)`` for the queue's own work: a failure is told on ``problems()``.
+    private func applyReporting(_ event: DownloadEvent, to id: UUID) {
+        do { try apply(event, to: id) } catch { report(error) }
+    }
+
+    /// A performer returned.
+    private func ended(_ id: UUID, token: UUID, _ result: Result<[StoredEntry], DownloadError>) async {
+        // Stopped, cancelled or made to wait by the queue meanwhile: not its end.
+        guard running[id]?.token == token else { return }
+        absorbLiveProgress()
+        switch result {
+        case .success(let entries):
+            // Still counted as running while it holds (its slot is not free yet).
+            var pinFailure: StoreError?
+            let (holding, holder) = (holding, Self.holder(of: id))
+            do {
+                try await cache.storeIO.write { store throws(StoreError) in
+                    // Cancelled or removed since (its holds released, or to be): no hold.
+                    guard holding.withLock({ $0.contains(id) }) else { return }
+                    for entry in entries { try store.hold(entry.key, by: holder, version: entry.version) }
+                }
+            } catch {
+                pinFailure = error
+            }
+            guard running[id]?.token == token, records[id]?.status == .downloading else { return }
+            if let pinFailure {
+                records[id]?.attempts += 1
+                applyReporting(.fail(.store(pinFailure)), to: id)
+                board.end(id, as: .failed)
+            } else {
+                applyReporting(.finish, to: id)
+                if let total = records[id]?.totalBytes { records[id]?.bytesStored = total }
+                board.end(id, as: .completed)
+            }
+        case .failure(let failure):
+            guard records[id]?.status == .downloading else { return }
+            records[id]?.attempts += 1
+            applyReporting(.fail(failure), to: id)
+            board.end(id, as: .failed)
+        }
+        running[id] = nil
+        live.withLock { $0[id] = nil }
+        if case .failed = records[id]?.status { await holdEntries(of: [id]) }
+        await commitReporting([id])
+        await schedule()
+    }
+
+    /// Folds the performers' latest byte counts into the records.
+    private func absorbLiveProgress() {
+        for (id, progress) in live.current {
+            guard records[id]?.status == .downloading else { continue }
+            records[id]?.bytesStored = progress.bytes
+            if let total = progress.total { records[id]?.totalBytes = total }
+        }
+    }
+
+    /// Starts the loops that re-check conditions: on each monitor change,
+    /// and every ``DownloadQueueConfiguration/pollInterval`` while downloads are active.
+    private func startLoops() {
+        let updates = monitor.updates()
+        loops.append(
+            Task { [weak self] in
+                for await _ in updates {
+                    guard let self else { return }
+                    await self.schedule()
+                }
+            })
+        let interval = configuration.pollInterval
+        loops.append(
+            Task { [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)
+                    guard let self else { return }
+                    await self.tick()
+                }
+            })
+    }
+
+    /// One poll: conditions again, progress to observers, and progress
+    /// saved every few seconds.
+    private func tick() async {
+        guard records.values.contains(where: { $0.status.isActive }) else { return }
+        absorbLiveProgress()
+        let moved = records.values.filter { $0.status == .downloading && savedBytes[$0.id] != $0.bytesStored }
+        for record in moved { notify(record) }
+        if !moved.isEmpty, ContinuousClock.now - lastProgressSave > .seconds(2) {
+            await commitReporting([])
+        }
+        await schedule()
+    }
+
+    /// Saves the index and tells observers about `changed`.
+    func commit(_ changed: [UUID]) async throws(DownloadError) {
+        let (list, unadopted) = (downloads, unadopted)
+        lastProgressSave = .now
+        for record in list { savedBytes[record.id] = record.bytesStored }
+        // Observers hear of changes in the order they were made (before the
+        // save's await lets another change in).
+        for id in changed { if let record = records[id] { notify(record) } }
+        let saved: Result<Void, DownloadError>
+        do {
+            saved = try await cache.storeIO.write { store in
+                Result<Void, DownloadError> { () throws(DownloadError) in
+                    try DownloadIndex(store: store).save(list, unadopted: unadopted)
+                }
+            }
+        } catch {
+            saved = .failure(.store(error))
+        }
+        if case .failure(let error) = saved { throw error }
+    }
+
+    /// ``commit(_:)`` for the queue's own work, with no caller to throw
+    /// to: a failure is told on ``problems()``.
+    func commitReporting(_ changed: [UUID]) async {
+        do { try await commit(changed) } catch { report(error) }
+    }
+
+    func notify(_ record: DownloadRecord) {
+        for observer in observers.values { observer.yield(record) }
+    }
+
+    /// The failures of the queue's own work that no call can throw (see
+    /// ``DownloadQueue``, "Errors with no caller"): a save of the index
+    /// (``DownloadError/index(_:)``) or a hold, release, removal or
+    /// eviction in the store (``DownloadError/store(_:)``), from now on, until
+    /// the stream is dropped. Each stream starts with the failures of the
+    /// queue's opening (pins of an index saved before holds that could not
+    /// be adopted: adopted again at the next opening).
+    public func problems() -> AsyncStream<DownloadError> {
+        let (stream, continuation) = AsyncStream<DownloadError>.makeStream(bufferingPolicy: .bufferingNewest(64))
+        for problem in openingProblems { continuation.yield(problem) }
+        let id = UUID()
+        problemObservers[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeProblemObserver(id) }
+        }
+        return stream
+    }
+
+    private func removeProblemObserver(_ id: UUID) { problemObservers[id] = nil }
+
+    /// Tells ``problems()`` observers of `error`.
+    func report(_ error: DownloadError) {
+        if !isOpen { openingProblems.append(error) }
+        for observer in problemObservers.values { observer.yield(error) }
+    }
+
+    // MARK: Scheduling
+
+    /// Re-checks every active download's conditions and starts queued ones
+    /// in order while slots are free. Passes do not overlap: a call during
+    /// one makes it run again.
+    func schedule() async {
+        if scheduling {
+            scheduleAgain = true
+            return
+        }
+        scheduling = true
+        repeat {
+            scheduleAgain = false
+            await schedulePass()
+        } while scheduleAgain
+        scheduling = false
+    }
+
+    private func schedulePass() async {
+        absorbLiveProgress()
+        let active = orderedIDs().filter { records[$0]?.status.isActive == true }
+        guard !active.isEmpty else { return }
+        var device = monitor.current
+        let storageLow = await checkStorageFloor(&device)
+        // Any transfer of a player or a preload, even one held back by its reader.
+        let transfers = cache.scheduler.snapshot
+        let now = ContinuousClock.now
+        if [transfers.busy, transfers.idle, transfers.paused].contains(where: {
+            $0[.playback, default: 0] + $0[.preload, default: 0] > 0
+        }) {
+            lastHigherPriorityActivity = now
+        }
+        // Quiet for a moment, not between two requests of a player.
+        let higherPriorityActive =
+            lastHigherPriorityActivity.map {
+                now - $0 < configuration.discretionaryQuietPeriod
+            } ?? false
+        var changed: [UUID] = []
+        for id in active {
+            guard var record = records[id] else { continue }
+            var reasons = record.conditions.unmetReasons(in: device, higherPriorityActive: higherPriorityActive)
+            if let storageLow, !reasons.contains(where: { if case .storageLow = $0 { true } else { false } }) {
+                reasons.append(storageLow)
+            }
+            if !reasons.isEmpty {
+                if case .waiting(let current) = record.status, current == reasons { continue }
+                if running[id] != nil {
+                    halt(id)
+                    await holdEntries(of: [id])
+                    // Stopped, cancelled or removed during that wait: the record
+                    // as it is now decides (the copy read before is stale, and
+                    // writing it back would undo the change).
+                    guard let current = records[id] else { continue }
+                    record = current
+                }
+                do { try record.apply(.conditionsUnmet(reasons)) } catch {
+                    report(error)
+                    continue
+                }
+            } else if case .waiting = record.status {
+                do { try record.apply(.conditionsMet) } catch {
+                    report(error)
+                    continue
+                }
+            } else {
+                continue
+            }
+            records[id] = record
+            changed.append(id)
+        }
+        var free = configuration.maxConcurrentDownloads - running.count
+        for id in active where free > 0 && records[id]?.status == .queued && running[id] == nil {
+            start(id)
+            free -= 1
+            changed.append(id)
+        }
+        if !changed.isEmpty { await commitReporting(changed) }
+    }
+}

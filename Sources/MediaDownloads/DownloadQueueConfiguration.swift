@@ -1,0 +1,36 @@
+import Foundation
+import MediaStore
+import MediaStreaming
+
+/// How a ``DownloadQueue`` runs its downloads.
+public struct DownloadQueueConfiguration: Sendable {
+    /// Downloads fetching at once. 2 by default.
+    public var maxConcurrentDownloads: Int
+    /// Free bytes kept on the store's volume: below it, entries nobody holds
+    /// are evicted first, then downloads wait with
+    /// ``WaitReason/storageLow(freeBytes:floor:)``. `nil` (the default): no floor.
+    public var storageFloor: Int64?
+    /// How often conditions that have no change notification (free space,
+    /// playback activity for discretionary downloads) are checked again.
+    /// 250 ms by default.
+    public var pollInterval: Duration
+    /// How long no transfer of a player or a preload must have been seen
+    /// before discretionary downloads run (so they do not start between two
+    /// requests of a player). 1 s by default.
+    public var discretionaryQuietPeriod: Duration
+    /// Called with each key of a download saved before holds before its
+    /// pins are adopted at opening (on the store's write queue): a throw
+    /// fails that download's adoption, as a failed store write does (the
+    /// seam tests fail it with). `nil` by default.
+    package var adoptionHook: (@Sendable (String) throws(StoreError) -> Void)?
+
+    public init(
+        maxConcurrentDownloads: Int = 2, storageFloor: Int64? = nil, pollInterval: Duration = .milliseconds(250),
+        discretionaryQuietPeriod: Duration = .seconds(1)
+    ) {
+        self.maxConcurrentDownloads = max(1, maxConcurrentDownloads)
+        self.storageFloor = storageFloor
+        self.pollInterval = pollInterval
+        self.discretionaryQuietPeriod = discretionaryQuietPeriod
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import MediaDownloads
+import MediaStore
+import MediaStreaming
+
+/// Where the body of one origin request for an HLS resource goes: a
+/// playlist is held in memory (it is parsed whole, and bounded by
+/// `PlaylistLimits.maxBytes`); any other resource is streamed into a
+/// staging entry of the store (an `EntryWriter`), a few hundred KiB at a
+/// time, and published only by ``finish(holder:pinWhile:)``: a refused or
+/// cancelled transfer leaves nothing in the store.
+///
+/// Used by one fetch at a time (hence unchecked); its store calls run on
+/// the store's write queue (``StoreIO``), one at a time.
+final class HLSResourceSink: @unchecked Sendable {
+    /// Bytes gathered before they are handed to the store's writer.
+    static let storeBatchBytes = 256 << 10
+
+    private let storeIO: StoreIO
+    private var writer: EntryWriter?
+    private var pending = Data()
+    /// The whole body, when held in memory.
+    private(set) var bytes = Data()
+    /// Body bytes taken so far.
+    private(set) var count = 0
+    private let inMemory: Bool
+    private let key: String
+
+    /// A sink for a resource under `key`: in memory when `inMemory`,
+    /// else into a new entry of the store written with `options`.
+    init(key: String, inMemory: Bool, options: WriteOptions, storeIO: StoreIO) throws(StoreError) {
+        self.storeIO = storeIO
+        self.inMemory = inMemory
+        self.key = key
+        if !inMemory { writer = try storeIO.store.makeWriter(forKey: key, options: options) }
+    }
+
+    deinit { writer?.cancel() }
+
+    /// Takes the next bytes of the body.
+    func append(_ piece: Data) async throws(StoreError) {
+        count += piece.count
+        if inMemory {
+            bytes.append(piece)
+            return
+        }
+        pending.append(piece)
+        if pending.count >= Self.storeBatchBytes { try await handOn() }
+    }
+
+    private func handOn() async throws(StoreError) {
+        guard !pending.isEmpty else { return }
+        let batch = pending
+        pending = Data()
+        try await storeIO.write { [self] _ throws(StoreError) in
+            guard let writer else { throw StoreError.writerClosed }
+            try writer.append(batch)
+        }
+    }
+
+    /// Publishes the stored entry, held by `holder` when given (both when
+    /// `live` still says so, checked in the store's serial write); `nil`
+    /// when held in memory or not kept.
+    ///
+    /// The entry it returns is committed (`EntryWriter.finish()` writes the
+    /// last bytes and publishes in one synced commit): a resource reported
+    /// stored is durable, as far as the store's commits are (see
+    /// `EntryWriter.finish()` for what an operating-system crash may undo).
+    func finish(holder: String?, pinWhile live: (@Sendable () -> Bool)?) async throws(StoreError) -> EntryInfo? {
+        guard !inMemory else { return nil }
+        try await handOn()
+        return try await storeIO.write { [self] store throws(StoreError) -> EntryInfo? in
+            guard let writer else { throw StoreError.writerClosed }
+            self.writer = nil
+            guard live?() ?? true else {
+                writer.cancel()
+                return nil
+            }
+            let info = try writer.finish()
+            if let holder { try store.hold(key, by: holder, version: info.version, unlessStopped: live) }
+            return info
+        }
+    }
+
+    /// Drops what was written (nothing is published).
+    func cancel() async {
+        pending = Data()
+        bytes = Data()
+        guard writer != nil else { return }
+        await storeIO.writeQuietly { [self] _ in
+            writer?.cancel()
+            writer = nil
+        }
+    }
+}
+
+extension StoreIO {
+    /// Runs a store call that cannot fail on the write queue.
+    func writeQuietly(_ body: @escaping @Sendable (MediaStore) -> Void) async {
+        _ = try? await write { store throws(StoreError) in body(store) }
+    }
+}
