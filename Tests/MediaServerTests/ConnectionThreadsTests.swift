@@ -67,4 +67,29 @@ struct ConnectionThreadsTests {
         _ = try await threadRunning(on: brief)
         try await waitUntil(brief, waiting: 0)
     }
+
+    /// A stop raises ``ConnectionThreads/endIdle()`` once the connections
+    /// ended; a thread whose connection ended just before that must not
+    /// wait the whole idle time after it.
+    @Test("A thread whose work ends after an endIdle ends instead of waiting")
+    func endIdleDuringWorkEndsItsThread() async throws {
+        let threads = ConnectionThreads(keepIdle: 30)
+        defer { threads.endIdle() }
+        let done = Locked(false)
+        threads.run {
+            threads.endIdle()
+            done.withLock { $0 = true }
+        }
+        for _ in 0..<1000 where !done.current { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(done.current)
+        var waited = 0
+        for _ in 0..<100 {
+            waited = max(waited, threads.waiting)
+            try await Task.sleep(for: .milliseconds(3))
+        }
+        #expect(waited == 0)
+        // Work handed over after the endIdle is kept waiting for the next as usual.
+        _ = try await threadRunning(on: threads)
+        try await waitUntil(threads, waiting: 1)
+    }
 }
