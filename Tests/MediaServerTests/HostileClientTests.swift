@@ -112,6 +112,26 @@ struct HostileClientTests {
         #expect(try await stillServes(fixture))
     }
 
+    /// A client that saw its connection closed finds the slot free: with
+    /// one slot, each next connection is served, never refused with 503.
+    @Test func aClosedConnectionsSlotIsFreeForTheNext() async throws {
+        var configuration = Self.configuration
+        configuration.maxConnections = 1
+        let fixture = try ServerFixture(configuration: configuration)
+        let port = fixture.port
+        let statuses = try await offPool {
+            var statuses: [Int?] = []
+            for _ in 0..<300 {
+                let client = try RawClient(port: port)
+                client.send("GET /ping HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+                statuses.append(RawClient.status(RawClient.readToEnd(client.descriptor)))
+            }
+            return statuses
+        }
+        let refused = statuses.filter { $0 != 200 }
+        #expect(refused.isEmpty, "\(refused.count) of \(statuses.count) not 200: \(Set(refused.map { $0 ?? -1 }))")
+    }
+
     @Test func listenerRestartsOnTheSamePortAndMintedURLsStayValid() async throws {
         let listener = Locked<ListeningSocket?>(nil)
         var configuration = Self.configuration
