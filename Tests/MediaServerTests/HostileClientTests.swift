@@ -132,6 +132,19 @@ struct HostileClientTests {
         #expect(refused.isEmpty, "\(refused.count) of \(statuses.count) not 200: \(Set(refused.map { $0 ?? -1 }))")
     }
 
+    /// `Duration` timeouts may be set past any wait a poll takes (as "no
+    /// timeout"): the server serves, each wait capped, instead of trapping.
+    @Test func timeoutsLongerThanAnyPollServe() async throws {
+        let forever = Duration.seconds(Int64.max)
+        let fixture = try ServerFixture(
+            configuration: MediaServerConfiguration(
+                idleTimeout: forever, requestTimeout: forever, sendTimeout: forever, originWaitTimeout: forever))
+        #expect(try await stillServes(fixture))
+        let url = fixture.local("track.mp3")
+        let result = try await Curl.run([url.absoluteString])
+        #expect(try result.status == 200 && result.body == ServerFixture.fixture("track.mp3"))
+    }
+
     @Test func listenerRestartsOnTheSamePortAndMintedURLsStayValid() async throws {
         let listener = Locked<ListeningSocket?>(nil)
         var configuration = Self.configuration
