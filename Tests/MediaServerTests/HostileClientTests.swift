@@ -98,11 +98,18 @@ struct HostileClientTests {
     }
 
     @Test func connectionLimitGets503() async throws {
-        let fixture = try ServerFixture(configuration: Self.configuration)
+        // The holders' heads may take 3 s: the extra connection comes while
+        // they hold their slots however slowly this test is scheduled.
+        var configuration = Self.configuration
+        configuration.requestTimeout = .seconds(3)
+        let fixture = try ServerFixture(configuration: configuration)
         // Four connections in the middle of a head hold every slot.
         let holders = try (0..<4).map { _ in try RawClient(port: fixture.port) }
         for holder in holders { holder.send("GET /ping HTTP/1.1\r\n") }
-        try await Task.sleep(for: .milliseconds(100))
+        for _ in 0..<500 where fixture.server.statistics.activeConnections < 4 {
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        #expect(fixture.server.statistics.activeConnections == 4)
         let extra = try RawClient(port: fixture.port)
         let answer = await extra.readToEnd()
         #expect(RawClient.status(answer) == 503 && answer.contains("Retry-After: 1"), "\(answer)")
