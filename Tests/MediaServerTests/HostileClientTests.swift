@@ -200,6 +200,41 @@ struct HostileClientTests {
         #expect(try await stillServes(fixture))
     }
 
+    /// Stops and starts in a row, each with kept-alive and closed
+    /// connections on reused threads: every request after a start is
+    /// served, and every stop leaves no connection counted.
+    @Test func stopsAndStartsWithReusedThreads() async throws {
+        let fixture = try ServerFixture(configuration: Self.configuration)
+        let port = fixture.port
+        let server = fixture.server
+        let outcome = try await offPool { () throws -> (statuses: [Int?], leftOver: [Int]) in
+            var statuses: [Int?] = []
+            var leftOver: [Int] = []
+            for round in 0..<20 {
+                // One kept alive across the stop, one closed, per round.
+                let kept = try RawClient(port: port)
+                kept.send("GET /ping HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+                // Its answer (the connection stays open after it).
+                var head = [UInt8](repeating: 0, count: 4096)
+                let count = head.withUnsafeMutableBytes { recv(kept.descriptor, $0.baseAddress, $0.count, 0) }
+                statuses.append(RawClient.status(String(decoding: head.prefix(max(0, count)), as: UTF8.self)))
+                let closed = try RawClient(port: port)
+                closed.send("GET /ping HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+                statuses.append(RawClient.status(RawClient.readToEnd(closed.descriptor)))
+                if round % 2 == 0 { usleep(2000) }
+                server.stop()
+                leftOver.append(server.statistics.activeConnections)
+                // The stop closed the kept-alive connection.
+                if RawClient.readToEnd(kept.descriptor) != "" { statuses.append(nil) }
+                try server.start()
+            }
+            return (statuses, leftOver)
+        }
+        #expect(outcome.statuses.allSatisfy { $0 == 200 }, "\(outcome.statuses)")
+        #expect(outcome.leftOver.allSatisfy { $0 == 0 }, "\(outcome.leftOver)")
+        #expect(try await stillServes(fixture))
+    }
+
     @Test func stopEndsEveryConnectionAndDownload() async throws {
         // A slow origin: the body is still arriving when the server stops.
         let fixture = try ServerFixture(delayPerPiece: .milliseconds(20))
