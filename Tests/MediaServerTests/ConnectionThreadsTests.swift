@@ -67,4 +67,65 @@ struct ConnectionThreadsTests {
         _ = try await threadRunning(on: brief)
         try await waitUntil(brief, waiting: 0)
     }
+
+    /// A stop raises ``ConnectionThreads/endIdle()`` once the connections
+    /// ended; a thread whose connection ended just before that must not
+    /// wait the whole idle time after it.
+    @Test("A thread whose work ends after an endIdle ends instead of waiting")
+    func endIdleDuringWorkEndsItsThread() async throws {
+        let threads = ConnectionThreads(keepIdle: 30)
+        defer { threads.endIdle() }
+        let done = Locked(false)
+        threads.run {
+            threads.endIdle()
+            done.withLock { $0 = true }
+        }
+        for _ in 0..<1000 where !done.current { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(done.current)
+        var waited = 0
+        for _ in 0..<100 {
+            waited = max(waited, threads.waiting)
+            try await Task.sleep(for: .milliseconds(3))
+        }
+        #expect(waited == 0)
+        // Work handed over after the endIdle is kept waiting for the next as usual.
+        _ = try await threadRunning(on: threads)
+        try await waitUntil(threads, waiting: 1)
+    }
+
+    /// Work handed over from several threads at once, with endIdle() and
+    /// short idle times racing it: each piece runs exactly once (no work
+    /// is queued for a thread that leaves without it).
+    @Test("Concurrent hand-overs with endIdle racing them: every work runs once")
+    func concurrentHandOversRunEachWorkOnce() async throws {
+        let threads = ConnectionThreads(keepIdle: 0.002)
+        defer { threads.endIdle() }
+        let submitters = 4
+        let perSubmitter = 300
+        // Each work records its own id (submitter * perSubmitter + index).
+        let ran = Locked<[Int: Int]>([:])
+        let finished = Locked(0)
+        for submitter in 0..<submitters {
+            Thread {
+                for index in 0..<perSubmitter {
+                    let id = submitter * perSubmitter + index
+                    threads.run {
+                        if id % 7 == 0 { usleep(200) }
+                        ran.withLock { $0[id, default: 0] += 1 }
+                    }
+                    if index % 50 == 0 { threads.endIdle() }
+                    if index % 3 == 0 { usleep(100) }
+                }
+                finished.withLock { $0 += 1 }
+            }.start()
+        }
+        let total = submitters * perSubmitter
+        for _ in 0..<5000 where finished.current < submitters || ran.current.count < total {
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        let counts = ran.current
+        #expect(counts.count == total)
+        #expect(counts.values.allSatisfy { $0 == 1 })
+        #expect(Set(counts.keys) == Set(0..<total))
+    }
 }

@@ -98,11 +98,18 @@ struct HostileClientTests {
     }
 
     @Test func connectionLimitGets503() async throws {
-        let fixture = try ServerFixture(configuration: Self.configuration)
+        // The holders' heads may take 3 s: the extra connection comes while
+        // they hold their slots however slowly this test is scheduled.
+        var configuration = Self.configuration
+        configuration.requestTimeout = .seconds(3)
+        let fixture = try ServerFixture(configuration: configuration)
         // Four connections in the middle of a head hold every slot.
         let holders = try (0..<4).map { _ in try RawClient(port: fixture.port) }
         for holder in holders { holder.send("GET /ping HTTP/1.1\r\n") }
-        try await Task.sleep(for: .milliseconds(100))
+        for _ in 0..<500 where fixture.server.statistics.activeConnections < 4 {
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        #expect(fixture.server.statistics.activeConnections == 4)
         let extra = try RawClient(port: fixture.port)
         let answer = await extra.readToEnd()
         #expect(RawClient.status(answer) == 503 && answer.contains("Retry-After: 1"), "\(answer)")
@@ -110,6 +117,39 @@ struct HostileClientTests {
         // The holders time out (408) and the slots come back.
         for holder in holders { #expect(RawClient.status(await holder.readToEnd()) == 408) }
         #expect(try await stillServes(fixture))
+    }
+
+    /// A client that saw its connection closed finds the slot free: with
+    /// one slot, each next connection is served, never refused with 503.
+    @Test func aClosedConnectionsSlotIsFreeForTheNext() async throws {
+        var configuration = Self.configuration
+        configuration.maxConnections = 1
+        let fixture = try ServerFixture(configuration: configuration)
+        let port = fixture.port
+        let statuses = try await offPool {
+            var statuses: [Int?] = []
+            for _ in 0..<300 {
+                let client = try RawClient(port: port)
+                client.send("GET /ping HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+                statuses.append(RawClient.status(RawClient.readToEnd(client.descriptor)))
+            }
+            return statuses
+        }
+        let refused = statuses.filter { $0 != 200 }
+        #expect(refused.isEmpty, "\(refused.count) of \(statuses.count) not 200: \(Set(refused.map { $0 ?? -1 }))")
+    }
+
+    /// `Duration` timeouts may be set past any wait a poll takes (as "no
+    /// timeout"): the server serves, each wait capped, instead of trapping.
+    @Test func timeoutsLongerThanAnyPollServe() async throws {
+        let forever = Duration.seconds(Int64.max)
+        let fixture = try ServerFixture(
+            configuration: MediaServerConfiguration(
+                idleTimeout: forever, requestTimeout: forever, sendTimeout: forever, originWaitTimeout: forever))
+        #expect(try await stillServes(fixture))
+        let url = fixture.local("track.mp3")
+        let result = try await Curl.run([url.absoluteString])
+        #expect(try result.status == 200 && result.body == ServerFixture.fixture("track.mp3"))
     }
 
     @Test func listenerRestartsOnTheSamePortAndMintedURLsStayValid() async throws {
@@ -157,6 +197,41 @@ struct HostileClientTests {
         try fixture.server.start()
         #expect(ContinuousClock.now - started >= .milliseconds(250))
         #expect(fixture.server.port == port)
+        #expect(try await stillServes(fixture))
+    }
+
+    /// Stops and starts in a row, each with kept-alive and closed
+    /// connections on reused threads: every request after a start is
+    /// served, and every stop leaves no connection counted.
+    @Test func stopsAndStartsWithReusedThreads() async throws {
+        let fixture = try ServerFixture(configuration: Self.configuration)
+        let port = fixture.port
+        let server = fixture.server
+        let outcome = try await offPool { () throws -> (statuses: [Int?], leftOver: [Int]) in
+            var statuses: [Int?] = []
+            var leftOver: [Int] = []
+            for round in 0..<20 {
+                // One kept alive across the stop, one closed, per round.
+                let kept = try RawClient(port: port)
+                kept.send("GET /ping HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+                // Its answer (the connection stays open after it).
+                var head = [UInt8](repeating: 0, count: 4096)
+                let count = head.withUnsafeMutableBytes { recv(kept.descriptor, $0.baseAddress, $0.count, 0) }
+                statuses.append(RawClient.status(String(decoding: head.prefix(max(0, count)), as: UTF8.self)))
+                let closed = try RawClient(port: port)
+                closed.send("GET /ping HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+                statuses.append(RawClient.status(RawClient.readToEnd(closed.descriptor)))
+                if round % 2 == 0 { usleep(2000) }
+                server.stop()
+                leftOver.append(server.statistics.activeConnections)
+                // The stop closed the kept-alive connection.
+                if RawClient.readToEnd(kept.descriptor) != "" { statuses.append(nil) }
+                try server.start()
+            }
+            return (statuses, leftOver)
+        }
+        #expect(outcome.statuses.allSatisfy { $0 == 200 }, "\(outcome.statuses)")
+        #expect(outcome.leftOver.allSatisfy { $0 == 0 }, "\(outcome.leftOver)")
         #expect(try await stillServes(fixture))
     }
 

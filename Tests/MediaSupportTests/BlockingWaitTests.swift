@@ -58,6 +58,24 @@ struct BlockingWaitTests {
         #expect(text == "late")
     }
 
+    @Test("A deadline already past, however far, gives pending at once")
+    func pastDeadlines() async {
+        let gate = AsyncStream<Void>.makeStream()
+        let wait = BlockingWait { () async throws(Never) -> Int in
+            for await _ in gate.stream { break }
+            return 1
+        }
+        for deadline in [Date() - 1, Date(timeIntervalSinceNow: -400 * 86_400), .distantPast] {
+            let step = await onThread { wait.wait(until: deadline) }
+            guard case .pending = step else {
+                Issue.record("expected pending for \(deadline), got \(step)")
+                continue
+            }
+        }
+        gate.continuation.finish()
+        #expect(await onThread { wait.wait() }.map { $0.get() } == 1)
+    }
+
     @Test("abandon() releases waiting threads at once and cancels the operation, which may go on")
     func abandonReleasesAndCancels() async {
         let gate = AsyncStream<Void>.makeStream()

@@ -60,6 +60,13 @@ final class Connection: @unchecked Sendable {
         socket.close()
     }
 
+    /// Closes the socket: the client sees the connection end. Call it after
+    /// ``run()`` once the connection's slot is free, so a client that saw
+    /// the end and connects again finds the slot free.
+    func close() {
+        socket.close()
+    }
+
     private var isAborted: Bool { activity.current.aborted }
 
     /// Runs `stop` if the connection is aborted while `body` runs.
@@ -74,8 +81,8 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Serves requests until the client leaves, a response closes the connection, or it is aborted.
+    /// The socket stays open until ``close()``.
     func run() {
-        defer { socket.close() }
         var buffer: [UInt8] = []
         while !isAborted {
             guard let request = readRequest(&buffer) else { return }

@@ -4,14 +4,16 @@ import Foundation
 /// a thread whose connection ended waits up to `keepIdle` for the next
 /// one before it ends, so a new connection usually starts on a waiting
 /// thread instead of a new one (a thread's start is a large part of a
-/// loopback request's time). ``endIdle()`` ends the waiting threads at once.
+/// loopback request's time). ``endIdle()`` ends the waiting threads at once,
+/// and the busy ones when their work ends.
 final class ConnectionThreads: @unchecked Sendable {
     private let condition = NSCondition()
     /// Work handed over and not yet taken by a waiting thread.
     private var queued: [@Sendable () -> Void] = []
     /// Threads waiting for work.
     private var idle = 0
-    /// Raised by ``endIdle()``: threads waiting since before it end.
+    /// Raised by ``endIdle()``: threads given their work before it end
+    /// instead of waiting for more.
     private var epoch = 0
     private let keepIdle: TimeInterval
     private let stackSize: Int
@@ -30,12 +32,13 @@ final class ConnectionThreads: @unchecked Sendable {
             condition.unlock()
             return
         }
+        let handedOver = epoch
         condition.unlock()
         let thread = Thread { [self] in
-            var next: (@Sendable () -> Void)? = work
+            var next: (work: @Sendable () -> Void, epoch: Int)? = (work, handedOver)
             while let current = next {
-                current()
-                next = waitForWork()
+                current.work()
+                next = waitForWork(since: current.epoch)
             }
         }
         thread.name = "MediaServer connection"
@@ -43,22 +46,25 @@ final class ConnectionThreads: @unchecked Sendable {
         thread.start()
     }
 
-    /// The next work handed over, or `nil` after `keepIdle` without any or an ``endIdle()``.
-    private func waitForWork() -> (@Sendable () -> Void)? {
+    /// The next work handed over and the epoch it was taken in; `nil` at
+    /// once when ``endIdle()`` was called since `since`, or after
+    /// `keepIdle` without work, or at an ``endIdle()`` meanwhile.
+    private func waitForWork(since: Int) -> (work: @Sendable () -> Void, epoch: Int)? {
         condition.lock()
         defer { condition.unlock() }
+        guard epoch == since else { return nil }
         idle += 1
         defer { idle -= 1 }
-        let started = epoch
         let deadline = Date() + keepIdle
-        while queued.isEmpty, epoch == started, condition.wait(until: deadline) {}
-        return queued.isEmpty ? nil : queued.removeFirst()
+        while queued.isEmpty, epoch == since, condition.wait(until: deadline) {}
+        return queued.isEmpty ? nil : (queued.removeFirst(), epoch)
     }
 
     /// How many threads wait for work now.
     var waiting: Int { condition.withLock { idle } }
 
-    /// Ends the threads waiting for work (they exit at once).
+    /// Ends the threads waiting for work (they exit at once), and the busy
+    /// ones when their work ends.
     func endIdle() {
         condition.lock()
         epoch += 1

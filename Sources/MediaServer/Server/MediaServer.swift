@@ -412,7 +412,9 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
         }
         threads.run { [self] in
             connection.run()
+            // The slot is free before the client sees the close.
             broadcast { _ = $0.connections.removeValue(forKey: id) }
+            connection.close()
         }
     }
 }

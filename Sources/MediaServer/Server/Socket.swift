@@ -110,7 +110,10 @@ final class Socket: @unchecked Sendable {
             let remaining = deadline - .now
             guard remaining > .zero else { return .timedOut }
             let (seconds, attoseconds) = remaining.components
-            let milliseconds = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+            // One poll waits at most Int32.max ms (the loop waits again); the
+            // seconds are capped first, as a far deadline's would overflow `* 1000`.
+            let cappedSeconds = min(seconds, Int64(Int32.max) / 1000 + 1)
+            let milliseconds = Int32(clamping: cappedSeconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
             var entry = pollfd(fd: fd, events: events, revents: 0)
             let result = poll(&entry, 1, milliseconds)
             if result < 0 {

@@ -27,9 +27,15 @@ public struct RetryPolicy: Sendable, Equatable {
     /// when `retry` is past ``maxRetries``.
     public func delay(beforeRetry retry: Int) -> Duration? {
         guard retry >= 1, retry <= maxRetries else { return nil }
-        // 2^16 times any sensible backoff is past any sensible cap; the bound keeps the product finite.
-        let doubled = initialBackoff * (1 << min(retry - 1, 16))
-        return min(doubled, maxBackoff)
+        // Doubled one step at a time and only while under the cap: a
+        // product past the cap could overflow `Duration` and trap.
+        var wait = min(initialBackoff, maxBackoff)
+        var doublings = retry - 1
+        while doublings > 0, wait > .zero, wait < maxBackoff {
+            wait = wait > maxBackoff / 2 ? maxBackoff : wait * 2
+            doublings -= 1
+        }
+        return wait
     }
 
     /// The wait before retry number `retry` after `error`, or `nil` when

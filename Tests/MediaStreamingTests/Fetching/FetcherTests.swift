@@ -53,6 +53,19 @@ struct FetcherTests {
         #expect(try store.read(forKey: loader.cacheKey, range: 0..<content.count) == content)
     }
 
+    @Test("A stall timeout longer than any sleep (\"no watchdog\") plays the resource")
+    func stallTimeoutPastAnySleep() async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let content = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
+        let cache = StreamingCache(
+            store: store, origin: FakeOrigin(serving: content, pieceDelay: .milliseconds(1)),
+            configuration: StreamingConfiguration(chunksPerRequest: 2, stallTimeout: .seconds(Int64.max)))
+        let loader = cache.loader(for: URL(string: "https://origin.example/long-watch.bin")!)
+        let whole = await PlayerSimulator(loader: loader).load(offset: 0, length: nil)
+        #expect(whole.data == content)
+    }
+
     @Test("An entry replaced by another writer mid-download: the reader plays on, no byte lands in the new version")
     func entryReplacedMidDownload() async throws {
         let (store, directory) = try makeStore()

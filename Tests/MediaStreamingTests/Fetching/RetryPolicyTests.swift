@@ -32,6 +32,16 @@ struct RetryPolicyTests {
         #expect(policy.delay(beforeRetry: 1_000_000) == .seconds(3))
     }
 
+    @Test("A backoff too long to double many times reaches the cap instead of overflowing")
+    func longBackoffsDoNotOverflow() {
+        let policy = RetryPolicy(
+            maxRetries: 40, initialBackoff: .seconds(Int64.max / 4), maxBackoff: .seconds(Int64.max / 2))
+        #expect(policy.delay(beforeRetry: 1) == .seconds(Int64.max / 4))
+        #expect(policy.delay(beforeRetry: 30) == .seconds(Int64.max / 2))
+        let zero = RetryPolicy(maxRetries: .max, initialBackoff: .zero)
+        #expect(zero.delay(beforeRetry: 1_000_000) == .zero)
+    }
+
     @Test("Negative settings are clamped to none")
     func negativeSettingsAreClamped() {
         let policy = RetryPolicy(maxRetries: -1, initialBackoff: .seconds(-1), maxBackoff: .seconds(-1))
