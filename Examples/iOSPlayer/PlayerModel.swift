@@ -1,5 +1,6 @@
 import AVFoundation
 import Foundation
+import MediaDownloads
 import MediaStreaming
 import Observation
 

@@ -4,7 +4,7 @@ import MediaStreaming
 
 /// A ``DownloadPerformer`` whose download is stored under a key of its
 /// own rather than its record's ``DownloadRecord/cacheKey``: an HLS
-/// asset's master playlist, keyed by the cache's ``CacheKeyPolicy``
+/// asset's master playlist, keyed by the cache's `CacheKeyPolicy`
 /// whatever key the download was queued under.
 ///
 /// The queue takes two downloads of one kind with the same such key for

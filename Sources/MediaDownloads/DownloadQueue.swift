@@ -3,7 +3,7 @@ import MediaStore
 import MediaStreaming
 import MediaSupport
 
-/// The persistent download queue of a ``StreamingCache`` (the roles of
+/// The persistent download queue of a `StreamingCache` (the roles of
 /// `AVAssetDownloadURLSession` and media3's `DownloadManager`).
 ///
 /// - **Persistent.** Every download is a ``DownloadRecord`` in the
@@ -14,8 +14,8 @@ import MediaSupport
 ///   completed downloads stay completed and held.
 /// - **Ordered.** Queued downloads start in the order they were enqueued
 ///   or resumed, at most ``DownloadQueueConfiguration/maxConcurrentDownloads``
-///   at once; their transfers run at the record's ``FetchPriority`` in the
-///   cache's ``FetchScheduler``, so they yield to players and preloads.
+///   at once; their transfers run at the record's `FetchPriority` in the
+///   cache's `FetchScheduler`, so they yield to players and preloads.
 /// - **Conditions.** A download whose ``DownloadConditions`` the
 ///   ``ConditionsMonitor`` does not meet (or that is discretionary while
 ///   playback or preloads run, or that would take the volume below the
@@ -226,10 +226,10 @@ public actor DownloadQueue {
     ///
     /// - parameters:
     ///   - url: what to download.
-    ///   - cacheKey: its key; the cache's ``CacheKeyPolicy`` by default.
+    ///   - cacheKey: its key; the cache's `CacheKeyPolicy` by default.
     ///   - headers: sent with its origin requests.
     ///   - kind: the ``DownloadPerformer`` kind; progressive by default.
-    ///   - priority: what its transfers yield to; ``FetchPriority/download`` by default.
+    ///   - priority: what its transfers yield to; `FetchPriority/download` by default.
     ///   - conditions: when it may run; anything goes by default.
     /// - returns: its record (status queued, or waiting with the reasons).
     @discardableResult

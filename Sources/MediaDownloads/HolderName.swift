@@ -2,7 +2,7 @@ import Foundation
 import MediaStore
 import MediaStreaming
 
-/// Builds the store holder names (``MediaStore/hold(_:by:version:)``) of
+/// Builds the store holder names (`MediaStore/hold(_:by:version:)`) of
 /// the owners in this module: `"<kind>/<name>"`, the name as it is when
 /// the whole fits the store's rules (1–200 UTF-8 bytes, no control
 /// characters), else `"<kind>/#"` and the XXH3-128 of the name's bytes in

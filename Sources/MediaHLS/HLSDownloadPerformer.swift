@@ -8,7 +8,7 @@ import MediaStreaming
 /// playlist and the selected media playlists, makes the plan, and keeps
 /// every resource of it in the store, held by the run's holder while the
 /// run counts. Used by an ``HLSDownloader``'s downloads and by a
-/// ``DownloadQueue`` (records of its `kind`, `hls` by default), so HLS
+/// `DownloadQueue` (records of its `kind`, `hls` by default), so HLS
 /// assets are queued, kept across relaunches and resumed like progressive
 /// files. A resumed run fetches only the resources the store lacks.
 ///

@@ -7,9 +7,9 @@ import MediaSupport
 
 /// Downloads HLS assets for offline playback (the role of
 /// `AVAssetDownloadTask` with an `AVURLAsset` of an HLS URL): the in-memory
-/// convenience over the download engine (a ``MediaDownload`` per call,
+/// convenience over the download engine (a `MediaDownload` per call,
 /// moved by an ``HLSDownloadPerformer``; for a persistent list, with
-/// conditions and priorities, give the performer to a ``DownloadQueue``).
+/// conditions and priorities, give the performer to a `DownloadQueue`).
 /// A variant
 /// chosen by a `VariantChoice`, audio and subtitle renditions by
 /// `RenditionRequest`, with every playlist, segment, init segment
@@ -18,12 +18,12 @@ import MediaSupport
 ///
 /// Resources are keyed by (cache key of the URL, byte range), so the
 /// segments of a single-file playlist are distinct entries and signed-URL
-/// tokens follow the cache's ``CacheKeyPolicy``. A resource already in the
+/// tokens follow the cache's `CacheKeyPolicy`. A resource already in the
 /// store is not fetched again: a download resumed after a pause, a failure
 /// or a relaunch fetches only what is missing, and one asking for another
 /// media selection of an asset already kept (**augment**) fetches only
 /// what that selection adds. Live playlists (no `EXT-X-ENDLIST`) are
-/// refused (``DownloadError/unsupported(_:)``), and so are
+/// refused (`DownloadError/unsupported(_:)`), and so are
 /// SAMPLE-AES and FairPlay (`skd://`) keys, before anything is stored.
 ///
 /// ```swift
@@ -45,7 +45,7 @@ public final class HLSDownloader: Sendable {
     /// playlist's own origin, and those the rule allows
     /// (``PlaylistURIRule/publicHosts`` by default: no loopback, link-local,
     /// private or non-canonical address of another origin). A download
-    /// naming another URI fails with ``DownloadError/uriRefused(url:playlistURL:reason:)``
+    /// naming another URI fails with `DownloadError/uriRefused(url:playlistURL:reason:)`
     /// before any of its resources is fetched.
     public let uriRule: PlaylistURIRule
     private let list = Locked<[MediaDownload]>([])
@@ -83,7 +83,7 @@ public final class HLSDownloader: Sendable {
     /// playlist) with the variant and renditions chosen. Each call starts a
     /// download of its own; resources already in the store are kept, not
     /// fetched again. Its origin fetches are transfers of `priority` in the
-    /// cache's ``FetchScheduler``. `headers` (credentials, for instance) are
+    /// cache's `FetchScheduler`. `headers` (credentials, for instance) are
     /// sent to `url`'s origin only, never to another origin a playlist names.
     @discardableResult
     public func download(
@@ -167,7 +167,7 @@ public final class HLSDownloader: Sendable {
 
     /// Cancels the asset's downloads and releases the asset's holds (its
     /// entries become evictable again, unless someone else holds them: the
-    /// app, another asset sharing a resource, a ``DownloadQueue``
+    /// app, another asset sharing a resource, a `DownloadQueue`
     /// download). Returns how many entries the asset held.
     ///
     /// An entry another asset's holder still holds is grouped with that

@@ -4,14 +4,14 @@ import MediaDownloads
 import MediaStreaming
 
 /// Why one HLS resource could not be fetched, stored or served by an
-/// ``HLSResourceStore`` (a download reports it as a ``DownloadError``).
+/// ``HLSResourceStore`` (a download reports it as a `DownloadError`).
 public enum HLSResourceError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A playlist could not be read (with its URL; the error has the line).
     case playlist(url: URL, PlaylistError)
     /// Fetching or storing the resource failed.
     case streaming(StreamingError)
     /// A segment, init segment or key is larger than its limit
-    /// (``HLSLimits``): `bytes` announced or received, over `limit`. Its
+    /// (`HLSLimits`): `bytes` announced or received, over `limit`. Its
     /// transfer was stopped and nothing of it stored.
     case resourceTooLarge(url: URL, bytes: Int, limit: Int)
 

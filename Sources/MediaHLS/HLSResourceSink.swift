@@ -11,7 +11,7 @@ import MediaStreaming
 /// cancelled transfer leaves nothing in the store.
 ///
 /// Used by one fetch at a time (hence unchecked); its store calls run on
-/// the store's write queue (``StoreIO``), one at a time.
+/// the store's write queue (`StoreIO`), one at a time.
 final class HLSResourceSink: @unchecked Sendable {
     /// Bytes gathered before they are handed to the store's writer.
     static let storeBatchBytes = 256 << 10

@@ -6,7 +6,7 @@ import MediaStreaming
 import MediaSupport
 
 /// Fetches the resources of HLS assets (playlists, segments, init
-/// segments, keys) into a ``StreamingCache``'s store, each under its
+/// segments, keys) into a `StreamingCache`'s store, each under its
 /// `HLSResourceKey.storeKey` (the cache key of its URL, plus its byte
 /// range), and reads them back. The app makes one per cache and gives it
 /// to the ``HLSDownloader``s and the loopback server (`MediaServer`), so a
@@ -14,11 +14,11 @@ import MediaSupport
 /// fetch already running for a key is joined, and one already stored is
 /// read from the store.
 ///
-/// Origin fetches go through the cache's ``FetchScheduler`` (the one the
+/// Origin fetches go through the cache's `FetchScheduler` (the one the
 /// progressive loader and downloader use): a connection per host is
 /// admitted first, and between body chunks a fetch waits while a busy
 /// transfer of higher priority runs. A download's fetches are
-/// ``FetchPriority/download``, a player's (the server's) ``FetchPriority/playback``;
+/// `FetchPriority/download`, a player's (the server's) `FetchPriority/playback`;
 /// a player joining a download's fetch raises it to playback. A fetch
 /// preempted by playback (the host's connections were full) starts again
 /// once admitted.
@@ -27,14 +27,14 @@ import MediaSupport
 /// `PlaylistLimits.maxBytes`; any other resource (segment, init segment,
 /// key) is streamed into the store as it arrives, never held whole, and
 /// published once complete. Each is bounded by the cache's
-/// ``StreamingConfiguration/hlsLimits``: beyond its limit the transfer
+/// `StreamingConfiguration/hlsLimits`: beyond its limit the transfer
 /// stops at once (the origin connection is dropped) and nothing of it is
 /// stored. Live media playlists (no `EXT-X-ENDLIST`) are passed through
 /// without being stored.
 public final class HLSResourceStore: Sendable {
     /// The cache whose store, origin and cache-key policy are used.
     public let cache: StreamingCache
-    /// The bounds of each resource fetched: the cache's ``StreamingConfiguration/hlsLimits``.
+    /// The bounds of each resource fetched: the cache's `StreamingConfiguration/hlsLimits`.
     public var limits: HLSLimits { cache.configuration.hlsLimits }
     /// By the key's bytes, as the store compares keys (`ExactKey`).
     private let inFlight = Locked<[ExactKey: Flight]>([:])
@@ -105,7 +105,7 @@ public final class HLSResourceStore: Sendable {
     /// stored with `metadata`, pinned if `pinned`, unless `store` says not
     /// to). A fetch of the same key already running is joined. A resource
     /// other than a playlist is streamed into the store, then read back
-    /// whole (at most ``HLSLimits/maxResourceBytes``): to serve one in
+    /// whole (at most `HLSLimits/maxResourceBytes`): to serve one in
     /// pieces, use ``resource(for:metadata:pinned:headers:priority:store:)``.
     ///
     /// - Parameters:

@@ -6,7 +6,7 @@ import MediaStreaming
 
 /// One run of an ``HLSDownloadPerformer``: the playlists read, the plan
 /// made, every resource of it kept in the store and held by the run's
-/// holder while the run counts (``DownloadContext/isLive``), progress
+/// holder while the run counts (`DownloadContext/isLive`), progress
 /// reported to its context.
 struct HLSRun: Sendable {
     let url: URL
@@ -123,7 +123,7 @@ struct HLSRun: Sendable {
         try await fetchAll(rest, policy: policy, variantTrack: variantTrack)
     }
 
-    /// Throws ``DownloadError/uriRefused(url:playlistURL:reason:)`` unless
+    /// Throws `DownloadError/uriRefused(url:playlistURL:reason:)` unless
     /// the performer's `PlaylistURIRule` lets `uri` be fetched.
     private func checkURI(_ uri: URL, namedBy playlist: URL) throws(DownloadError) {
         if let reason = performer.uriRule.refusal(of: uri, in: playlist) {

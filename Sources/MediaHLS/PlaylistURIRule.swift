@@ -3,7 +3,7 @@ import MediaDownloads
 import MediaStreaming
 
 /// Which URIs of a playlist may be fetched: those on the playlist's own
-/// origin (scheme, host, port: ``WebOrigin``), and those that pass
+/// origin (scheme, host, port: `WebOrigin`), and those that pass
 /// ``allows``. Pure.
 ///
 /// The playlist's origin was chosen by the caller; every other origin a
@@ -21,7 +21,7 @@ public struct PlaylistURIRule: Sendable {
     /// - parameter allows: whether a URI on another origin than its playlist's may be fetched.
     public init(allows: @escaping @Sendable (URL) -> Bool) { self.allows = allows }
 
-    /// Any DNS name or public address (``HostClass/isPublic``); no loopback,
+    /// Any DNS name or public address (`HostClass/isPublic`); no loopback,
     /// link-local, private or odd address unless it is the playlist's own origin.
     public static let publicHosts = PlaylistURIRule { HostClass(url: $0).isPublic }
 

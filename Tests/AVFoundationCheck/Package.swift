@@ -43,6 +43,7 @@ let package = Package(
             dependencies: [
                 "AVFoundation", "MediaStreamingAVFoundationGlue",
                 .product(name: "MediaStreaming", package: "MediaCache"),
+                .product(name: "MediaDownloads", package: "MediaCache"),
             ],
             swiftSettings: [.define("AVFOUNDATION_STAND_IN")]
         ),
@@ -53,6 +54,8 @@ let package = Package(
                 .product(name: "MediaStreaming", package: "MediaCache"),
                 .product(name: "MediaStore", package: "MediaCache"),
                 .product(name: "MediaServer", package: "MediaCache"),
+                .product(name: "MediaDownloads", package: "MediaCache"),
+                .product(name: "MediaHLS", package: "MediaCache"),
             ]
         ),
     ],

@@ -2,8 +2,8 @@ import Foundation
 import MediaStreaming
 import MediaSupport
 
-/// Feeds one response body from a ``ResourceLoader`` to a connection's
-/// thread through ``LoadingRequest``s (the path a `StreamingItem` takes),
+/// Feeds one response body from a `ResourceLoader` to a connection's
+/// thread through `LoadingRequest`s (the path a `StreamingItem` takes),
 /// with back-pressure from the socket.
 ///
 /// The loader pushes; the connection pulls with ``next(until:)``. When more
@@ -62,7 +62,7 @@ final class BodyPump: BodyStream, @unchecked Sendable {
     /// Waits until `deadline` for the content information the first request
     /// asked for and, when it leaves bytes to send, for the first of them
     /// (or the end) as well: the connection then writes the head and those
-    /// bytes after one wake-up, not two. ``WaitStep/pending`` when the
+    /// bytes after one wake-up, not two. `WaitStep/pending` when the
     /// information has not come by `deadline`.
     func waitForInformation(until deadline: Date) -> WaitStep<Result<ContentInformation, StreamingError>> {
         condition.lock()

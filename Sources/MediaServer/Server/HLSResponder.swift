@@ -10,7 +10,7 @@ import MediaStreaming
 /// `EXT-X-SESSION-KEY`, `EXT-X-I-FRAME-STREAM-INF`), each (URL, byte range)
 /// its own local URL serving exactly those bytes; segments, keys and init
 /// segments come from the store, or from the origin and are then kept
-/// (shared with an ``HLSDownloader`` given the same ``HLSResourceStore``:
+/// (shared with an `HLSDownloader` given the same `HLSResourceStore`:
 /// a segment fetched for the player is not fetched again by the download,
 /// nor the other way round).
 ///
@@ -35,7 +35,7 @@ final class HLSResponder: Sendable {
     }
 
     /// The body and `Content-Type` of `route`: a playlist rewritten to
-    /// local URLs of `address` (held whole, at most ``PlaylistLimits/maxBytes``
+    /// local URLs of `address` (held whole, at most `PlaylistLimits/maxBytes`
     /// read), anything else the entry it is stored in (fetched into the store
     /// first), to be read in pieces.
     func response(for route: HLSRoute, address: LocalAddress) async throws(HLSResourceError) -> (

@@ -36,7 +36,7 @@ public struct StreamingConfiguration: Sendable {
     /// cache (``FetchScheduler``). 4 by default; playback may exceed it
     /// while a lower-priority transfer it preempted winds down.
     public var connectionsPerHost: Int
-    /// The bounds of each HLS resource fetched (``HLSResourceStore``):
+    /// The bounds of each HLS resource fetched (`HLSResourceStore`):
     /// playlists 4 MiB, 20,000 segments, lines of 64 KiB; keys 64 KiB;
     /// segments 64 MiB by default (``HLSLimits``).
     public var hlsLimits: HLSLimits

@@ -34,11 +34,11 @@ package final class ItemHooks: Sendable {
     package init() {}
 }
 
-/// Points where a test holds an ``HLSResourceStore`` at work, injected
+/// Points where a test holds an `HLSResourceStore` at work, injected
 /// through ``StreamingConfiguration/resourceStoreHooks``: none is set by
 /// default, and a store only awaits what is set.
 package final class ResourceStoreHooks: Sendable {
-    /// Awaited by ``HLSResourceStore/data(for:metadata:pinned:headers:priority:store:)``
+    /// Awaited by `HLSResourceStore/data(for:metadata:pinned:headers:priority:store:)`
     /// once it found nothing stored, before it fetches or joins a fetch.
     package let storeLook = Locked<(@Sendable () async -> Void)?>(nil)
     /// Awaited, with the store key, before a download keeps (holds) a

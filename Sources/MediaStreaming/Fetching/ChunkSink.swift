@@ -5,10 +5,10 @@ import MediaStore
 /// chunk boundaries, then written a whole chunk at a time (and the short
 /// last chunk of the resource), through ``StoreIO``.
 ///
-/// Bound to one version of the entry (``EntryInfo/version``, from the
+/// Bound to one version of the entry (`EntryInfo/version`, from the
 /// `prepareEntry` or stored entry the transfer started from): its bytes
 /// are never written into another version. Once the store refuses a
-/// write (``StoreError/entryReplaced(key:expected:found:)`` when that
+/// write (`StoreError/entryReplaced(key:expected:found:)` when that
 /// version is gone), the sink stops storing and only drops the bytes it
 /// has handed on (the transfer keeps feeding its readers).
 ///

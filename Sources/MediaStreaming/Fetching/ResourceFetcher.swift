@@ -43,7 +43,7 @@ actor ResourceFetcher {
     /// The validators of the version being cached.
     var validators = ResourceValidators()
     /// The store entry version this fetcher serves and fills
-    /// (``EntryInfo/version``); `nil` until known or when not caching.
+    /// (`EntryInfo/version`); `nil` until known or when not caching.
     var entryVersion: UInt64?
     /// Why the resource is played without caching, when it is.
     private(set) var cachingSkipped: String?

@@ -6,7 +6,7 @@ extension MediaStore {
     /// (expired or not), read in one call: for a reader that reads a chunk
     /// per ``StoreIO`` call.
     ///
-    /// - throws: ``StoreError/changedDuringRead(key:)`` when the entry is no
+    /// - throws: `StoreError/changedDuringRead(key:)` when the entry is no
     ///   longer that version; the other errors of ``read(forKey:range:includeExpired:)``.
     package func read(forKey key: String, range: Range<Int>, version: UInt64) throws(StoreError) -> Data {
         // A range within one chunk arrives as one slice: keep it as it

@@ -1,7 +1,7 @@
 import Dispatch
 import MediaStore
 
-/// Runs the blocking calls of a ``MediaStore`` on dispatch queues of their
+/// Runs the blocking calls of a `MediaStore` on dispatch queues of their
 /// own, so that no thread of the Swift concurrency pool waits on LMDB's
 /// writer lock or on an `fsync`.
 ///

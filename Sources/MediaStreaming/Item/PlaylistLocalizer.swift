@@ -1,6 +1,4 @@
 import Foundation
-import MediaDownloads
-import MediaStreaming
 
 /// Gives an HLS playlist the local URL that plays it from a cache: what a
 /// loopback server (`MediaServer`, which conforms) offers the layers
