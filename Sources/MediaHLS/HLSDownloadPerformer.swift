@@ -68,14 +68,22 @@ public struct HLSDownloadPerformer: DownloadPerformer, CompletionKeyedPerformer 
         let run = HLSRun(
             record: record, performer: self, resources: resources ?? HLSResourceStore(cache: context.cache),
             context: context)
-        try await run.perform()
-        // Every entry of the store is read: on its read queue, not a thread of the concurrency pool.
+        let plan = try await run.perform()
+        // What the plan kept, the master last; never every entry grouped
+        // with the asset (a selection released earlier stays evictable).
+        var seen: Set<String> = []
+        let keys = plan.resources.map(\.cacheKey.storeKey).filter { seen.insert($0).inserted }
         let assetKey = run.assetKey
+        let ordered = keys.filter { !ExactKey.equal($0, assetKey) } + keys.filter { ExactKey.equal($0, assetKey) }
         do {
             return try await context.cache.storeIO.read { store throws(StoreError) in
-                try HLSDownloader.entries(ofAsset: assetKey, in: store).map {
-                    StoredEntry(key: $0.key, version: $0.version)
+                var entries: [StoredEntry] = []
+                for key in ordered {
+                    if let info = try store.info(forKey: key) {
+                        entries.append(StoredEntry(key: key, version: info.version))
+                    }
                 }
+                return entries
             }
         } catch {
             throw .store(error)

@@ -30,8 +30,9 @@ struct HLSRun: Sendable {
     }
 
     /// Reads the playlists, makes the plan, keeps the playlists (the
-    /// master last) and fetches or holds every other resource.
-    func perform() async throws(DownloadError) {
+    /// master last) and fetches or holds every other resource. Returns
+    /// the plan: what the run kept.
+    func perform() async throws(DownloadError) -> HLSDownloadPlan {
         let masterResource = HLSResource(
             kind: .masterPlaylist, url: url, cacheKey: resources.resourceKey(for: url), playlistURL: nil)
         let (masterData, masterFetched) = try await playlistBytes(masterResource)
@@ -121,6 +122,7 @@ struct HLSRun: Sendable {
         }
         let rest = plan.resources.filter { playlists[$0.cacheKey] == nil }
         try await fetchAll(rest, policy: policy, variantTrack: variantTrack)
+        return plan
     }
 
     /// Throws `DownloadError/uriRefused(url:playlistURL:reason:)` unless

@@ -52,3 +52,33 @@ struct HLSHolderTests {
         #expect(try downloader.entries(of: master).isEmpty)
     }
 }
+
+/// A run's completion holds what its plan kept, not every entry grouped
+/// with the asset: a selection released earlier stays evictable.
+@Suite("An HLS run holds its own selection only", .serialized, .timeLimit(.minutes(2)))
+struct HLSRunSelectionHoldTests {
+    @Test("After a release, a download of another rendition leaves the first one's resources unheld")
+    func releasedSelectionStaysUnheld() async throws {
+        let origin = try HLSOrigin()
+        let test = try TestCache()
+        let store = try #require(test.store)
+        let master = origin.url("master/master.m3u8")
+        let downloader = HLSDownloader(cache: test.cache)
+        try await downloader.download(master, variant: .lowestBandwidth, audio: .languages(["en"])).completion()
+        let english = try downloader.entries(of: master).filter { $0.key.contains("english") }
+        #expect(english.count == 4)  // english.m3u8 and its 3 segments
+        #expect(try downloader.release(master) == 8)
+
+        let french = downloader.download(master, variant: .lowestBandwidth, audio: .languages(["fr"]))
+        try await french.completion()
+        let plan = try #require(french.plan)
+        #expect(plan.resources.contains { $0.url.lastPathComponent == "french.m3u8" })
+        for entry in english {
+            #expect(try store.holders(of: entry.key).isEmpty, "\(entry.key) held though not in the selection")
+        }
+        let assetHolder = HLSDownloader.holder(ofAsset: french.assetKey)
+        for resource in plan.resources {
+            #expect(try store.holders(of: resource.cacheKey.storeKey) == [assetHolder], "\(resource.url)")
+        }
+    }
+}
