@@ -202,7 +202,8 @@ public final class MediaDownload: Sendable {
                     applied = self.fail(run, .store(error))
                 }
             case .failure(let failure):
-                guard !failure.isCancellation else { return }
+                // A stopped run's cancellation changes nothing (`fail` checks); a
+                // live run's ends the download, which never stays downloading with no run.
                 applied = self.fail(run, failure)
             }
             if applied { self.onChange() }
