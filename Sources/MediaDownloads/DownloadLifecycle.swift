@@ -1,8 +1,12 @@
 import MediaStreaming
 
-/// The download state machine: every status change of a queued download
-/// goes through ``next(_:on:)``, and an event a status does not take is an
-/// error (``DownloadError/transition(status:event:)``) rather than a silent change.
+/// The download state machine: every status change of a download (a
+/// queued one, or a ``MediaDownload``) goes through ``next(_:on:)``, and
+/// an event a status does not take is an error
+/// (``DownloadError/transition(status:event:)``) rather than a silent
+/// change. A ``MediaDownload``'s pause is `stop(.user)`, its cancel
+/// `remove` (removing is its cancelled: dropped by its downloader, the
+/// bytes cached).
 ///
 /// | from | events it takes |
 /// |---|---|

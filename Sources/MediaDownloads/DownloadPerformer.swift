@@ -4,8 +4,9 @@ import MediaStreaming
 
 /// Moves the bytes of one kind of download: a progressive file
 /// (``ProgressiveDownloadPerformer``), an HLS asset (`HLSDownloadPerformer`).
-/// The state, the holds of the result and the persistence are the
-/// caller's: a ``MediaDownload``'s run, or a ``DownloadQueue``.
+/// The state and the holds of the result are the download engine's run
+/// (of a ``MediaDownload`` or a ``DownloadQueue`` record); the persistence
+/// is the queue's.
 public protocol DownloadPerformer: Sendable {
     /// The ``DownloadRecord/kind`` it performs (`nil` in a record means
     /// `ProgressiveDownloadPerformer.kind`).

@@ -13,8 +13,7 @@ extension DownloadQueue {
     /// adopted stays one in the index (one being removed stays too, its
     /// removal left for then), so the next opening adopts it again.
     func restore(_ loaded: [DownloadRecord], legacy: [UUID: Set<ExactKey>]) async throws(DownloadError) {
-        for record in loaded { records[record.id] = record }
-        syncHolding()
+        for record in loaded { runners[record.id] = runner(of: record) }
         unadopted = await adoptLegacyPins(of: loaded.filter { legacy[$0.id] != nil }, pinnedElsewhere: legacy)
         for record in loaded where record.status == .removing && unadopted[record.id] == nil {
             await finishRemoval(of: record.id)
@@ -37,8 +36,10 @@ extension DownloadQueue {
         }
         for (record, info) in zip(unfinished, infos) {
             guard let info else { continue }
-            records[record.id]?.bytesStored = info.cachedBytes
-            records[record.id]?.totalBytes = info.length ?? record.totalBytes
+            runners[record.id]?.edit { stored in
+                stored.bytesStored = info.cachedBytes
+                stored.totalBytes = info.length ?? record.totalBytes
+            }
         }
         await holdEntries(of: loaded.filter(\.holdsBytes).map(\.id))
         if let last = loaded.map(\.queueOrder).max() { skipOrders(past: last) }
@@ -127,16 +128,16 @@ extension DownloadQueue {
 
     /// Holds the entries of downloads `ids` that exist (partial ones
     /// included) by each one's holder, so eviction keeps a download's
-    /// bytes while the queue keeps it. Only downloads in ``holding`` when
+    /// bytes while the queue keeps it. Only downloads that hold bytes when
     /// the hold is written: a cancel or remove meanwhile wins.
     func holdEntries(of ids: [UUID]) async {
         let held = ids.compactMap { records[$0] }.filter(\.holdsBytes)
         let keys = await storeKeys(of: held)
         guard !keys.isEmpty else { return }
-        let holding = holding
+        let runners = runners
         do {
             try await cache.storeIO.write { store throws(StoreError) in
-                for (id, keys) in keys where holding.withLock({ $0.contains(id) }) {
+                for (id, keys) in keys where runners[id]?.holdsBytes == true {
                     for key in keys {
                         do throws(StoreError) {
                             try store.hold(key, by: Self.holder(of: id))
@@ -186,7 +187,7 @@ extension DownloadQueue {
         } catch {
             report(.store(error))
         }
-        records[id] = nil
+        runners[id] = nil
         unadopted[id] = nil
         board.forget(id)
         await commitReporting([])

@@ -6,6 +6,12 @@ import MediaSupport
 /// The persistent download queue of a `StreamingCache` (the roles of
 /// `AVAssetDownloadURLSession` and media3's `DownloadManager`).
 ///
+/// It runs each download on the engine a ``MediaDownload`` runs on (the
+/// states of ``DownloadLifecycle``, numbered runs of a ``DownloadPerformer``,
+/// the holds of a completion taken in its store write) and adds what only
+/// a queue has: persistence, order and priorities, conditions, a
+/// concurrency limit, removal.
+///
 /// - **Persistent.** Every download is a ``DownloadRecord`` in the
 ///   ``DownloadIndex`` kept in the cache's own store, saved at each status
 ///   change. ``open(cache:configuration:monitor:performers:)`` after a
@@ -58,28 +64,17 @@ public actor DownloadQueue {
     /// Supplies the device's state for the downloads' conditions.
     public nonisolated let monitor: any ConditionsMonitor
 
-    private struct Running {
-        let token: UUID
-        let task: Task<Void, Never>
-    }
-
     let performers: [String: any DownloadPerformer]
-    var records: [UUID: DownloadRecord] = [:]
-    private var running: [UUID: Running] = [:]
+    /// Each download's state and runs (the engine, shared with the
+    /// in-memory front-ends): its record is the runner's.
+    var runners: [UUID: DownloadRunner] = [:]
     private var nextOrder: UInt64 = 1
     private var observers: [UUID: AsyncStream<DownloadRecord>.Continuation] = [:]
     let board = DownloadProgressBoard()
-    /// Bytes reported by running performers (any thread), folded into the records on each pass.
-    private let live = Locked<[UUID: (bytes: Int, total: Int?)]>([:])
     private var loops: [Task<Void, Never>] = []
     private var scheduling = false
     private var scheduleAgain = false
     private var lastProgressSave = ContinuousClock.now
-    /// The downloads whose entries the queue holds now
-    /// (``DownloadRecord/holdsBytes``), updated with each status change
-    /// (``syncHolding()``) and read inside the store writes that hold: a
-    /// hold asked for before a cancel or remove is not written after it.
-    let holding = Locked<Set<UUID>>([])
     private var problemObservers: [UUID: AsyncStream<DownloadError>.Continuation] = [:]
     /// Records saved before holds whose pins are not adopted yet (a store
     /// write failed at opening), each with the keys it noted as pinned by
@@ -155,10 +150,20 @@ public actor DownloadQueue {
 
     deinit {
         for loop in loops { loop.cancel() }
-        for entry in running.values { entry.task.cancel() }
+        for runner in runners.values { runner.stopRuns() }
     }
 
     // MARK: Reading
+
+    /// The records of the downloads, by id (each read from its runner).
+    struct Records {
+        let runners: [UUID: DownloadRunner]
+        subscript(id: UUID) -> DownloadRecord? { runners[id]?.record }
+        var values: [DownloadRecord] { runners.values.map(\.record) }
+    }
+
+    /// The downloads' records now.
+    var records: Records { Records(runners: runners) }
 
     /// Every download, in queue order.
     public var downloads: [DownloadRecord] { orderedIDs().compactMap { records[$0] } }
@@ -262,8 +267,7 @@ public actor DownloadQueue {
             record.bytesStored = info.cachedBytes
             record.totalBytes = info.length
         }
-        records[record.id] = record
-        syncHolding()
+        runners[record.id] = runner(of: record)
         board.activate(record.id, bytes: record.bytesStored, total: record.totalBytes)
         try await commit([record.id])
         await holdEntries(of: [record.id])
@@ -315,7 +319,6 @@ public actor DownloadQueue {
     /// (held).
     public func stop(_ id: UUID, reason: StopReason = .user) async throws(DownloadError) {
         try apply(.stop(reason), to: id)
-        halt(id)
         board.end(id, as: .stopped, bytes: records[id]?.bytesStored)
         await holdEntries(of: [id])
         try await commit([id])
@@ -329,8 +332,11 @@ public actor DownloadQueue {
         let wasFailed: Bool
         if case .failed = records[id]?.status { wasFailed = true } else { wasFailed = false }
         try apply(.resume, to: id)
-        records[id]?.queueOrder = takeOrder()
-        if wasFailed { records[id]?.attempts = 0 }
+        let order = takeOrder()
+        runners[id]?.edit { record in
+            record.queueOrder = order
+            if wasFailed { record.attempts = 0 }
+        }
         if let record = records[id] { board.activate(id, bytes: record.bytesStored, total: record.totalBytes) }
         try await commit([id])
         await holdEntries(of: [id])
@@ -342,7 +348,6 @@ public actor DownloadQueue {
     /// unless someone else holds it).
     public func cancel(_ id: UUID) async throws(DownloadError) {
         try apply(.cancel, to: id)
-        halt(id)
         board.end(id, as: .cancelled)
         await releaseHolds(of: [id])
         try await commit([id])
@@ -354,19 +359,17 @@ public actor DownloadQueue {
     /// and releases its holds (as ``cancel(_:)``); the batch's ``progress`` is cancelled.
     public func cancelAll() async throws(DownloadError) {
         var cancelled: [UUID] = []
-        for id in orderedIDs() {
-            guard var record = records[id] else { continue }
-            switch record.status {
-            case .queued, .waiting, .downloading, .stopped: break
-            default: continue
+        let cancellable: (DownloadStatus) -> Bool = {
+            switch $0 {
+            case .queued, .waiting, .downloading, .stopped: true
+            default: false
             }
-            do { try record.apply(.cancel) } catch { continue }
-            records[id] = record
-            halt(id)
+        }
+        for id in orderedIDs() {
+            guard (try? runners[id]?.apply(.cancel, when: cancellable)) == true else { continue }
             board.end(id, as: .cancelled)
             cancelled.append(id)
         }
-        syncHolding()
         board.cancelBatch()
         await releaseHolds(of: cancelled)
         try await commit(cancelled)
@@ -376,7 +379,6 @@ public actor DownloadQueue {
     /// app's, another download's, an HLS asset's stay, held).
     public func remove(_ id: UUID) async throws(DownloadError) {
         try apply(.remove, to: id)
-        halt(id)
         try await commit([id])
         await finishRemoval(of: id)
         await schedule()
@@ -385,26 +387,40 @@ public actor DownloadQueue {
     /// Changes the conditions of download `id` (checked again at once).
     public func setConditions(_ conditions: DownloadConditions, for id: UUID) async throws(DownloadError) {
         guard records[id] != nil else { throw .unknownDownload(id) }
-        records[id]?.conditions = conditions
+        runners[id]?.edit { $0.conditions = conditions }
         try await commit([id])
         await schedule()
     }
 
     // MARK: Running
 
-    /// Applies `event` to `id`'s record through ``DownloadLifecycle``.
+    /// Applies `event` to `id`'s record through ``DownloadLifecycle`` (its
+    /// runner: a download no longer downloading stops its run).
     private func apply(_ event: DownloadEvent, to id: UUID) throws(DownloadError) {
-        guard var record = records[id] else { throw .unknownDownload(id) }
-        try record.apply(event)
-        records[id] = record
-        syncHolding()
+        guard let runner = runners[id] else { throw .unknownDownload(id) }
+        try runner.apply(event)
     }
 
-    /// Brings ``holding`` to the records' statuses (call after each
-    /// change of status, before any `await`).
-    func syncHolding() {
-        let held = Set(records.values.filter(\.holdsBytes).map(\.id))
-        holding.withLock { $0 = held }
+    /// The runner of `record`, new to the queue. Its progress goes to the
+    /// batch's; its entries are held as soon as a run has bytes (they may
+    /// not have existed at the enqueue; a process killed mid-download
+    /// leaves them held for the relaunch): once a run, at its first bytes.
+    func runner(of record: DownloadRecord) -> DownloadRunner {
+        let (id, board) = (record.id, board)
+        let heldRun = Locked(0)
+        return DownloadRunner(record: record, holder: Self.holder(of: id)) { [weak self] runner in
+            let progress = runner.snapshot
+            guard progress.state == .downloading else { return }
+            board.update(id, bytes: progress.bytes, total: progress.total > 0 ? progress.total : nil)
+            let run = runner.latestRun
+            guard progress.bytes > 0,
+                heldRun.withLock({ held in
+                    defer { held = max(held, run) }
+                    return held < run
+                })
+            else { return }
+            Task { await self?.holdEntries(of: [id]) }
+        }
     }
 
     /// The store holder download `id` holds its entries by: `"queue/<id>"`.
@@ -428,70 +444,19 @@ public actor DownloadQueue {
         records.values.sorted { ($0.queueOrder, $0.created) < ($1.queueOrder, $1.created) }.map(\.id)
     }
 
-    /// Stops `id`'s running transfer, if any (its bytes are kept; the
-    /// task's end is ignored).
-    private func halt(_ id: UUID) {
-        running.removeValue(forKey: id)?.task.cancel()
-        live.withLock { $0[id] = nil }
-    }
-
     private func performer(for record: DownloadRecord) -> (any DownloadPerformer)? {
         performers[record.kind ?? ProgressiveDownloadPerformer.kind]
     }
 
     /// Starts queued download `id`.
     private func start(_ id: UUID) {
-        guard var record = records[id] else { return }
-        guard let performer = performer(for: record) else {
-            applyReporting(.start, to: &record)
-            applyReporting(.fail(.unsupported("no performer for \(record.kind ?? "?")")), to: &record)
-            records[id] = record
+        guard let runner = runners[id] else { return }
+        guard let performer = performer(for: runner.record) else {
+            applyReporting(.start, to: id)
+            applyReporting(.fail(.unsupported("no performer for \(runner.record.kind ?? "?")")), to: id)
             return
         }
-        applyReporting(.start, to: &record)
-        records[id] = record
-        let token = UUID()
-        let (board, live, holding) = (board, live, holding)
-        // The run's entry is held as soon as it has bytes (it may not have
-        // existed at the enqueue; a process killed mid-download leaves them
-        // held for the relaunch): once, at the first bytes reported.
-        let sawBytes = Locked(false)
-        let counts = Locked(DownloadProgress(state: .downloading))
-        let context = DownloadContext(
-            cache: cache, holder: Self.holder(of: id),
-            // Cancelled or removed (its holds released, or to be): the performer holds nothing more.
-            isLive: { holding.withLock { $0.contains(id) } },
-            report: { [weak self] change in
-                let progress = counts.withLock { counts in
-                    change(&counts)
-                    return counts
-                }
-                let (bytes, total) = (progress.bytes, progress.total > 0 ? progress.total : nil)
-                live.withLock { $0[id] = (bytes, total) }
-                board.update(id, bytes: bytes, total: total)
-                guard bytes > 0,
-                    !sawBytes.withLock({ seen in
-                        defer { seen = true }; return seen
-                    })
-                else { return }
-                Task { await self?.holdEntries(of: [id]) }
-            })
-        let task = Task { [weak self] in
-            let result: Result<[StoredEntry], DownloadError>
-            do throws(DownloadError) {
-                result = .success(try await performer.perform(record, context: context))
-            } catch {
-                result = .failure(error)
-            }
-            await self?.ended(id, token: token, result)
-        }
-        running[id] = Running(token: token, task: task)
-    }
-
-    /// Applies `event` to `record` (a copy the caller stores); a status
-    /// that does not take it is told on ``problems()``.
-    private func applyReporting(_ event: DownloadEvent, to record: inout DownloadRecord) {
-        do { try record.apply(event) } catch { report(error) }
+        runner.start(performer: performer, cache: cache) { [weak self] in await self?.ended(id) }
     }
 
     /// ``apply(_:to:)`` for the queue's own work: a failure is told on ``problems()``.
@@ -499,55 +464,21 @@ public actor DownloadQueue {
         do { try apply(event, to: id) } catch { report(error) }
     }
 
-    /// A performer returned.
-    private func ended(_ id: UUID, token: UUID, _ result: Result<[StoredEntry], DownloadError>) async {
-        // Stopped, cancelled or made to wait by the queue meanwhile: not its end.
-        guard running[id]?.token == token else { return }
-        absorbLiveProgress()
-        switch result {
-        case .success(let entries):
-            // Still counted as running while it holds (its slot is not free yet).
-            var pinFailure: StoreError?
-            let (holding, holder) = (holding, Self.holder(of: id))
-            do {
-                try await cache.storeIO.write { store throws(StoreError) in
-                    // Cancelled or removed since (its holds released, or to be): no hold.
-                    guard holding.withLock({ $0.contains(id) }) else { return }
-                    for entry in entries { try store.hold(entry.key, by: holder, version: entry.version) }
-                }
-            } catch {
-                pinFailure = error
-            }
-            guard running[id]?.token == token, records[id]?.status == .downloading else { return }
-            if let pinFailure {
-                records[id]?.attempts += 1
-                applyReporting(.fail(.store(pinFailure)), to: id)
-                board.end(id, as: .failed)
-            } else {
-                applyReporting(.finish, to: id)
-                if let total = records[id]?.totalBytes { records[id]?.bytesStored = total }
-                board.end(id, as: .completed)
-            }
-        case .failure(let failure):
-            guard records[id]?.status == .downloading else { return }
-            records[id]?.attempts += 1
-            applyReporting(.fail(failure), to: id)
+    /// A run of download `id` completed or failed it (a stopped run's end is not told).
+    private func ended(_ id: UUID) async {
+        switch records[id]?.status {
+        case .completed:
+            board.end(id, as: .completed)
+        case .failed:
+            runners[id]?.edit { $0.attempts += 1 }
             board.end(id, as: .failed)
+            await holdEntries(of: [id])
+        default:
+            // Resumed, stopped or removed since: that call told the board.
+            break
         }
-        running[id] = nil
-        live.withLock { $0[id] = nil }
-        if case .failed = records[id]?.status { await holdEntries(of: [id]) }
         await commitReporting([id])
         await schedule()
-    }
-
-    /// Folds the performers' latest byte counts into the records.
-    private func absorbLiveProgress() {
-        for (id, progress) in live.current {
-            guard records[id]?.status == .downloading else { continue }
-            records[id]?.bytesStored = progress.bytes
-            if let total = progress.total { records[id]?.totalBytes = total }
-        }
     }
 
     /// Starts the loops that re-check conditions: on each monitor change,
@@ -576,7 +507,6 @@ public actor DownloadQueue {
     /// saved every few seconds.
     private func tick() async {
         guard records.values.contains(where: { $0.status.isActive }) else { return }
-        absorbLiveProgress()
         let moved = records.values.filter { $0.status == .downloading && savedBytes[$0.id] != $0.bytesStored }
         for record in moved { notify(record) }
         if !moved.isEmpty, ContinuousClock.now - lastProgressSave > .seconds(2) {
@@ -661,7 +591,6 @@ public actor DownloadQueue {
     }
 
     private func schedulePass() async {
-        absorbLiveProgress()
         let active = orderedIDs().filter { records[$0]?.status.isActive == true }
         guard !active.isEmpty else { return }
         var device = monitor.current
@@ -681,39 +610,34 @@ public actor DownloadQueue {
             } ?? false
         var changed: [UUID] = []
         for id in active {
-            guard var record = records[id] else { continue }
+            guard let record = records[id], let runner = runners[id] else { continue }
             var reasons = record.conditions.unmetReasons(in: device, higherPriorityActive: higherPriorityActive)
             if let storageLow, !reasons.contains(where: { if case .storageLow = $0 { true } else { false } }) {
                 reasons.append(storageLow)
             }
+            let event: DownloadEvent
             if !reasons.isEmpty {
                 if case .waiting(let current) = record.status, current == reasons { continue }
-                if running[id] != nil {
-                    halt(id)
-                    await holdEntries(of: [id])
-                    // Stopped, cancelled or removed during that wait: the record
-                    // as it is now decides (the copy read before is stale, and
-                    // writing it back would undo the change).
-                    guard let current = records[id] else { continue }
-                    record = current
-                }
-                do { try record.apply(.conditionsUnmet(reasons)) } catch {
-                    report(error)
-                    continue
-                }
+                event = .conditionsUnmet(reasons)
             } else if case .waiting = record.status {
-                do { try record.apply(.conditionsMet) } catch {
-                    report(error)
-                    continue
-                }
+                event = .conditionsMet
             } else {
                 continue
             }
-            records[id] = record
+            // Only from the status read (a run may have ended it since: that end decides).
+            do {
+                guard try runner.apply(event, when: { $0 == record.status }) else { continue }
+            } catch {
+                report(error)
+                continue
+            }
+            // A halted transfer's bytes stay held (waiting holds them; a
+            // cancel or remove meanwhile wins: see holdEntries(of:)).
+            if record.status == .downloading { await holdEntries(of: [id]) }
             changed.append(id)
         }
-        var free = configuration.maxConcurrentDownloads - running.count
-        for id in active where free > 0 && records[id]?.status == .queued && running[id] == nil {
+        var free = configuration.maxConcurrentDownloads - records.values.filter { $0.status == .downloading }.count
+        for id in active where free > 0 && records[id]?.status == .queued {
             start(id)
             free -= 1
             changed.append(id)

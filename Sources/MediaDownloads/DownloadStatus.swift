@@ -1,7 +1,8 @@
 import MediaStreaming
 
-/// Where a queued download stands; kept in the download index, so it
-/// survives a relaunch. Changes only through ``DownloadLifecycle``.
+/// Where a download stands: a queued one's is kept in the download index,
+/// so it survives a relaunch; a ``MediaDownload``'s state is read from it.
+/// Changes only through ``DownloadLifecycle``.
 public enum DownloadStatus: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Waiting for its turn (a free slot, in queue order).
     case queued

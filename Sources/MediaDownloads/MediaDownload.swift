@@ -6,7 +6,9 @@ import MediaSupport
 /// One download of a file or an HLS asset for offline use (the role of
 /// `AVAssetDownloadTask`), made by an ``OfflineDownloader`` or an
 /// `HLSDownloader`: progress as a `Foundation.Progress` and as an async
-/// sequence of ``DownloadProgress``; pause, resume, cancel.
+/// sequence of ``DownloadProgress``; pause, resume, cancel. It is the
+/// in-memory handle of a download of the engine a ``DownloadQueue`` runs
+/// its records on too (the same states, runs and holds; nothing persisted).
 ///
 /// Its bytes are moved by a ``DownloadPerformer``, in runs: each start or
 /// resume begins a run numbered one more than the last. A run's progress
@@ -44,26 +46,13 @@ public final class MediaDownload: Sendable {
     /// The store key of its entry (an HLS asset's: its master playlist's,
     /// which the asset's entries are grouped under).
     public let key: String
-    /// The store holder that holds what it keeps.
-    public let holder: String
     /// Progress in bytes, or in resources once an HLS plan is known.
     public let progress: Progress
-    /// What it downloads (url, cache key, headers, priority).
-    let record: DownloadRecord
     let performer: any DownloadPerformer
     let cache: StreamingCache
-    /// The progress, with the number of the latest run started. A run's
-    /// changes are applied only while its number is the latest (checked
-    /// and applied under this lock); its result only while downloading.
-    private let status: Locked<(progress: DownloadProgress, run: Int)>
-    private let observers = Locked<[UUID: AsyncStream<DownloadProgress>.Continuation]>([:])
-    /// The task of the latest run started, with its number.
-    private let task = Locked<(run: Int, task: Task<Void, Never>?)>((0, nil))
-    /// What the performer told about the download besides its progress
-    /// (an HLS plan), for its front-end to read.
-    private let details = Locked<(any Sendable)?>(nil)
-    /// Where a test holds its runs (none by default).
-    package let hooks: DownloadRunHooks
+    /// Its state and runs: the engine every front-end drives.
+    private let runner: DownloadRunner
+    private let observers: Locked<[UUID: AsyncStream<DownloadProgress>.Continuation]>
     /// Told after each change that may start or free a run (a resume, a
     /// pause, a cancel, an end): the owner's scheduling.
     private let onChange: @Sendable () -> Void
@@ -73,26 +62,38 @@ public final class MediaDownload: Sendable {
         record: DownloadRecord, key: String, holder: String, performer: any DownloadPerformer, cache: StreamingCache,
         hooks: DownloadRunHooks = DownloadRunHooks(), onChange: @escaping @Sendable () -> Void
     ) {
-        self.record = record
         self.url = record.url
         self.key = key
-        self.holder = holder
         self.performer = performer
         self.cache = cache
-        self.hooks = hooks
         self.onChange = onChange
-        self.progress = Progress(totalUnitCount: 0)
-        self.status = Locked((DownloadProgress(state: .queued), 0))
+        let (progress, observers) = (
+            Progress(totalUnitCount: 0), Locked<[UUID: AsyncStream<DownloadProgress>.Continuation]>([:])
+        )
+        self.progress = progress
+        self.observers = observers
+        self.runner = DownloadRunner(record: record, holder: holder, hooks: hooks) { runner in
+            Self.publish(runner, to: observers, progress: progress)
+        }
     }
 
+    /// The store holder that holds what it keeps.
+    public var holder: String { runner.holder }
+
+    /// What it downloads (url, cache key, headers, priority).
+    var record: DownloadRecord { runner.record }
+
+    /// Where a test holds its runs (none by default).
+    package var hooks: DownloadRunHooks { runner.hooks }
+
     /// The current state.
-    public var state: State { status.current.progress.state }
+    public var state: State { runner.snapshot.state }
 
     /// The current snapshot.
-    public var snapshot: DownloadProgress { status.current.progress }
+    public var snapshot: DownloadProgress { runner.snapshot }
 
     /// What the performer told besides progress (an HLS plan), if anything.
-    package var detail: (any Sendable)? { details.current }
+    package var detail: (any Sendable)? { runner.detail }
 
     /// Snapshots from now on (the current one first), until the download
     /// completes, fails or is cancelled.
@@ -136,10 +137,7 @@ public final class MediaDownload: Sendable {
     /// started) is stopped; a result that run still brings, even every
     /// byte, is ignored. Paused, completed, failed or cancelled: does nothing.
     public func pause() {
-        guard let paused = transition(to: .paused, from: { $0 == .queued || $0 == .downloading }) else { return }
-        hooks.transition.current?()
-        stopTask(upTo: paused.run)
-        publish()
+        guard change(.stop(.user), when: { $0 == .queued || $0 == .downloading }) else { return }
         onChange()
     }
 
@@ -151,13 +149,12 @@ public final class MediaDownload: Sendable {
     /// does nothing (so two resumes start one run, and a cancelled
     /// download is never started again).
     public func resume() {
-        let queued = transition(to: .queued) {
+        let resumable: (DownloadStatus) -> Bool = {
             if case .failed = $0 { return true }
-            return $0 == .paused
+            if case .stopped = $0 { return true }
+            return false
         }
-        guard queued != nil else { return }
-        hooks.transition.current?()
-        publish()
+        guard change(.resume, when: resumable) else { return }
         onChange()
     }
 
@@ -168,148 +165,31 @@ public final class MediaDownload: Sendable {
     /// (``resume()`` and ``pause()`` do nothing then). Completed or
     /// cancelled: does nothing.
     public func cancel() {
-        guard let cancelled = transition(to: .cancelled, from: { !Self.isFinal($0) }) else { return }
-        hooks.transition.current?()
-        stopTask(upTo: cancelled.run)
-        publish()
+        // Cancelled is the engine's removing: dropped by its front-end, the bytes cached.
+        guard change(.remove, when: { $0 != .completed && $0 != .removing }) else { return }
         onChange()
     }
 
     /// Starts a run if queued (its owner calls this when a slot is free).
     package func start() {
-        guard let run = beginRun() else { return }
-        let context = DownloadContext(
-            cache: cache, holder: holder, isLive: isLive(run),
-            report: { [weak self] change in self?.update(run: run, change) },
-            detail: { [weak self] detail in self?.details.withLock { $0 = detail } })
-        let (record, performer) = (record, performer)
-        let running = Task { [weak self] in
-            let result: Result<[StoredEntry], DownloadError>
-            do throws(DownloadError) {
-                result = .success(try await performer.perform(record, context: context))
-            } catch {
-                result = .failure(error)
-            }
-            guard let self else { return }
-            let gate = self.hooks.result.current
-            await gate?()
-            let applied: Bool
-            switch result {
-            case .success(let entries):
-                do throws(StoreError) {
-                    applied = try await self.complete(run, entries: entries)
-                } catch {
-                    applied = self.fail(run, .store(error))
-                }
-            case .failure(let failure):
-                // A stopped run's cancellation changes nothing (`fail` checks); a
-                // live run's ends the download, which never stays downloading with no run.
-                applied = self.fail(run, failure)
-            }
-            if applied { self.onChange() }
+        runner.start(performer: performer, cache: cache) { [onChange] in onChange() }
+    }
+
+    /// Applies `event` if `allowed` takes the status: whether it did (the
+    /// table takes every event these calls allow).
+    private func change(_ event: DownloadEvent, when allowed: (DownloadStatus) -> Bool) -> Bool {
+        do throws(DownloadError) {
+            return try runner.apply(event, when: allowed)
+        } catch {
+            return false
         }
-        task.withLock { slot in
-            // A later run may have been stored first: this one is over.
-            guard slot.run < run else { return running.cancel() }
-            // An earlier run is over (it was stopped before this one began).
-            slot.task?.cancel()
-            slot = (run, running)
-        }
-        // Paused (or cancelled) before its task was stored: stopped then.
-        let current = status.current
-        if current.run != run || current.progress.state != .downloading { running.cancel() }
     }
 
     /// The number of the latest run started (the first is 1); test support.
-    package var latestRun: Int { status.current.run }
+    package var latestRun: Int { runner.latestRun }
 
     /// The task of the latest run, if not stopped; test support.
-    package var latestRunTask: Task<Void, Never>? { task.current.task }
-
-    /// Marks a queued download downloading, as run number one more than
-    /// the last; `nil` when it is not queued (another call started it).
-    private func beginRun() -> Int? {
-        let begun = status.withLock { status -> Int? in
-            guard status.progress.state == .queued else { return nil }
-            status.progress.state = .downloading
-            status.run += 1
-            return status.run
-        }
-        guard let begun else { return nil }
-        publish()
-        return begun
-    }
-
-    /// Whether run `run` is still the latest and downloading (a stopped one holds nothing more).
-    private func isLive(_ run: Int) -> @Sendable () -> Bool {
-        { [status] in
-            let current = status.current
-            return current.run == run && current.progress.state == .downloading
-        }
-    }
-
-    /// Holds `entries` (the versions `run` downloaded, never a replacement)
-    /// by ``holder`` and marks the download completed, unless it was paused
-    /// or cancelled meanwhile or a later run started. Both in one `StoreIO`
-    /// write (its writes run one at a time): a run stopped between the
-    /// holds and the state change releases the holds it added. Returns
-    /// whether it completed.
-    private func complete(_ run: Int, entries: [StoredEntry]) async throws(StoreError) -> Bool {
-        let holder = holder
-        let completed = try await cache.storeIO.write { [self] store throws(StoreError) -> Bool in
-            guard isLive(run)() else { return false }
-            hooks.hold.current?()
-            var added: [StoredEntry] = []
-            for entry in entries where try store.hold(entry.key, by: holder, version: entry.version) {
-                added.append(entry)
-            }
-            let done = status.withLock { status -> Bool in
-                guard status.run == run, status.progress.state == .downloading else { return false }
-                status.progress.state = .completed
-                if status.progress.total > 0 { status.progress.bytes = status.progress.total }
-                return true
-            }
-            // Paused or cancelled once every byte was in: it stays so, and
-            // the holds added go (a paused one's resume holds again).
-            if !done {
-                for entry in added { try store.release(entry.key, by: holder, version: entry.version) }
-            }
-            return done
-        }
-        if completed { publish() }
-        return completed
-    }
-
-    /// Marks run `run` failed with `failure` if it is the latest and downloading.
-    private func fail(_ run: Int, _ failure: DownloadError) -> Bool {
-        let failed = status.withLock { status -> Bool in
-            guard status.run == run, status.progress.state == .downloading else { return false }
-            status.progress.state = .failed(failure)
-            return true
-        }
-        if failed { publish() }
-        return failed
-    }
-
-    /// Changes the state to `next` if `allowed` accepts the current one
-    /// (checked and changed at once): the new status, or `nil` when refused.
-    private func transition(to next: State, from allowed: (State) -> Bool) -> (progress: DownloadProgress, run: Int)? {
-        status.withLock { status -> (progress: DownloadProgress, run: Int)? in
-            guard allowed(status.progress.state) else { return nil }
-            status.progress.state = next
-            return status
-        }
-    }
-
-    /// Cancels the task of run `run` or of an earlier one: never a later
-    /// run's (a resume may have started one since `run` was stopped).
-    private func stopTask(upTo run: Int) {
-        task.withLock { slot in
-            guard slot.run <= run else { return }
-            slot.task?.cancel()
-            slot.task = nil
-        }
-    }
+    package var latestRunTask: Task<Void, Never>? { runner.latestRunTask }
 
     private static func isFinal(_ state: State) -> Bool {
         switch state {
@@ -325,28 +205,18 @@ public final class MediaDownload: Sendable {
         return isFinal(state)
     }
 
-    /// Applies a change of run `run`'s counts and tells observers, only
-    /// while that run is the latest; the state is never changed by it.
-    private func update(run: Int, _ change: (inout DownloadProgress) -> Void) {
-        let changed = status.withLock { status -> Bool in
-            guard status.run == run else { return false }
-            let state = status.progress.state
-            change(&status.progress)
-            status.progress.state = state
-            return true
-        }
-        if changed { publish() }
-    }
-
     /// Tells the observers and `Progress` the status as it is now (not as
     /// the caller's change left it: a later change may have been told
     /// already). Observers are told under their lock, so what they hear
     /// never goes back to an older state (a late call may tell the same
     /// snapshot twice).
-    private func publish() {
+    private static func publish(
+        _ runner: DownloadRunner, to observers: Locked<[UUID: AsyncStream<DownloadProgress>.Continuation]>,
+        progress: Progress
+    ) {
         let (current, ended) = observers.withLock {
             observers -> (DownloadProgress, [AsyncStream<DownloadProgress>.Continuation]) in
-            let current = snapshot
+            let current = runner.snapshot
             for continuation in observers.values { continuation.yield(current) }
             guard Self.endsUpdates(current.state) else { return (current, []) }
             defer { observers = [:] }

@@ -52,12 +52,11 @@ struct DownloadQueueReentrancyTests {
         var testDescription: String { rawValue }
     }
 
-    /// A download whose conditions stop holding is halted and its entry
-    /// pinned (a store write) before it is marked waiting. A stop or a
-    /// cancel made during that write stands: the pass used to write back
-    /// the record it had read before the write, so the stopped or
-    /// cancelled download became `waiting`, and ran again once the
-    /// conditions held.
+    /// A download whose conditions stop holding is marked waiting (its run
+    /// stopped) and its entry pinned (a store write). A stop or a cancel
+    /// made during that write stands: the pass used to write back the
+    /// record it had read before the write, so the stopped or cancelled
+    /// download became `waiting`, and ran again once the conditions held.
     @Test("A stop or cancel during a scheduling pass's pin write is not undone", arguments: UserAction.allCases)
     func userActionDuringPinWriteStands(_ action: UserAction) async throws {
         let test = try TestCache()
@@ -88,7 +87,7 @@ struct DownloadQueueReentrancyTests {
         // The network turns expensive: the pass halts the download, then waits for the pin write.
         monitor.update { $0.isExpensive = true }
         await eventually("the pass halts the download") { performer.cancelled.current == 1 }
-        #expect(await queue.download(record.id)?.status == .downloading, "marked waiting before the pin was written")
+        #expect(await queue.download(record.id)?.status == .waiting([.expensiveNetwork]))
         // The user's call runs while the pass waits (its own store write waits too).
         let user = Task {
             switch action {
