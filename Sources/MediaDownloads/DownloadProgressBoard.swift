@@ -28,6 +28,8 @@ final class DownloadProgressBoard: Sendable {
         var observers: [UUID: AsyncStream<AggregateDownloadProgress>.Continuation] = [:]
         /// Changes made, to apply them to `progress` in order.
         var sequence: UInt64 = 0
+        /// Whether ``cancelBatch()`` cancelled this batch.
+        var cancelled = false
     }
 
     private let state = Locked(State())
@@ -65,6 +67,7 @@ final class DownloadProgressBoard: Sendable {
                 state.progress = Progress(totalUnitCount: 1)
                 state.samples = []
                 state.gained = 0
+                state.cancelled = false
             }
             state.members[id] = Member(bytes: bytes, total: total, standing: .active)
         }
@@ -94,8 +97,12 @@ final class DownloadProgressBoard: Sendable {
 
     /// Everything was cancelled: the batch's `Progress` says so.
     func cancelBatch() {
-        let progress = state.withLock { $0.progress }
-        progress.cancel()
+        var progress: Progress?
+        change { state in
+            state.cancelled = true
+            progress = state.progress
+        }
+        progress?.cancel()
     }
 
     /// Forgets `id` (removed).
@@ -129,8 +136,9 @@ final class DownloadProgressBoard: Sendable {
     /// total goes back to 0: an empty batch is 1 unit, done when nothing
     /// is active.
     private static func apply(_ snapshot: AggregateDownloadProgress, to progress: Progress) {
-        let total = max(1, snapshot.totalBytes)
-        let completed = snapshot.totalBytes > 0 ? snapshot.completedBytes : (snapshot.active == 0 ? 1 : 0)
+        let bytes = Int64(snapshot.progress.bytes)
+        let total = max(1, Int64(snapshot.progress.total))
+        let completed = snapshot.progress.total > 0 ? bytes : (snapshot.active == 0 ? 1 : 0)
         if total < progress.completedUnitCount { progress.completedUnitCount = min(completed, total) }
         progress.totalUnitCount = total
         progress.completedUnitCount = completed
@@ -150,16 +158,17 @@ final class DownloadProgressBoard: Sendable {
             case .stopped: result.stopped += 1
             }
             guard member.standing != .failed, member.standing != .cancelled else { continue }
-            result.completedBytes += Int64(member.bytes)
-            result.totalBytes += Int64(max(member.total ?? 0, member.bytes))
+            result.progress.bytes += member.bytes
+            result.progress.total += max(member.total ?? 0, member.bytes)
         }
+        result.progress.state = result.active > 0 ? .downloading : state.cancelled ? .cancelled : .completed
         if let first = state.samples.first, let last = state.samples.last, last.time > first.time {
             let elapsed = last.time - first.time
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             if seconds >= 0.2 {
                 let rate = Double(last.gained - first.gained) / seconds
                 result.throughput = rate
-                let left = result.totalBytes - result.completedBytes
+                let left = result.progress.total - result.progress.bytes
                 if rate > 0, result.active > 0 { result.estimatedTimeRemaining = Double(left) / rate }
             }
         }

@@ -178,13 +178,15 @@ struct DownloadQueueTests {
             if update.completed == 2 && update.active == 0 { break }
         }
         let last = try #require(seen.last)
-        #expect(last.completedBytes == Int64(2 * original.count))
-        #expect(last.totalBytes == last.completedBytes)
+        #expect(last.progress.bytes == 2 * original.count)
+        #expect(last.progress.total == last.progress.bytes)
+        #expect(last.progress.state == .completed)
         #expect(last.fractionCompleted == 1)
         #expect(queue.progress.completedUnitCount == Int64(2 * original.count))
         #expect(queue.progress.fractionCompleted == 1)
         let active = seen.filter { $0.active > 0 }
-        #expect(zip(active, active.dropFirst()).allSatisfy { $0.completedBytes <= $1.completedBytes })
+        #expect(zip(active, active.dropFirst()).allSatisfy { $0.progress.bytes <= $1.progress.bytes })
+        #expect(active.allSatisfy { $0.progress.state == .downloading })
         #expect(seen.contains { ($0.throughput ?? 0) > 0 && $0.estimatedTimeRemaining != nil })
     }
 
@@ -209,7 +211,8 @@ struct DownloadQueueTests {
         }
         let aggregate = queue.aggregateProgress
         #expect(aggregate.active == 0 && aggregate.cancelled == 4 && aggregate.completed == 0)
-        #expect(aggregate.completedBytes == aggregate.totalBytes)
+        #expect(aggregate.progress.bytes == aggregate.progress.total)
+        #expect(aggregate.progress.state == .cancelled)
         #expect(queue.progress.isCancelled)
         // Nothing goes on after it but what was in flight (on a loaded
         // machine the cancellation takes a moment to reach the transfers).
