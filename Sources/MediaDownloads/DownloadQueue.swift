@@ -68,6 +68,11 @@ public actor DownloadQueue {
     /// Each download's state and runs (the engine, shared with the
     /// in-memory front-ends): its record is the runner's.
     var runners: [UUID: DownloadRunner] = [:]
+    /// The downloads taking a slot of ``DownloadQueueConfiguration/maxConcurrentDownloads``:
+    /// each started one until the queue stops it or takes in the end of its
+    /// run (so observers hear that end before the start it makes room for),
+    /// with the number of that run.
+    private var slots: [UUID: Int] = [:]
     private var nextOrder: UInt64 = 1
     private var observers: [UUID: AsyncStream<DownloadRecord>.Continuation] = [:]
     let board = DownloadProgressBoard()
@@ -367,6 +372,7 @@ public actor DownloadQueue {
         }
         for id in orderedIDs() {
             guard (try? runners[id]?.apply(.cancel, when: cancellable)) == true else { continue }
+            slots[id] = nil
             board.end(id, as: .cancelled)
             cancelled.append(id)
         }
@@ -399,6 +405,7 @@ public actor DownloadQueue {
     private func apply(_ event: DownloadEvent, to id: UUID) throws(DownloadError) {
         guard let runner = runners[id] else { throw .unknownDownload(id) }
         try runner.apply(event)
+        if runner.status != .downloading { slots[id] = nil }
     }
 
     /// The runner of `record`, new to the queue. Its progress goes to the
@@ -456,7 +463,11 @@ public actor DownloadQueue {
             applyReporting(.fail(.unsupported("no performer for \(runner.record.kind ?? "?")")), to: id)
             return
         }
-        runner.start(performer: performer, cache: cache) { [weak self] in await self?.ended(id) }
+        if runner.start(
+            performer: performer, cache: cache, ended: { [weak self] run in await self?.ended(id, run: run) })
+        {
+            slots[id] = runner.latestRun
+        }
     }
 
     /// ``apply(_:to:)`` for the queue's own work: a failure is told on ``problems()``.
@@ -464,8 +475,9 @@ public actor DownloadQueue {
         do { try apply(event, to: id) } catch { report(error) }
     }
 
-    /// A run of download `id` completed or failed it (a stopped run's end is not told).
-    private func ended(_ id: UUID) async {
+    /// Run `run` of download `id` completed or failed it (a stopped run's end is not told).
+    private func ended(_ id: UUID, run: Int) async {
+        if slots[id] == run { slots[id] = nil }
         switch records[id]?.status {
         case .completed:
             board.end(id, as: .completed)
@@ -627,6 +639,7 @@ public actor DownloadQueue {
             // Only from the status read (a run may have ended it since: that end decides).
             do {
                 guard try runner.apply(event, when: { $0 == record.status }) else { continue }
+                slots[id] = nil
             } catch {
                 report(error)
                 continue
@@ -636,7 +649,7 @@ public actor DownloadQueue {
             if record.status == .downloading { await holdEntries(of: [id]) }
             changed.append(id)
         }
-        var free = configuration.maxConcurrentDownloads - records.values.filter { $0.status == .downloading }.count
+        var free = configuration.maxConcurrentDownloads - slots.count
         for id in active where free > 0 && records[id]?.status == .queued {
             start(id)
             free -= 1

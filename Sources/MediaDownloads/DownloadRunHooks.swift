@@ -2,8 +2,9 @@ import Foundation
 import MediaStreaming
 import MediaSupport
 
-/// Points where a test holds a ``MediaDownload``'s runs, injected at its
-/// creation: none is set by default, and the download only calls what is set.
+/// Points where a test holds a download's runs (its ``DownloadRunner``'s),
+/// injected at its creation: none is set by default, and the runner only
+/// calls what is set.
 package final class DownloadRunHooks: Sendable {
     /// Awaited by a run once it ended (done or failed), before it applies the result.
     package let result = Locked<(@Sendable () async -> Void)?>(nil)

@@ -139,13 +139,13 @@ package final class DownloadRunner: Sendable {
     }
 
     /// Starts a run of `performer` if queued: downloading, as run number
-    /// one more than the last. `ended` is awaited once the run changed the
-    /// state (completed or failed); never for a stopped run.
+    /// one more than the last. `ended` is awaited with the run's number once
+    /// the run changed the state (completed or failed); never for a stopped run.
     ///
     /// - returns: whether a run started.
     @discardableResult
     package func start(
-        performer: any DownloadPerformer, cache: StreamingCache, ended: @escaping @Sendable () async -> Void
+        performer: any DownloadPerformer, cache: StreamingCache, ended: @escaping @Sendable (_ run: Int) async -> Void
     ) -> Bool {
         let begun = state.withLock { state -> (run: Int, record: DownloadRecord)? in
             guard state.record.status == .queued, (try? state.record.apply(.start)) != nil else { return nil }
@@ -181,7 +181,7 @@ package final class DownloadRunner: Sendable {
                 // live run's ends the download, which never stays downloading with no run.
                 applied = self.fail(run, failure)
             }
-            if applied { await ended() }
+            if applied { await ended(run) }
         }
         task.withLock { slot in
             // A later run may have been stored first: this one is over.

@@ -172,7 +172,7 @@ public final class MediaDownload: Sendable {
 
     /// Starts a run if queued (its owner calls this when a slot is free).
     package func start() {
-        runner.start(performer: performer, cache: cache) { [onChange] in onChange() }
+        runner.start(performer: performer, cache: cache) { [onChange] _ in onChange() }
     }
 
     /// Applies `event` if `allowed` takes the status: whether it did (the
