@@ -478,7 +478,9 @@ public actor DownloadQueue {
     /// Run `run` of download `id` completed or failed it (a stopped run's end is not told).
     private func ended(_ id: UUID, run: Int) async {
         if slots[id] == run { slots[id] = nil }
-        switch records[id]?.status {
+        // Resumed and started again since: the later run tells its own end.
+        let status = runners[id]?.latestRun == run ? records[id]?.status : nil
+        switch status {
         case .completed:
             board.end(id, as: .completed)
         case .failed:

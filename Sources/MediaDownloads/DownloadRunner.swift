@@ -148,7 +148,7 @@ package final class DownloadRunner: Sendable {
         performer: any DownloadPerformer, cache: StreamingCache, ended: @escaping @Sendable (_ run: Int) async -> Void
     ) -> Bool {
         let begun = state.withLock { state -> (run: Int, record: DownloadRecord)? in
-            guard state.record.status == .queued, (try? state.record.apply(.start)) != nil else { return nil }
+            guard (try? state.record.apply(.start)) != nil else { return nil }
             state.run += 1
             return (state.run, state.current)
         }
