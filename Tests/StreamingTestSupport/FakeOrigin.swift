@@ -65,6 +65,8 @@ package final class FakeOrigin: Origin, @unchecked Sendable {
     private var faultsLeft: Int
     private var faultCount = 0
     private var arrived: [OriginRequest] = []
+    /// Whether a request came (``reset()`` does not forget it: the first request is the first ever).
+    private var anyArrived = false
     private var records: [Record] = []
     private var bytes = 0
     private var bytesByURL: [URL: Int] = [:]
@@ -137,7 +139,11 @@ package final class FakeOrigin: Origin, @unchecked Sendable {
     /// Faults injected so far.
     package var injected: Int { lock.withLock { faultCount } }
 
-    /// Forgets the records (not the faults left, nor the memory backend's state).
+    /// Forgets the records: what ``requestCount``, ``requestedResources``,
+    /// ``requests`` and the body byte counts say. The origin's behaviour
+    /// goes on as it was: the faults left, the memory backend's state, and
+    /// which request was the first (``releaseFirstBody()`` is still what a
+    /// held first body waits for; no later request is held as a first one).
     package func reset() {
         lock.withLock {
             arrived = []
@@ -163,10 +169,12 @@ package final class FakeOrigin: Origin, @unchecked Sendable {
     package func fetch(_ request: OriginRequest) async throws(OriginError) -> OriginResponse {
         let (inject, isFirst) = lock.withLock { () -> (Bool, Bool) in
             arrived.append(request)
-            guard faultsLeft > 0 else { return (false, arrived.count == 1) }
+            let isFirst = !anyArrived
+            anyArrived = true
+            guard faultsLeft > 0 else { return (false, isFirst) }
             faultsLeft -= 1
             faultCount += 1
-            return (true, arrived.count == 1)
+            return (true, isFirst)
         }
         var response = try await answer(request, fault: inject ? fault : nil, isFirst: isFirst)
         lock.withLock { records.append(Record(request: request, status: response.statusCode)) }
