@@ -114,10 +114,12 @@ package final class FakeOrigin: Origin, @unchecked Sendable {
 
     /// Serving `bytes` from memory, one version.
     package convenience init(
-        serving bytes: Data, etag: String? = "\"v1\"", pieceDelay: Duration = .zero, holdFirstBody: Bool = false
+        serving bytes: Data, etag: String? = "\"v1\"", pieceDelay: Duration = .zero, holdFirstBody: Bool = false,
+        fault: Fault? = nil, times: Int = .max
     ) {
         self.init(
-            versions: [Version(bytes: bytes, etag: etag)], pieceDelay: pieceDelay, holdFirstBody: holdFirstBody)
+            versions: [Version(bytes: bytes, etag: etag)], pieceDelay: pieceDelay, holdFirstBody: holdFirstBody,
+            fault: fault, times: times)
     }
 
     // MARK: Records
@@ -181,11 +183,11 @@ package final class FakeOrigin: Origin, @unchecked Sendable {
         let url = request.url
         let delay = pieceDelay
         let counted = Self.relay(response.body) { [weak self] piece, _ in
+            if delay > .zero, case .origin = self?.backend { try await Task.sleep(for: delay) }
             self?.lock.withLock {
                 self?.bytes += piece.count
                 self?.bytesByURL[url, default: 0] += piece.count
             }
-            if delay > .zero, case .origin = self?.backend { try await Task.sleep(for: delay) }
             return piece
         }
         response.body = counted

@@ -24,7 +24,7 @@ struct DownloadQueueReleaseTests {
     @Test("OfflineDownloader.release leaves a completed queue download's entry held", arguments: Before.allCases)
     func offlineReleaseLeavesTheQueuesPin(_ before: Before) async throws {
         let content = Data((0..<(3 * TestCache.chunkSize)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-        let test = try TestCache(origin: MemoryOrigin(content))
+        let test = try TestCache(origin: FakeOrigin(serving: content))
         let store = try #require(test.store)
         let url = URL(string: "https://example.invalid/release-\(before.rawValue)")!
         let key = test.cache.cacheKey(for: url)

@@ -39,11 +39,8 @@ struct DownloadRunTests {
         hooks.result.withLock { $0 = AsyncGate.firstThenSecond(first, second) }
         switch kind {
         case .progressive:
-            let memory = MemoryOrigin(content)
-            let test =
-                failingOnce
-                ? try TestCache(origin: FaultOrigin(memory, fault: .status(404), times: 1))
-                : try TestCache(origin: memory)
+            let test = try TestCache(
+                origin: FakeOrigin(serving: content, fault: failingOnce ? .status(404) : nil, times: 1))
             let box = WeakDownload()
             let key = test.cache.cacheKey(for: url)
             let download = MediaDownload(
@@ -56,10 +53,7 @@ struct DownloadRunTests {
             return Started(test: test, download: download, origin: nil)
         case .hls:
             let origin = try HLSOrigin()
-            let test =
-                failingOnce
-                ? try TestCache(origin: FaultOrigin(HTTPOrigin(timeout: 10), fault: .status(404), times: 1))
-                : try TestCache()
+            let test = try TestCache(origin: FakeOrigin(fault: failingOnce ? .status(404) : nil, times: 1))
             let download = HLSDownloader(cache: test.cache, parallelFetches: 2).download(
                 origin.url("master/master.m3u8"), variant: .lowestBandwidth, audio: .languages(["en"]),
                 subtitles: .none, headers: [:], priority: .download, hooks: hooks)
@@ -123,6 +117,7 @@ struct DownloadRunTests {
 
         first.open()
         await runOne.value
+        #expect(started.test.origin.injected == 1, "the first run's request did not fail")
         #expect(download.state == .downloading, "the stopped run's failure was applied")
 
         second.open()
