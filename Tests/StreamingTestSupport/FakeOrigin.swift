@@ -80,7 +80,7 @@ package final class FakeOrigin: Origin, @unchecked Sendable {
     /// - parameter fault: what the first `times` requests suffer; none by default.
     /// - parameter pieceDelay: a pause before passing on each body piece (a slow network).
     package init(
-        _ base: any Origin = HTTPOrigin(timeout: 10), fault: Fault? = nil, times: Int = .max,
+        _ base: any Origin = HTTPOrigin(timeout: .seconds(10)), fault: Fault? = nil, times: Int = .max,
         pieceDelay: Duration = .zero
     ) {
         backend = .origin(base)

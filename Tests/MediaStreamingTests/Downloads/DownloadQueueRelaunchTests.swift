@@ -106,7 +106,7 @@ struct DownloadQueueRelaunchTests {
 
 /// Fetches `/crawl/…` URLs from `/…` at full speed (the same files).
 struct CrawlBypass: Origin {
-    let base = HTTPOrigin(timeout: 10)
+    let base = HTTPOrigin(timeout: .seconds(10))
 
     func fetch(_ request: OriginRequest) async throws(OriginError) -> OriginResponse {
         var fast = request
