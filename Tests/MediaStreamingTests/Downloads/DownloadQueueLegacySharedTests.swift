@@ -104,9 +104,9 @@ struct DownloadQueueLegacySharedTests {
         if queueFirst {
             try await queue.remove(record.id)
             #expect(try store.holders(of: segment) == [MediaStore.appHolder], "the HLS asset still keeps it")
-            try downloader.release(masters[1])
+            try await downloader.release(masters[1])
         } else {
-            try downloader.release(masters[1])
+            try await downloader.release(masters[1])
             #expect(try store.holders(of: segment) == [holder], "the download still keeps it")
             try await queue.remove(record.id)
         }

@@ -68,8 +68,8 @@ struct DownloadQueueReleaseTests {
 
         let holder = DownloadQueue.holder(of: record.id)
         for entry in entries { #expect(try test.store?.holders(of: entry.key) == [holder]) }
-        #expect(try downloader.release(master) == 0, "the asset's own holder held nothing")
-        #expect(try downloader.remove(master) == 0)
+        #expect(try await downloader.release(master) == 0, "the asset's own holder held nothing")
+        #expect(try await downloader.remove(master) == 0)
         #expect(await queue.download(record.id)?.status == .completed)
         let kept = try downloader.entries(of: master)
         #expect(kept.count == entries.count, "remove deleted the queue's asset")
