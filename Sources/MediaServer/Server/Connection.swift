@@ -19,6 +19,8 @@ struct ConnectionContext: Sendable {
     var sendTimeout: Duration
     /// ``MediaServerConfiguration/originWaitTimeout``.
     var originWaitTimeout: Duration
+    /// ``MediaServerConfiguration/connectionHooks``.
+    var hooks = ConnectionHooks()
 }
 
 /// One client connection, served on a thread of its own: reads request
@@ -164,6 +166,7 @@ final class Connection: @unchecked Sendable {
 
     /// Answers one request; `false` when the connection must close.
     private func answer(_ request: HTTPRequest) -> Bool {
+        context.hooks.willAnswer?()
         let closing = !request.keepsAlive
         switch context.responder.respond(to: request) {
         case .now(let response):
