@@ -52,12 +52,14 @@ final class Connection: @unchecked Sendable {
         stop?()
     }
 
-    /// Writes `response` without reading a request, and closes (the connection limit).
+    /// Writes `response` without reading a request, and closes (the
+    /// connection limit). It runs on the accepting thread, so it never
+    /// waits: what the socket does not take at once is dropped.
     func refuseAtOnce(_ response: Response) {
         var head = response.head
         head.add("Connection", "close")
         if case .message(let text) = response.body {
-            _ = socket.write(Data(head.serialized()) + text, timeout: .milliseconds(100))
+            _ = socket.write(Data(head.serialized()) + text, timeout: .zero)
         }
         socket.close()
     }
