@@ -180,8 +180,11 @@ public final class HLSDownloader: Sendable {
     /// `hls.keepers`) are released from the app's hold too; one other
     /// assets kept is taken off this asset (its `hls.keepers` names the
     /// others), so the release of the last of them lets it go.
+    ///
+    /// The store work runs on the store's write queue (`StoreIO`), off
+    /// Swift's concurrency pool.
     @discardableResult
-    public func release(_ url: URL) throws(StoreError) -> Int {
+    public func release(_ url: URL) async throws(StoreError) -> Int {
         let assetKey = resources.resourceKey(for: url).storeKey
         let running = list.withLock { list -> [MediaDownload] in
             let matching = list.filter { $0.key == assetKey }
@@ -189,10 +192,16 @@ public final class HLSDownloader: Sendable {
             return matching
         }
         for download in running { download.cancel() }
-        let store = cache.store
-        var count = try store.releaseAll(by: Self.holder(ofAsset: assetKey))
-        for entry in try entries(of: url) {
-            let other = try store.holders(of: entry.key).lazy.compactMap(Self.asset(ofHolder:)).first {
+        return try await cache.storeIO.write { store throws(StoreError) in
+            try Self.release(asset: assetKey, in: store)
+        }
+    }
+
+    /// ``release(_:)``'s store work (blocking: on the store's write queue).
+    private static func release(asset assetKey: String, in store: MediaStore) throws(StoreError) -> Int {
+        var count = try store.releaseAll(by: holder(ofAsset: assetKey))
+        for entry in try entries(ofAsset: assetKey, in: store) {
+            let other = try store.holders(of: entry.key).lazy.compactMap(asset(ofHolder:)).first {
                 !ExactKey.equal($0, assetKey)
             }
             if let other, ExactKey.equal(entry.metadata.userInfo[HLSEntryMetadata.asset] ?? "", assetKey) {
@@ -219,21 +228,23 @@ public final class HLSDownloader: Sendable {
     /// and removes every entry of it nobody else holds. Returns how many
     /// were removed.
     @discardableResult
-    public func remove(_ url: URL) throws(StoreError) -> Int {
-        _ = try release(url)
-        var count = 0
+    public func remove(_ url: URL) async throws(StoreError) -> Int {
+        _ = try await release(url)
         let assetKey = resources.resourceKey(for: url).storeKey
-        for entry in try masterFirst(entries(of: url), assetKey: assetKey)
-        where try cache.store.holders(of: entry.key).isEmpty {
-            if try cache.store.remove(forKey: entry.key, version: entry.version) { count += 1 }
+        return try await cache.storeIO.write { store throws(StoreError) in
+            var count = 0
+            for entry in Self.masterFirst(try Self.entries(ofAsset: assetKey, in: store), assetKey: assetKey)
+            where try store.holders(of: entry.key).isEmpty {
+                if try store.remove(forKey: entry.key, version: entry.version) { count += 1 }
+            }
+            return count
         }
-        return count
     }
 
     /// `entries` with the asset's master first: a pinned master is served
     /// as its downloaded selection (`MediaServer` filters it by the media
     /// playlists pinned), so it goes before them, never while they go.
-    private func masterFirst(_ entries: [EntryInfo], assetKey: String) -> [EntryInfo] {
+    private static func masterFirst(_ entries: [EntryInfo], assetKey: String) -> [EntryInfo] {
         entries.filter { ExactKey.equal($0.key, assetKey) } + entries.filter { !ExactKey.equal($0.key, assetKey) }
     }
 }

@@ -313,7 +313,8 @@ public final class HLSResourceStore: Sendable {
                 retry += 1
                 guard case .streaming(let failure) = error, let delay = policy.delay(after: failure, retry: retry)
                 else { throw error }
-                try? await Task.sleep(for: delay)
+                // Cancelled while it waits: no further attempt.
+                do { try await Task.sleep(for: delay) } catch { throw .streaming(.cancelled) }
             }
         }
     }

@@ -109,7 +109,7 @@ struct HLSMasterWhileKeepingTests {
         let download = downloader.download(master, variant: .first, audio: .languages(["en"]))
         for await _ in reached { break }
 
-        try downloader.release(master)  // the user deletes the download
+        try await downloader.release(master)  // the user deletes the download
         #expect(download.state == .cancelled)
         release.yield()
         try await Self.waitForAPin(of: master, in: downloader, polls: 100)
@@ -128,7 +128,7 @@ struct HLSMasterWhileKeepingTests {
         _ = downloader.download(master, variant: .first, audio: .languages(["en"]))
         for await _ in reached { break }
 
-        try downloader.remove(master)
+        try await downloader.remove(master)
         release.yield()
         try await Self.waitForAPin(of: master, in: downloader, polls: 100)
         let left = try downloader.entries(of: master).map { "\($0.key) pinned=\($0.isPinned)" }

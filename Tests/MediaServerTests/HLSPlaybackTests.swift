@@ -33,7 +33,7 @@ struct HLSPlaybackTests {
 
     /// GETs `url` from the server (no origin involved): status, content type, body.
     static func get(_ url: URL) async throws -> (status: Int, type: String?, body: Data) {
-        let response = try await HTTPOrigin(timeout: 10).fetch(OriginRequest(url: url))
+        let response = try await HTTPOrigin(timeout: .seconds(10)).fetch(OriginRequest(url: url))
         var body = Data()
         for try await piece in response.body { body.append(piece) }
         return (response.statusCode, response.header("Content-Type"), body)

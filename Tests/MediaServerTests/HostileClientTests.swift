@@ -139,6 +139,42 @@ struct HostileClientTests {
         #expect(refused.isEmpty, "\(refused.count) of \(statuses.count) not 200: \(Set(refused.map { $0 ?? -1 }))")
     }
 
+    /// A connection still answering when `stop()` gives up waiting for it
+    /// (2 s) is not this server's after a restart: it holds no slot, and
+    /// the statistics do not count it.
+    @Test func aConnectionOutlivingStopHoldsNoSlotAfterARestart() async throws {
+        let held = DispatchSemaphore(value: 0)
+        let answers = Locked(0)
+        var configuration = Self.configuration
+        configuration.maxConnections = 1
+        configuration.connectionHooks.willAnswer = {
+            let first = answers.withLock { count -> Bool in
+                count += 1
+                return count == 1
+            }
+            if first { _ = held.wait(timeout: .now() + 20) }
+        }
+        let fixture = try ServerFixture(configuration: configuration)
+        defer { held.signal() }
+        let port = fixture.port
+        let stuck = try RawClient(port: port)
+        #expect(stuck.send("GET /ping HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n"))
+        for _ in 0..<500 where answers.current == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(answers.current == 1, "the first request never reached its answer")
+        let server = fixture.server
+        try await offPool {
+            server.stop()
+            try server.start()
+        }
+        #expect(server.statistics.activeConnections == 0, "the connection from before the stop is counted")
+        let status = try await offPool {
+            let client = try RawClient(port: port)
+            _ = client.send("GET /ping HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+            return RawClient.status(RawClient.readToEnd(client.descriptor))
+        }
+        #expect(status == 200, "refused by the slot of the connection from before the stop")
+    }
+
     /// `Duration` timeouts may be set past any wait a poll takes (as "no
     /// timeout"): the server serves, each wait capped, instead of trapping.
     @Test func timeoutsLongerThanAnyPollServe() async throws {

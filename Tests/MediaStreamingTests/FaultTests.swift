@@ -17,7 +17,7 @@ struct FaultTests {
         try TestCache(
             configuration: StreamingConfiguration(
                 chunksPerRequest: 2, retryPolicy: RetryPolicy(maxRetries: 2), stallTimeout: stallTimeout),
-            origin: FakeOrigin(HTTPOrigin(timeout: 10), fault: fault, times: times))
+            origin: FakeOrigin(HTTPOrigin(timeout: .seconds(10)), fault: fault, times: times))
     }
 
     @Test(
@@ -70,11 +70,11 @@ struct FaultTests {
         let original = try Fixtures.data("track.wav")
         _ = await healthy.player(url).load(contentInformation: true, offset: 0, length: 2)
         let test = try TestCache(
-            origin: FakeOrigin(HTTPOrigin(timeout: 10), fault: .wrongContentRange(shift: 1000), times: .max))
+            origin: FakeOrigin(HTTPOrigin(timeout: .seconds(10)), fault: .wrongContentRange(shift: 1000), times: .max))
         // Reuse the healthy store's knowledge: the same store, a faulty origin.
         let store = healthy.store!
         let cache = StreamingCache(
-            store: store, origin: FakeOrigin(HTTPOrigin(timeout: 10), fault: .wrongContentRange(shift: 1000)),
+            store: store, origin: FakeOrigin(HTTPOrigin(timeout: .seconds(10)), fault: .wrongContentRange(shift: 1000)),
             configuration: test.configuration)
         let outcome = await PlayerSimulator(loader: cache.loader(for: url)).load(offset: 200_000, length: 1000)
         guard case .origin(.contentRangeMismatch) = outcome.error else {
@@ -105,7 +105,8 @@ struct FaultTests {
         // Each response drops before a whole 16 KiB chunk: no request makes
         // progress (one that keeps a chunk starts the retry count again).
         let cache = StreamingCache(
-            store: healthy.store, origin: FakeOrigin(HTTPOrigin(timeout: 10), fault: .dropAfter(bytes: 10_000)),
+            store: healthy.store,
+            origin: FakeOrigin(HTTPOrigin(timeout: .seconds(10)), fault: .dropAfter(bytes: 10_000)),
             configuration: StreamingConfiguration(chunksPerRequest: 2, retryPolicy: RetryPolicy(maxRetries: 1)))
         let outcome = await PlayerSimulator(loader: cache.loader(for: url)).load(offset: 0, length: nil)
         guard case .origin(let error) = outcome.error, error.isTransient else {

@@ -34,7 +34,7 @@ struct OriginCancellationTests {
     }
 
     @Test func aFetchWhoseTaskIsCancelledBeforeItStartsEndsCancelled() async throws {
-        let origin = HTTPOrigin(timeout: 5)
+        let origin = HTTPOrigin(timeout: .seconds(5))
         for _ in 0..<20 {
             let result = try await Self.outcome {
                 () async throws(OriginError) -> OriginResponse in

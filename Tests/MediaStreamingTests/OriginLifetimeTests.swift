@@ -26,7 +26,7 @@ struct OriginLifetimeTests {
 
     @Test func aResponseBodyOutlivesTheOriginThatFetchedIt() async throws {
         let expected = try Fixtures.data("track.flac")
-        var origin: HTTPOrigin? = HTTPOrigin(timeout: 5)
+        var origin: HTTPOrigin? = HTTPOrigin(timeout: .seconds(5))
         weak let weakOrigin = origin
         let response = try await origin!.fetch(OriginRequest(url: NginxServer.shared.url("/slow/track.flac")))
         #expect(response.statusCode == 200)
@@ -42,7 +42,7 @@ struct OriginLifetimeTests {
         try NginxServer.shared.publish(Data(repeating: 7, count: 4 << 20), at: "lifetime-large.bin")
         let timeout = 7.25  // a session of its own: no other test's tasks in the count
         let delegate = HTTPSessionPool.client(timeout: timeout).delegate
-        let origin = HTTPOrigin(timeout: timeout)
+        let origin = HTTPOrigin(timeout: .seconds(timeout))
         // 4 MiB at 32 KiB/s: the transfer would last two minutes.
         var response: OriginResponse? = try await origin.fetch(
             OriginRequest(url: NginxServer.shared.url("/crawl/lifetime-large.bin")))
@@ -63,7 +63,7 @@ struct OriginLifetimeTests {
             for worker in 0..<4 {
                 group.addTask {
                     for round in 0..<Self.churnRounds {
-                        let origin = HTTPOrigin(timeout: 5)
+                        let origin = HTTPOrigin(timeout: .seconds(5))
                         let whole = try await Self.body(of: try await origin.fetch(OriginRequest(url: url)))
                         #expect(whole == expected, "worker \(worker) round \(round): \(whole.count) bytes")
                         let part = try await Self.body(of: try await origin.fetch(OriginRequest(url: url)), upTo: 1)

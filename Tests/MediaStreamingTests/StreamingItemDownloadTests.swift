@@ -15,7 +15,7 @@ struct StreamingItemDownloadTests {
     @Test("A cancelled download ending after the next one started leaves the next one cancellable")
     func lateEndKeepsTheNextRun() async throws {
         let content = Data((0..<(3 * TestCache.chunkSize)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-        let test = try TestCache(origin: MemoryOrigin(content))
+        let test = try TestCache(origin: FakeOrigin(serving: content))
         let item = StreamingItem(url: URL(string: "https://example.invalid/item")!, cache: test.cache)
         let first = AsyncGate()
         let second = AsyncGate()

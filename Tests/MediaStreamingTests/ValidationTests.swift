@@ -65,7 +65,8 @@ struct ValidationTests {
 
     @Test("5. A resource changing in the middle of a read fails the reader and drops the entry")
     func changeWhileReading() async throws {
-        let test = try TestCache(origin: FakeOrigin(HTTPOrigin(timeout: 10), fault: .changedETag, times: .max))
+        let test = try TestCache(
+            origin: FakeOrigin(HTTPOrigin(timeout: .seconds(10)), fault: .changedETag, times: .max))
         // The first request (content information) passes untouched...
         let url = server.url("track.wav")
         let original = try Fixtures.data("track.wav")

@@ -28,7 +28,7 @@ do {
         directory: URL(fileURLWithPath: arguments[0]),
         configuration: StoreConfiguration(chunkSize: 16 * 1024, initialMapSize: 64 << 20))
     let cache = StreamingCache(
-        store: store, origin: HTTPOrigin(timeout: 10),
+        store: store, origin: HTTPOrigin(timeout: .seconds(10)),
         configuration: StreamingConfiguration(chunksPerRequest: 16, stallTimeout: .seconds(5)))
     let queue = try await DownloadQueue.open(
         cache: cache,

@@ -65,6 +65,8 @@ package final class FakeOrigin: Origin, @unchecked Sendable {
     private var faultsLeft: Int
     private var faultCount = 0
     private var arrived: [OriginRequest] = []
+    /// Whether a request came (``reset()`` does not forget it: the first request is the first ever).
+    private var anyArrived = false
     private var records: [Record] = []
     private var bytes = 0
     private var bytesByURL: [URL: Int] = [:]
@@ -78,7 +80,7 @@ package final class FakeOrigin: Origin, @unchecked Sendable {
     /// - parameter fault: what the first `times` requests suffer; none by default.
     /// - parameter pieceDelay: a pause before passing on each body piece (a slow network).
     package init(
-        _ base: any Origin = HTTPOrigin(timeout: 10), fault: Fault? = nil, times: Int = .max,
+        _ base: any Origin = HTTPOrigin(timeout: .seconds(10)), fault: Fault? = nil, times: Int = .max,
         pieceDelay: Duration = .zero
     ) {
         backend = .origin(base)
@@ -112,10 +114,12 @@ package final class FakeOrigin: Origin, @unchecked Sendable {
 
     /// Serving `bytes` from memory, one version.
     package convenience init(
-        serving bytes: Data, etag: String? = "\"v1\"", pieceDelay: Duration = .zero, holdFirstBody: Bool = false
+        serving bytes: Data, etag: String? = "\"v1\"", pieceDelay: Duration = .zero, holdFirstBody: Bool = false,
+        fault: Fault? = nil, times: Int = .max
     ) {
         self.init(
-            versions: [Version(bytes: bytes, etag: etag)], pieceDelay: pieceDelay, holdFirstBody: holdFirstBody)
+            versions: [Version(bytes: bytes, etag: etag)], pieceDelay: pieceDelay, holdFirstBody: holdFirstBody,
+            fault: fault, times: times)
     }
 
     // MARK: Records
@@ -137,7 +141,11 @@ package final class FakeOrigin: Origin, @unchecked Sendable {
     /// Faults injected so far.
     package var injected: Int { lock.withLock { faultCount } }
 
-    /// Forgets the records (not the faults left, nor the memory backend's state).
+    /// Forgets the records: what ``requestCount``, ``requestedResources``,
+    /// ``requests`` and the body byte counts say. The origin's behaviour
+    /// goes on as it was: the faults left, the memory backend's state, and
+    /// which request was the first (``releaseFirstBody()`` is still what a
+    /// held first body waits for; no later request is held as a first one).
     package func reset() {
         lock.withLock {
             arrived = []
@@ -163,21 +171,23 @@ package final class FakeOrigin: Origin, @unchecked Sendable {
     package func fetch(_ request: OriginRequest) async throws(OriginError) -> OriginResponse {
         let (inject, isFirst) = lock.withLock { () -> (Bool, Bool) in
             arrived.append(request)
-            guard faultsLeft > 0 else { return (false, arrived.count == 1) }
+            let isFirst = !anyArrived
+            anyArrived = true
+            guard faultsLeft > 0 else { return (false, isFirst) }
             faultsLeft -= 1
             faultCount += 1
-            return (true, arrived.count == 1)
+            return (true, isFirst)
         }
         var response = try await answer(request, fault: inject ? fault : nil, isFirst: isFirst)
         lock.withLock { records.append(Record(request: request, status: response.statusCode)) }
         let url = request.url
         let delay = pieceDelay
         let counted = Self.relay(response.body) { [weak self] piece, _ in
+            if delay > .zero, case .origin = self?.backend { try await Task.sleep(for: delay) }
             self?.lock.withLock {
                 self?.bytes += piece.count
                 self?.bytesByURL[url, default: 0] += piece.count
             }
-            if delay > .zero, case .origin = self?.backend { try await Task.sleep(for: delay) }
             return piece
         }
         response.body = counted

@@ -19,6 +19,8 @@ struct ConnectionContext: Sendable {
     var sendTimeout: Duration
     /// ``MediaServerConfiguration/originWaitTimeout``.
     var originWaitTimeout: Duration
+    /// ``MediaServerConfiguration/connectionHooks``.
+    var hooks = ConnectionHooks()
 }
 
 /// One client connection, served on a thread of its own: reads request
@@ -50,12 +52,14 @@ final class Connection: @unchecked Sendable {
         stop?()
     }
 
-    /// Writes `response` without reading a request, and closes (the connection limit).
+    /// Writes `response` without reading a request, and closes (the
+    /// connection limit). It runs on the accepting thread, so it never
+    /// waits: what the socket does not take at once is dropped.
     func refuseAtOnce(_ response: Response) {
         var head = response.head
         head.add("Connection", "close")
         if case .message(let text) = response.body {
-            _ = socket.write(Data(head.serialized()) + text, timeout: .milliseconds(100))
+            _ = socket.write(Data(head.serialized()) + text, timeout: .zero)
         }
         socket.close()
     }
@@ -164,6 +168,7 @@ final class Connection: @unchecked Sendable {
 
     /// Answers one request; `false` when the connection must close.
     private func answer(_ request: HTTPRequest) -> Bool {
+        context.hooks.willAnswer?()
         let closing = !request.keepsAlive
         switch context.responder.respond(to: request) {
         case .now(let response):

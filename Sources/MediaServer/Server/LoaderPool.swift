@@ -25,7 +25,10 @@ final class LoaderPool: @unchecked Sendable {
     func loader(for url: URL) -> ResourceLoader {
         let now = Date()
         return lock.withLock {
-            loaders = loaders.filter { now.timeIntervalSince($0.value.lastUse) < idleSeconds }
+            let idle = idleSeconds
+            if loaders.values.contains(where: { now.timeIntervalSince($0.lastUse) >= idle }) {
+                loaders = loaders.filter { now.timeIntervalSince($0.value.lastUse) < idle }
+            }
             let key = url.absoluteString
             let loader = loaders[key]?.loader ?? cache.loader(for: url)
             loaders[key] = (loader, now)

@@ -180,7 +180,7 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
             requestTimeout: configuration.requestTimeout,
             idleTimeout: configuration.idleTimeout,
             sendTimeout: configuration.sendTimeout,
-            originWaitTimeout: configuration.originWaitTimeout)
+            originWaitTimeout: configuration.originWaitTimeout, hooks: configuration.connectionHooks)
     }
 
     /// Binds `port`. A given port taken by someone else (`EADDRINUSE`) is
@@ -207,9 +207,11 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
 
     /// Stops listening, ends every connection and the loading requests they
     /// wait on, and returns once the accepting thread is gone and the
-    /// connections have ended (up to 2 s for them). Minted URLs work again
-    /// after ``start()`` (same port, same secret). A ``start()`` on
-    /// another thread meanwhile waits for it.
+    /// connections have ended (up to 2 s for them; one still on its thread
+    /// after that is aborted and no longer counted, neither in
+    /// ``statistics`` nor against ``MediaServerConfiguration/maxConnections``
+    /// after a ``start()``). Minted URLs work again after ``start()`` (same
+    /// port, same secret). A ``start()`` on another thread meanwhile waits for it.
     public func stop() {
         lifecycle.lock()
         defer { lifecycle.unlock() }
@@ -227,7 +229,11 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
         while state.current.accepting { changed.wait() }
         while !state.current.connections.isEmpty, changed.wait(until: deadline) {}
         changed.unlock()
-        state.withLock { $0.wake = nil }
+        state.withLock {
+            $0.wake = nil
+            // Aborted, but still on their threads: they end on their own and are not this run's.
+            $0.connections = [:]
+        }
         threads.endIdle()
         loaders.removeAll()
         activity.emit(.stopped)

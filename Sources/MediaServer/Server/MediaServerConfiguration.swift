@@ -67,6 +67,8 @@ public struct MediaServerConfiguration: Sendable {
     public var mintedURLBytes: Int
     /// Seams of the listening socket, for the package's tests of its restart; none by default.
     package var listenerHooks = ListenerHooks()
+    /// Seams of each connection, for the package's tests; none by default.
+    package var connectionHooks = ConnectionHooks()
 
     public init(
         port: Int = 0, binding: Binding = .loopback, advertisedHost: String = "127.0.0.1",
@@ -117,6 +119,15 @@ package struct ListenerHooks: Sendable {
     package var mayReopen: (@Sendable () -> Bool)?
     /// Called on the accepting thread just before a restarted listening socket is installed.
     package var willInstall: (@Sendable () -> Void)?
+
+    package init() {}
+}
+
+/// Seams of a server's connections: called, when set, on a connection's
+/// thread at the points the package's tests need to steer.
+package struct ConnectionHooks: Sendable {
+    /// Called before each request is answered (a responder slow to answer).
+    package var willAnswer: (@Sendable () -> Void)?
 
     package init() {}
 }

@@ -13,6 +13,9 @@ import Foundation
 final class Socket: @unchecked Sendable {
     private let lock = NSLock()
     private var descriptor: Int32
+    /// Where ``read(into:maximum:until:)`` receives, kept between reads
+    /// (reads are the owner's alone, one at a time).
+    private var readBuffer: [UInt8] = []
 
     /// The outcome of a read.
     enum ReadResult: Equatable {
@@ -47,10 +50,10 @@ final class Socket: @unchecked Sendable {
         while true {
             let fd = self.fd
             guard fd >= 0 else { return .closed }
-            var storage = [UInt8](repeating: 0, count: maximum)
-            let count = storage.withUnsafeMutableBytes { recv(fd, $0.baseAddress, maximum, 0) }
+            if readBuffer.count < maximum { readBuffer = [UInt8](repeating: 0, count: maximum) }
+            let count = readBuffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, maximum, 0) }
             if count > 0 {
-                buffer.append(contentsOf: storage[0..<count])
+                buffer.append(contentsOf: readBuffer[0..<count])
                 return .data(count)
             }
             if count == 0 { return .closed }

@@ -77,7 +77,13 @@ struct TransferRunner: Sendable {
                 {
                     failures += 1
                     coordinator.retrying(transfer, after: originError)
-                    try? await Task.sleep(for: delay)
+                    do {
+                        try await Task.sleep(for: delay)
+                    } catch {
+                        // Cancelled while it waits: no further request; readers hear why.
+                        if transfer.isStopped { break }
+                        return await coordinator.failed(transfer, with: .cancelled)
+                    }
                     continue
                 }
                 return await coordinator.failed(transfer, with: failure)

@@ -25,8 +25,8 @@ import MediaSupport
 /// let origin = HTTPOrigin(headers: ["Authorization": "Bearer …"])
 /// ```
 public final class HTTPOrigin: Origin {
-    /// Seconds without any byte before a request fails.
-    public let timeout: TimeInterval
+    /// Time without any byte before a request fails.
+    public let timeout: Duration
     /// Headers sent with every request (a request's own headers win).
     public let headers: [String: String]
     /// Which redirects are followed (``RedirectPolicy/standard`` by default).
@@ -35,7 +35,7 @@ public final class HTTPOrigin: Origin {
     public let limits: OriginLimits
     private let client: HTTPSessionPool.Client
 
-    /// - parameter timeout: idle timeout per request, in seconds.
+    /// - parameter timeout: idle timeout per request.
     /// - parameter headers: headers added to every request, such as `User-Agent` or `Authorization`.
     /// - parameter redirects: the check of every redirect hop and their number.
     /// - parameter limits: the speed and buffering bounds of every response body.
@@ -45,30 +45,47 @@ public final class HTTPOrigin: Origin {
     /// and then): a response body outlives the origin that fetched it, and
     /// its transfer is cancelled when its reader drops it.
     public init(
-        timeout: TimeInterval = 30, headers: [String: String] = [:], redirects: RedirectPolicy,
+        timeout: Duration = .seconds(30), headers: [String: String] = [:], redirects: RedirectPolicy,
         limits: OriginLimits = OriginLimits()
     ) {
         self.timeout = timeout
         self.headers = headers
         self.redirects = redirects
         self.limits = limits
-        self.client = HTTPSessionPool.client(timeout: timeout)
+        self.client = HTTPSessionPool.client(timeout: timeout.inSeconds)
     }
 
     /// An origin that follows redirects as ``RedirectPolicy/standard`` says.
     ///
-    /// - parameter timeout: idle timeout per request, in seconds.
+    /// - parameter timeout: idle timeout per request.
     /// - parameter headers: headers added to every request, such as `User-Agent` or `Authorization`.
     /// - parameter limits: the speed and buffering bounds of every response body.
     public convenience init(
-        timeout: TimeInterval = 30, headers: [String: String] = [:], limits: OriginLimits = OriginLimits()
+        timeout: Duration = .seconds(30), headers: [String: String] = [:], limits: OriginLimits = OriginLimits()
     ) {
         self.init(timeout: timeout, headers: headers, redirects: .standard, limits: limits)
     }
 
+    /// ``init(timeout:headers:redirects:limits:)`` with the timeout in seconds.
+    @available(*, deprecated, message: "pass the timeout as a Duration: timeout: .seconds(30)")
+    public convenience init(
+        timeout seconds: TimeInterval, headers: [String: String] = [:], redirects: RedirectPolicy,
+        limits: OriginLimits = OriginLimits()
+    ) {
+        self.init(timeout: .seconds(seconds), headers: headers, redirects: redirects, limits: limits)
+    }
+
+    /// ``init(timeout:headers:limits:)`` with the timeout in seconds.
+    @available(*, deprecated, message: "pass the timeout as a Duration: timeout: .seconds(30)")
+    public convenience init(
+        timeout seconds: TimeInterval, headers: [String: String] = [:], limits: OriginLimits = OriginLimits()
+    ) {
+        self.init(timeout: .seconds(seconds), headers: headers, redirects: .standard, limits: limits)
+    }
+
     public func fetch(_ request: OriginRequest) async throws(OriginError) -> OriginResponse {
         var urlRequest = URLRequest(
-            url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
+            url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout.inSeconds)
         for (name, value) in headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         for (name, value) in request.allHeaders { urlRequest.setValue(value, forHTTPHeaderField: name) }
         if urlRequest.value(forHTTPHeaderField: "Accept-Encoding") == nil {

@@ -114,7 +114,7 @@ final class StreamingDocSnippets: StreamingItemDelegate {
         ).completion()
         let server = MediaServer(cache: cache); try server.start()
         let local = server.hlsURL(for: masterURL)  // or server.url(for:) of any .m3u8; plays offline
-        try downloader.release(masterURL)  // lets go of its holds; remove(_:) deletes it
+        try await downloader.release(masterURL)  // lets go of its holds; remove(_:) deletes it
         // end snippet
         _ = local
     }

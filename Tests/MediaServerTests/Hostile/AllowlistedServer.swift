@@ -22,7 +22,7 @@ final class AllowlistedServer: @unchecked Sendable {
         let store = try MediaStore(
             directory: directory, configuration: StoreConfiguration(chunkSize: 16 * 1024, initialMapSize: 16 << 20))
         cache = StreamingCache(
-            store: store, origin: HTTPOrigin(timeout: 5, redirects: allowlist.redirectPolicy()),
+            store: store, origin: HTTPOrigin(timeout: .seconds(5), redirects: allowlist.redirectPolicy()),
             configuration: StreamingConfiguration(
                 chunksPerRequest: 4, retryPolicy: RetryPolicy(maxRetries: 1), stallTimeout: .seconds(5)))
         server = MediaServer(cache: cache, configuration: MediaServerConfiguration(allowlist: allowlist))

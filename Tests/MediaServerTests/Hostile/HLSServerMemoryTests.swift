@@ -34,7 +34,7 @@ struct HLSServerMemoryTests {
             store = try MediaStore(
                 directory: directory, configuration: StoreConfiguration(chunkSize: 64 << 10, initialMapSize: 64 << 20))
             let cache = StreamingCache(
-                store: store, origin: HTTPOrigin(timeout: 5.25),
+                store: store, origin: HTTPOrigin(timeout: .seconds(5.25)),
                 configuration: StreamingConfiguration(retryPolicy: RetryPolicy(maxRetries: 0), hlsLimits: limits))
             server = MediaServer(cache: cache, configuration: configuration)
             try server.start()

@@ -42,7 +42,7 @@ final class ScriptedServer: @unchecked Sendable {
             directory: directory.appendingPathComponent("store"),
             configuration: StoreConfiguration(chunkSize: Self.chunkSize, initialMapSize: 64 << 20))
         cache = StreamingCache(
-            store: store, origin: HTTPOrigin(timeout: originTimeout + Self.nextSessionOffset()),
+            store: store, origin: HTTPOrigin(timeout: .seconds(originTimeout + Self.nextSessionOffset())),
             configuration: streaming)
         server = MediaServer(cache: cache, configuration: configuration)
         try server.start()

@@ -74,21 +74,9 @@ struct DownloadQueueLegacySharedTests {
         let masters = [
             URL(string: "http://127.0.0.2:9/q/master.m3u8")!, URL(string: "http://127.0.0.2:9/h/master.m3u8")!,
         ]
-        let assets = masters.map { downloader.resources.resourceKey(for: $0).storeKey }
-        func legacy(_ keepers: [String], kind: HLSResourceKind) -> WriteOptions {
-            WriteOptions(
-                expiry: .never,
-                metadata: EntryMetadata(
-                    userInfo: [
-                        HLSEntryMetadata.kind: kind.rawValue, HLSEntryMetadata.keepers: keepers.joined(separator: "\n"),
-                    ]),
-                pinned: true)
-        }
-        for asset in assets {
-            try store.put(Data("#EXTM3U\n".utf8), forKey: asset, options: legacy([asset], kind: .masterPlaylist))
-        }
         let segment = SharingPerformer.segment
-        try store.put(Data(repeating: 2, count: 1000), forKey: segment, options: legacy(assets, kind: .segment))
+        let assets = try LegacyHLSAssets.write(
+            masters: masters, sharing: segment, in: store, resources: downloader.resources)
         // The queue's download is the first asset (its cache key), saved before holds.
         let record = DownloadRecord(
             url: masters[0], cacheKey: assets[0], kind: SharingPerformer.kind, status: .completed, queueOrder: 1)
@@ -104,9 +92,9 @@ struct DownloadQueueLegacySharedTests {
         if queueFirst {
             try await queue.remove(record.id)
             #expect(try store.holders(of: segment) == [MediaStore.appHolder], "the HLS asset still keeps it")
-            try downloader.release(masters[1])
+            try await downloader.release(masters[1])
         } else {
-            try downloader.release(masters[1])
+            try await downloader.release(masters[1])
             #expect(try store.holders(of: segment) == [holder], "the download still keeps it")
             try await queue.remove(record.id)
         }

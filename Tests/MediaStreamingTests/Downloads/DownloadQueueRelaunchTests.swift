@@ -73,7 +73,7 @@ struct DownloadQueueRelaunchTests {
         #expect(try store.info(forKey: urls[2].absoluteString)?.isPinned == true, "its partial bytes are held")
 
         // The second run: they go on, in order, from where they were.
-        let origin = RecordingOrigin(CrawlBypass())
+        let origin = FakeOrigin(CrawlBypass())
         let cache = StreamingCache(
             store: store, origin: origin,
             configuration: StreamingConfiguration(chunksPerRequest: 16, stallTimeout: .seconds(5)))
@@ -97,6 +97,7 @@ struct DownloadQueueRelaunchTests {
         // No stored byte asked for again: the interrupted one starts at its first missing chunk.
         let resumed = origin.requests.filter { $0.request.url == urls[2] }.compactMap(\.request.range)
         let firstMissing = kept / TestCache.chunkSize * TestCache.chunkSize
+        #expect(!resumed.isEmpty, "the interrupted one was not fetched again")
         #expect(resumed.allSatisfy { $0.lowerBound >= firstMissing }, "\(resumed) after \(kept) kept")
         #expect(origin.bodyBytes(for: urls[2]) <= large.count - firstMissing)
         #expect(origin.requests.allSatisfy { $0.request.url != urls[0] }, "the completed one is not fetched")
@@ -105,7 +106,7 @@ struct DownloadQueueRelaunchTests {
 
 /// Fetches `/crawl/…` URLs from `/…` at full speed (the same files).
 struct CrawlBypass: Origin {
-    let base = HTTPOrigin(timeout: 10)
+    let base = HTTPOrigin(timeout: .seconds(10))
 
     func fetch(_ request: OriginRequest) async throws(OriginError) -> OriginResponse {
         var fast = request

@@ -24,7 +24,7 @@ struct DownloadQueueReleaseTests {
     @Test("OfflineDownloader.release leaves a completed queue download's entry held", arguments: Before.allCases)
     func offlineReleaseLeavesTheQueuesPin(_ before: Before) async throws {
         let content = Data((0..<(3 * TestCache.chunkSize)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-        let test = try TestCache(origin: MemoryOrigin(content))
+        let test = try TestCache(origin: FakeOrigin(serving: content))
         let store = try #require(test.store)
         let url = URL(string: "https://example.invalid/release-\(before.rawValue)")!
         let key = test.cache.cacheKey(for: url)
@@ -68,8 +68,8 @@ struct DownloadQueueReleaseTests {
 
         let holder = DownloadQueue.holder(of: record.id)
         for entry in entries { #expect(try test.store?.holders(of: entry.key) == [holder]) }
-        #expect(try downloader.release(master) == 0, "the asset's own holder held nothing")
-        #expect(try downloader.remove(master) == 0)
+        #expect(try await downloader.release(master) == 0, "the asset's own holder held nothing")
+        #expect(try await downloader.remove(master) == 0)
         #expect(await queue.download(record.id)?.status == .completed)
         let kept = try downloader.entries(of: master)
         #expect(kept.count == entries.count, "remove deleted the queue's asset")

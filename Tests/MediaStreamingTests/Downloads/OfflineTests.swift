@@ -15,7 +15,7 @@ struct OfflineTests {
     private func throttled(_ milliseconds: Int, sizeLimit: Int = 0) throws -> TestCache {
         try TestCache(
             sizeLimit: sizeLimit, accounting: .logical,
-            origin: FaultOrigin(HTTPOrigin(timeout: 10), fault: .throttle(milliseconds: milliseconds)))
+            origin: FakeOrigin(pieceDelay: .milliseconds(milliseconds)))
     }
 
     @Test("9. A download completes with Progress and an async progress sequence, and is pinned until released")

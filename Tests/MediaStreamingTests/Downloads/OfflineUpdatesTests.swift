@@ -19,7 +19,7 @@ struct OfflineUpdatesTests {
     /// and this checks that every waiter still sees the end.
     @Test func completionOfADownloadFinishingAtOnceIsNeverMissed() async throws {
         let content = Data((0..<(3 * TestCache.chunkSize)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-        let test = try TestCache(origin: MemoryOrigin(content))
+        let test = try TestCache(origin: FakeOrigin(serving: content))
         try await OfflineDownloader(cache: test.cache).download(Self.url).completion()
         for round in 0..<300 {
             let download = OfflineDownloader(cache: test.cache).download(Self.url)

@@ -241,9 +241,9 @@ struct HLSDownloaderTests {
         let downloader = HLSDownloader(cache: test.cache)
         let url = origin.url("aes/media.m3u8")
         try await downloader.download(url).completion()
-        #expect(try downloader.release(url) == 6)
+        #expect(try await downloader.release(url) == 6)
         #expect(try test.store.entries().allSatisfy { !$0.isPinned })
-        #expect(try downloader.remove(url) == 6)
+        #expect(try await downloader.remove(url) == 6)
         #expect(try test.store.entries().isEmpty)
     }
 
@@ -263,8 +263,8 @@ struct HLSDownloaderTests {
             let keptURL = removeMasterFirst ? low : master
             let shared = Set(lowPlan.resources.map(\.cacheKey.storeKey))
             #expect(shared.isSubset(of: Set(masterPlan.resources.map(\.cacheKey.storeKey))))
-            _ = try downloader.release(gone)
-            _ = try downloader.remove(gone)
+            _ = try await downloader.release(gone)
+            _ = try await downloader.remove(gone)
             for resource in kept.resources {
                 let entry = try #require(try test.store.info(forKey: resource.cacheKey.storeKey), "\(resource.url)")
                 #expect(entry.isComplete && entry.isPinned, "\(resource.url)")
@@ -276,7 +276,7 @@ struct HLSDownloaderTests {
                     downloader.resources.resourceKey(for: keptURL).storeKey, in: test.store))
             #expect(summary.entries.count == kept.resources.count && summary.isPinned)
             #expect(try HLSAssetSummary.assets(in: test.store).count == 1)
-            #expect(try downloader.remove(keptURL) == kept.resources.count)
+            #expect(try await downloader.remove(keptURL) == kept.resources.count)
             #expect(try test.store.entries().isEmpty)
         }
     }

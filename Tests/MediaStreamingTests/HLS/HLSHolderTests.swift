@@ -42,10 +42,10 @@ struct HLSHolderTests {
             let kept = try downloader.entries(of: master)
             #expect(kept.count == entries.count, "the queue's removal deleted what the asset holds")
             #expect(try kept.allSatisfy { try store.holders(of: $0.key) == [assetHolder] })
-            #expect(try downloader.remove(master) == entries.count)
+            #expect(try await downloader.remove(master) == entries.count)
         } else {
-            #expect(try downloader.release(master) == entries.count)
-            #expect(try downloader.remove(master) == 0, "the asset's removal deleted what the queue holds")
+            #expect(try await downloader.release(master) == entries.count)
+            #expect(try await downloader.remove(master) == 0, "the asset's removal deleted what the queue holds")
             #expect(try downloader.entries(of: master).allSatisfy { try store.holders(of: $0.key) == [queueHolder] })
             try await queue.remove(record.id)
         }
@@ -67,7 +67,7 @@ struct HLSRunSelectionHoldTests {
         try await downloader.download(master, variant: .lowestBandwidth, audio: .languages(["en"])).completion()
         let english = try downloader.entries(of: master).filter { $0.key.contains("english") }
         #expect(english.count == 4)  // english.m3u8 and its 3 segments
-        #expect(try downloader.release(master) == 8)
+        #expect(try await downloader.release(master) == 8)
 
         let french = downloader.download(master, variant: .lowestBandwidth, audio: .languages(["fr"]))
         try await french.completion()

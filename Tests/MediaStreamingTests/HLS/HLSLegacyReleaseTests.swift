@@ -12,36 +12,24 @@ import Testing
 @Suite("HLS entries of a version before holds are let go by their last asset")
 struct HLSLegacyReleaseTests {
     @Test("A resource two legacy assets kept is released from the app's hold by the second release")
-    func sharedLegacyResourceIsReleasedByTheLastAsset() throws {
+    func sharedLegacyResourceIsReleasedByTheLastAsset() async throws {
         let test = try TestCache()
         let store = try #require(test.store)
         let downloader = HLSDownloader(cache: test.cache)
         let masters = [
             URL(string: "http://127.0.0.2:9/a/master.m3u8")!, URL(string: "http://127.0.0.2:9/b/master.m3u8")!,
         ]
-        let assets = masters.map { downloader.resources.resourceKey(for: $0).storeKey }
-        func legacy(_ keepers: [String], kind: HLSResourceKind) -> WriteOptions {
-            WriteOptions(
-                expiry: .never,
-                metadata: EntryMetadata(
-                    userInfo: [
-                        HLSEntryMetadata.kind: kind.rawValue, HLSEntryMetadata.keepers: keepers.joined(separator: "\n"),
-                    ]),
-                pinned: true)
-        }
-        for asset in assets {
-            try store.put(Data("#EXTM3U\n".utf8), forKey: asset, options: legacy([asset], kind: .masterPlaylist))
-        }
         let shared = "http://127.0.0.2:9/shared/segment0.ts"
-        try store.put(Data(repeating: 7, count: 1000), forKey: shared, options: legacy(assets, kind: .segment))
+        let assets = try LegacyHLSAssets.write(
+            masters: masters, sharing: shared, in: store, resources: downloader.resources)
 
-        #expect(try downloader.release(masters[0]) == 1)  // its master; the shared segment is still B's
+        #expect(try await downloader.release(masters[0]) == 1)  // its master; the shared segment is still B's
         #expect(try store.holders(of: shared) == [MediaStore.appHolder])
         #expect(try store.holders(of: assets[0]).isEmpty)
 
-        #expect(try downloader.release(masters[1]) == 2)  // its master and the shared segment
+        #expect(try await downloader.release(masters[1]) == 2)  // its master and the shared segment
         #expect(try store.holders(of: shared).isEmpty, "every asset that kept it let it go, and it stays held")
-        #expect(try downloader.remove(masters[1]) == 2)
+        #expect(try await downloader.remove(masters[1]) == 2)
         #expect(try store.info(forKey: shared) == nil)
     }
 }

@@ -41,4 +41,25 @@ struct HLSResourceStoreTests {
         #expect(resources.originRequests == 0)
         #expect(!fetched, "read from the store, reported fetched")
     }
+
+    /// A fetch cancelled while it waits to retry a transient failure ends
+    /// at once with `cancelled`, asking the origin nothing more.
+    @Test("A fetch cancelled in its retry wait stops retrying and reports cancellation")
+    func cancelledRetryWaitStops() async throws {
+        let test = try TestCache(
+            configuration: StreamingConfiguration(
+                retryPolicy: RetryPolicy(maxRetries: 5, initialBackoff: .seconds(60), maxBackoff: .seconds(60))),
+            origin: FakeOrigin(serving: Self.content, fault: .status(503)))
+        let resources = HLSResourceStore(cache: test.cache)
+        let resource = HLSResource(
+            kind: .segment, url: Self.url, cacheKey: resources.resourceKey(for: Self.url), playlistURL: nil)
+        let fetching = Task { try await resources.fetch(resource, priority: .download) }
+        await eventually("the first attempt failed") { test.origin.requestCount == 1 }
+        let started = ContinuousClock.now
+        fetching.cancel()
+        let result = await fetching.result
+        #expect(ContinuousClock.now - started < .seconds(10), "it waited out the backoff")
+        #expect(throws: HLSResourceError.streaming(.cancelled)) { try result.get() }
+        #expect(test.origin.requestCount == 1, "retried after the cancellation")
+    }
 }

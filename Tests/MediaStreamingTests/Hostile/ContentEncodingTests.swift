@@ -54,7 +54,7 @@ struct ContentEncodingTests {
         let gzipped = try Self.gzip(Self.content)
         let origin = try Self.origin(.wholeGzip, gzipped: gzipped)
         defer { origin.stop() }
-        let response = try await HTTPOrigin(timeout: 10).fetch(OriginRequest(url: origin.url("/a.mp3")))
+        let response = try await HTTPOrigin(timeout: .seconds(10)).fetch(OriginRequest(url: origin.url("/a.mp3")))
         var body = Data()
         for try await piece in response.body { body.append(piece) }
         #expect(origin.requests.first?.header("Accept-Encoding") == "identity")
@@ -68,7 +68,8 @@ struct ContentEncodingTests {
         let origin = try Self.origin(.rangeOfGzip, gzipped: gzipped)
         defer { origin.stop() }
         await #expect(throws: OriginError.contentEncoded("gzip")) {
-            _ = try await HTTPOrigin(timeout: 10).fetch(OriginRequest(url: origin.url("/a.mp3"), range: 0..<1000))
+            _ = try await HTTPOrigin(timeout: .seconds(10)).fetch(
+                OriginRequest(url: origin.url("/a.mp3"), range: 0..<1000))
         }
     }
 

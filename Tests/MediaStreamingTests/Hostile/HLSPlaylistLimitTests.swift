@@ -91,7 +91,7 @@ struct HLSPlaylistLimitTests {
         defer { origin.stop() }
         let test = try TestCache()
         let cache = StreamingCache(
-            store: test.store, origin: HTTPOrigin(timeout: 4.75),
+            store: test.store, origin: HTTPOrigin(timeout: .seconds(4.75)),
             configuration: StreamingConfiguration(
                 retryPolicy: RetryPolicy(maxRetries: 0), hlsLimits: HLSLimits(playlist: PlaylistLimits(maxBytes: limit))
             ))
@@ -114,7 +114,7 @@ struct HLSPlaylistLimitTests {
         defer { origin.stop() }
         let test = try TestCache()
         let cache = StreamingCache(
-            store: test.store, origin: HTTPOrigin(timeout: 4.75),
+            store: test.store, origin: HTTPOrigin(timeout: .seconds(4.75)),
             configuration: StreamingConfiguration(retryPolicy: RetryPolicy(maxRetries: 0)))
         let resources = HLSResourceStore(cache: cache)
         let url = origin.url("/announced.m3u8")

@@ -35,7 +35,7 @@ struct HLSResourceLimitTests {
         // share one per timeout), so transfers it fails to cancel stay off
         // other suites' connections.
         let cache = StreamingCache(
-            store: test.store, origin: HTTPOrigin(timeout: 4.75),
+            store: test.store, origin: HTTPOrigin(timeout: .seconds(4.75)),
             configuration: StreamingConfiguration(
                 retryPolicy: RetryPolicy(maxRetries: 0), stallTimeout: .seconds(5), hlsLimits: limits))
         return (test, cache)

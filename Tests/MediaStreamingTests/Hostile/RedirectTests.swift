@@ -36,7 +36,7 @@ struct RedirectTests {
         }
         defer { origin.stop() }
         let http = HTTPOrigin(
-            timeout: 5, headers: ["Authorization": "Bearer s"], redirects: .sameOrigin(or: { _ in false }))
+            timeout: .seconds(5), headers: ["Authorization": "Bearer s"], redirects: .sameOrigin(or: { _ in false }))
         let response = try await http.fetch(
             OriginRequest(url: origin.url("/a"), range: 0..<100, headers: ["X-Token": "t"]))
         #expect(response.statusCode == 206)
@@ -55,7 +55,7 @@ struct RedirectTests {
             reply.respond(status: 302, headers: ["Location": target.absoluteString], body: Data("moved".utf8))
         }
         defer { allowed.stop() }
-        let http = HTTPOrigin(timeout: 5, redirects: .sameOrigin(or: { _ in false }))
+        let http = HTTPOrigin(timeout: .seconds(5), redirects: .sameOrigin(or: { _ in false }))
         await #expect(throws: OriginError.redirectRefused(from: allowed.url("/a"), to: target)) {
             _ = try await http.fetch(OriginRequest(url: allowed.url("/a")))
         }
@@ -72,7 +72,7 @@ struct RedirectTests {
             reply.respond(status: 302, headers: ["Location": target.absoluteString], body: Data("moved".utf8))
         }
         defer { origin.stop() }
-        let http = HTTPOrigin(timeout: 5)
+        let http = HTTPOrigin(timeout: .seconds(5))
         await #expect(throws: OriginError.redirectRefused(from: origin.url("/a"), to: target)) {
             _ = try await http.fetch(OriginRequest(url: origin.url("/a")))
         }
@@ -94,7 +94,7 @@ struct RedirectTests {
             reply.respond(status: 302, headers: ["Location": "/\(next)"])
         }
         defer { origin.stop() }
-        let http = HTTPOrigin(timeout: 5, redirects: RedirectPolicy(maxRedirects: 3))
+        let http = HTTPOrigin(timeout: .seconds(5), redirects: RedirectPolicy(maxRedirects: 3))
         await #expect(throws: OriginError.tooManyRedirects(limit: 3, url: origin.url("/4"))) {
             _ = try await http.fetch(OriginRequest(url: origin.url("/0")))
         }
@@ -108,7 +108,7 @@ struct RedirectTests {
         }
         defer { origin.stop() }
         await #expect(throws: OriginError.tooManyRedirects(limit: 5, url: origin.url("/6"))) {
-            _ = try await HTTPOrigin(timeout: 5).fetch(OriginRequest(url: origin.url("/0")))
+            _ = try await HTTPOrigin(timeout: .seconds(5)).fetch(OriginRequest(url: origin.url("/0")))
         }
         #expect(origin.requests.count == 6)
     }
@@ -130,7 +130,8 @@ struct RedirectTests {
         }
         defer { first.stop() }
         firstPort.port = first.port
-        let http = HTTPOrigin(timeout: 5, headers: ["Authorization": "Bearer s", "Cookie": "c=1", "X-Api-Key": "k"])
+        let http = HTTPOrigin(
+            timeout: .seconds(5), headers: ["Authorization": "Bearer s", "Cookie": "c=1", "X-Api-Key": "k"])
         let response = try await http.fetch(
             OriginRequest(
                 url: first.url("/a"), range: 10..<110, headers: ["Proxy-Authorization": "p", "X-Token": "t"]))

@@ -11,7 +11,7 @@ struct ScriptedOriginTests {
         let content = Data((0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         let origin = try ScriptedOrigin { request, reply in reply.serve(content, for: request) }
         defer { origin.stop() }
-        let response = try await HTTPOrigin(timeout: 5).fetch(
+        let response = try await HTTPOrigin(timeout: .seconds(5)).fetch(
             OriginRequest(url: origin.url("/a.bin"), range: 100..<200))
         var body = Data()
         for try await piece in response.body { body.append(piece) }

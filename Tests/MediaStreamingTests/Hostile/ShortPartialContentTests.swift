@@ -45,7 +45,7 @@ struct ShortPartialContentTests {
         let cache = try TestCache(
             configuration: StreamingConfiguration(
                 chunksPerRequest: 2, retryPolicy: RetryPolicy(maxRetries: 2), stallTimeout: .seconds(2)),
-            origin: HTTPOrigin(timeout: Self.timeout))
+            origin: HTTPOrigin(timeout: .seconds(Self.timeout)))
         let player = cache.player(origin.url("/short.mp3"))
         let started = ContinuousClock.now
         let outcome = await player.load(contentInformation: true, offset: 0, length: nil)

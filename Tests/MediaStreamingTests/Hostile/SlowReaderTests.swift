@@ -60,7 +60,7 @@ struct SlowReaderTests {
         let origin = try Self.origin(length: length, sent: sent)
         defer { origin.stop() }
         let before = try Self.residentBytes()
-        let client = HTTPOrigin(timeout: Self.timeout, limits: OriginLimits(bufferedBodyBytes: 4 << 20))
+        let client = HTTPOrigin(timeout: .seconds(Self.timeout), limits: OriginLimits(bufferedBodyBytes: 4 << 20))
         let response = try await client.fetch(OriginRequest(url: origin.url("/fast")))
         var iterator = response.body.makeAsyncIterator()
         var received = try await iterator.next()?.count ?? 0
@@ -92,7 +92,7 @@ struct SlowReaderTests {
         let length = 24 << 20
         let origin = try Self.origin(length: length, sent: sent)
         defer { origin.stop() }
-        let client = HTTPOrigin(timeout: Self.timeout, limits: OriginLimits(bufferedBodyBytes: 1 << 20))
+        let client = HTTPOrigin(timeout: .seconds(Self.timeout), limits: OriginLimits(bufferedBodyBytes: 1 << 20))
         var offset = 0
         var mismatches = 0
         var pieces = 0

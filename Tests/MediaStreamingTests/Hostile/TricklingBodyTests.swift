@@ -41,7 +41,7 @@ struct TricklingBodyTests {
     @Test func aBodyOfOneByteEvery100msFailsTooSlowWithinTwoSeconds() async throws {
         let origin = try Self.origin(length: 10_000, piece: 1)
         defer { origin.stop() }
-        let response = try await HTTPOrigin(timeout: Self.timeout, limits: Self.limits).fetch(
+        let response = try await HTTPOrigin(timeout: .seconds(Self.timeout), limits: Self.limits).fetch(
             OriginRequest(url: origin.url("/t")))
         let start = ContinuousClock.now
         var received = 0
@@ -70,7 +70,7 @@ struct TricklingBodyTests {
         // each ten times the limit (a busy machine delays the origin's pieces).
         let origin = try Self.origin(length: 25_000, piece: 1000)
         defer { origin.stop() }
-        let response = try await HTTPOrigin(timeout: Self.timeout, limits: Self.limits).fetch(
+        let response = try await HTTPOrigin(timeout: .seconds(Self.timeout), limits: Self.limits).fetch(
             OriginRequest(url: origin.url("/f")))
         var received = 0
         for try await piece in response.body { received += piece.count }
@@ -83,7 +83,7 @@ struct TricklingBodyTests {
         let cache = try TestCache(
             configuration: StreamingConfiguration(
                 chunksPerRequest: 2, retryPolicy: RetryPolicy(maxRetries: 0), stallTimeout: .seconds(10)),
-            origin: HTTPOrigin(timeout: Self.timeout, limits: Self.limits))
+            origin: HTTPOrigin(timeout: .seconds(Self.timeout), limits: Self.limits))
         let start = ContinuousClock.now
         let outcome = await cache.player(origin.url("/slow.mp3")).load(contentInformation: true, offset: 0, length: nil)
         let elapsed = Self.seconds(since: start)

@@ -26,7 +26,7 @@ final class TestCache: @unchecked Sendable {
             sizeLimit: sizeLimit, sizeAccounting: accounting, chunkSize: Self.chunkSize, initialMapSize: 64 << 20)
         self.configuration = configuration
         // A fake origin already records; any other is put behind one.
-        self.origin = (origin as? FakeOrigin) ?? FakeOrigin(origin ?? HTTPOrigin(timeout: 10))
+        self.origin = (origin as? FakeOrigin) ?? FakeOrigin(origin ?? HTTPOrigin(timeout: .seconds(10)))
         store = try MediaStore(directory: directory, configuration: storeConfiguration)
         cache = StreamingCache(store: store, origin: self.origin, configuration: configuration)
     }

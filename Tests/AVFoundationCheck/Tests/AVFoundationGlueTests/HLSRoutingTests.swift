@@ -37,7 +37,7 @@ struct HLSRoutingTests {
         #expect(asset.url.scheme == "http" && asset.url.host == "127.0.0.1" && asset.url.port == local.port)
         #expect(asset.resourceLoader.delegate == nil && asset.resourceLoader.standInSetDelegateCalls == 0)
         // The URL plays: the server answers the master playlist, rewritten to itself.
-        let response = try await HTTPOrigin(timeout: 10).fetch(OriginRequest(url: asset.url))
+        let response = try await HTTPOrigin(timeout: .seconds(10)).fetch(OriginRequest(url: asset.url))
         var body = Data()
         for try await piece in response.body { body.append(piece) }
         #expect(response.statusCode == 200 && response.mimeType == "application/vnd.apple.mpegurl")

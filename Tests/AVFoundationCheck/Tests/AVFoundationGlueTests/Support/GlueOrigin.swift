@@ -60,7 +60,7 @@ final class CountingOrigin: Origin, @unchecked Sendable {
     private var requestCount = 0
     private var bytes = 0
 
-    init(_ base: any Origin = HTTPOrigin(timeout: 10), delayPerPiece: Duration? = nil) {
+    init(_ base: any Origin = HTTPOrigin(timeout: .seconds(10)), delayPerPiece: Duration? = nil) {
         self.base = base
         self.delayPerPiece = delayPerPiece
     }
