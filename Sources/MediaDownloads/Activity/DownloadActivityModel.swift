@@ -21,9 +21,9 @@ import Foundation
 /// - **Discretionary downloads are not counted.** A member in flight that
 ///   becomes discretionary leaves; a discretionary download in flight that
 ///   becomes non-discretionary joins then (at the end).
-/// - **Leaving.** A member in flight that is stopped, or that is removed
-///   (``DownloadStatus/removing``, or missing from a snapshot), leaves
-///   without an outcome.
+/// - **Leaving.** A member in flight that is stopped, or missing from a
+///   snapshot, leaves without an outcome; a removed member
+///   (``DownloadStatus/removing``) leaves, with its outcome if it had one.
 /// - **Start.** The activity starts (``DownloadActivityChange/start(_:)``,
 ///   ``DownloadActivityState/started`` = that input's time) when the first
 ///   member joins while none is running.
@@ -128,8 +128,8 @@ public struct DownloadActivityModel: Sendable {
     }
 
     /// Takes the state of every download at `now` (in queue order): each is
-    /// applied in turn, and a member missing from `snapshot` leaves as a
-    /// removed one. Returns the one change to show, or `nil`.
+    /// applied in turn, and a member in flight missing from `snapshot`
+    /// leaves. Returns the one change to show, or `nil`.
     public mutating func apply(snapshot: [Download], at now: Date) -> DownloadActivityChange? {
         let present = Set(snapshot.map(\.id))
         members.removeAll { !present.contains($0.id) && $0.outcome == .inFlight }

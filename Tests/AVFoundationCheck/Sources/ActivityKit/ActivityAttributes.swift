@@ -14,7 +14,7 @@ public protocol ActivityAttributes: Decodable, Encodable {
 /// `struct ActivityContent<State> where State : Decodable, State : Encodable, State : Hashable`
 /// (the page lists `Sendable` among its conformances: here when its state is).
 @available(iOS 16.2, *)
-public struct ActivityContent<State>: Hashable where State: Decodable, State: Encodable, State: Hashable {
+public struct ActivityContent<State> where State: Decodable, State: Encodable, State: Hashable {
     /// https://developer.apple.com/documentation/activitykit/activitycontent/state
     public var state: State
     /// https://developer.apple.com/documentation/activitykit/activitycontent/staledate
