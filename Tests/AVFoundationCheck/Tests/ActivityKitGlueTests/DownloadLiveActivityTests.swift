@@ -12,7 +12,7 @@ import Testing
 /// queue. Serialized: the stand-in's list of activities is the process's.
 @Suite("Download Live Activity glue", .serialized, .timeLimit(.minutes(1)))
 @MainActor
-struct DownloadLiveActivityTests {
+final class DownloadLiveActivityTests {
     typealias Call = StandInActivityCall<DownloadActivityState>
 
     /// Fetches nothing: runs until cancelled.
@@ -30,11 +30,17 @@ struct DownloadLiveActivityTests {
     let attributes = DownloadActivityAttributes(
         name: "Downloads", cancelAllURL: URL(string: "example-app://downloads/cancel-all")!)
 
+    /// The stores' folders, removed with the test.
+    private var directories: [URL] = []
+
     init() { Activity<DownloadActivityAttributes>.standInReset() }
+
+    deinit { for directory in directories { try? FileManager.default.removeItem(at: directory) } }
 
     /// A queue over a store of its own.
     func openQueue() async throws -> DownloadQueue {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("activity-\(UUID().uuidString)")
+        directories.append(directory)
         let store = try MediaStore(
             directory: directory, configuration: StoreConfiguration(chunkSize: 16 * 1024, initialMapSize: 16 << 20))
         return try await DownloadQueue.open(cache: StreamingCache(store: store), performers: [HangingPerformer()])
