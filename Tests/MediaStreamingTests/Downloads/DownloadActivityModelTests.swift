@@ -329,7 +329,7 @@ struct DownloadActivityModelTests {
         #expect(error.code == 3072)  // NSUserCancelledError
         // Other cases keep their default bridging, never the cancelled one's.
         let other = DownloadError.transfer("x").cocoaError
-        #expect(other.domain != NSCocoaErrorDomain)
+        #expect(other.domain == "MediaDownloads.DownloadError")
         #expect(other.code != 3072)
     }
 }
