@@ -63,13 +63,14 @@ let package = Package(
         .library(name: "MediaDownloads", targets: ["MediaDownloads"]),
         .library(name: "MediaHLS", targets: ["MediaHLS"]),
         .library(name: "MediaStreamingAVFoundation", targets: ["MediaStreamingAVFoundation"]),
+        .library(name: "MediaDownloadsActivityKit", targets: ["MediaDownloadsActivityKit"]),
         .library(name: "MediaServer", targets: ["MediaServer"]),
         // Every library module, for an app that wants them all.
         .library(
             name: "MediaCacheKit",
             targets: [
                 "MediaStore", "MediaCache", "HLSPlaylist", "MediaStreaming", "MediaDownloads", "MediaHLS",
-                "MediaStreamingAVFoundation", "MediaServer",
+                "MediaStreamingAVFoundation", "MediaDownloadsActivityKit", "MediaServer",
             ]),
         .executable(name: "mediacache-demo", targets: ["mediacache-demo"]),
         .executable(name: "mediacache-bench", targets: ["mediacache-bench"]),
@@ -117,6 +118,12 @@ let package = Package(
         .target(
             name: "MediaStreamingAVFoundation",
             dependencies: ["HLSPlaylist", "MediaStreaming"]
+        ),
+        // The ActivityKit glue (the downloads' Live Activity): iOS only; an
+        // empty module elsewhere.
+        .target(
+            name: "MediaDownloadsActivityKit",
+            dependencies: ["MediaDownloads"]
         ),
         .target(
             name: "MediaServer",

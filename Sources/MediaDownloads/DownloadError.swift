@@ -66,6 +66,16 @@ public indirect enum DownloadError: Error, Sendable, Hashable, CustomStringConve
 
     public func hash(into hasher: inout Hasher) { hasher.combine(description) }
 
+    /// The error as Apple's download APIs report it: ``cancelled`` is
+    /// `NSUserCancelledError` in `NSCocoaErrorDomain` (what an
+    /// `AVAssetDownloadTask` cancelled from its Live Activity fails with);
+    /// any other case is its default bridging (`self as NSError`: the
+    /// domain `MediaDownloads.DownloadError`, its case's code).
+    public var cocoaError: NSError {
+        self == .cancelled
+            ? NSError(domain: NSCocoaErrorDomain, code: CocoaError.Code.userCancelled.rawValue) : self as NSError
+    }
+
     /// The failure a download reports for a loader's error.
     public init(_ error: StreamingError) {
         switch error {

@@ -11,6 +11,11 @@
 //   swift build --package-path Tests/AVFoundationCheck --scratch-path .build-avfoundation-check --build-tests
 //   swift test --package-path Tests/AVFoundationCheck --scratch-path .build-avfoundation-check --skip-build
 //
+// The ActivityKit glue (Sources/MediaDownloadsActivityKit) is checked here
+// the same way: against an API stand-in of ActivityKit (Sources/ActivityKit
+// here), as MediaDownloadsActivityKitGlue with ACTIVITYKIT_STAND_IN defined,
+// by ActivityKitGlueTests.
+//
 // (Tools/test runs both.) The target MediaStreamingAVFoundationGlue here has
 // the glue's own files, by symlink, compiled as they are with
 // AVFOUNDATION_STAND_IN defined (it switches them on outside Apple
@@ -35,6 +40,12 @@ let package = Package(
             swiftSettings: [.define("AVFOUNDATION_STAND_IN")]
         ),
         .target(name: "CheckNginx"),
+        .target(name: "ActivityKit"),
+        .target(
+            name: "MediaDownloadsActivityKitGlue",
+            dependencies: ["ActivityKit", .product(name: "MediaDownloads", package: "MediaCache")],
+            swiftSettings: [.define("ACTIVITYKIT_STAND_IN")]
+        ),
         // The model of the iOS example (Examples/iOSPlayer/PlayerModel.swift,
         // by symlink), type-checked against the stand-in; its SwiftUI views
         // are not compiled.
@@ -56,6 +67,15 @@ let package = Package(
                 .product(name: "MediaServer", package: "MediaCache"),
                 .product(name: "MediaDownloads", package: "MediaCache"),
                 .product(name: "MediaHLS", package: "MediaCache"),
+            ]
+        ),
+        .testTarget(
+            name: "ActivityKitGlueTests",
+            dependencies: [
+                "ActivityKit", "MediaDownloadsActivityKitGlue",
+                .product(name: "MediaDownloads", package: "MediaCache"),
+                .product(name: "MediaStreaming", package: "MediaCache"),
+                .product(name: "MediaStore", package: "MediaCache"),
             ]
         ),
     ],

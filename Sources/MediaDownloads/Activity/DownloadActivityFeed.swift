@@ -1,0 +1,147 @@
+import Foundation
+
+/// Feeds a ``DownloadActivityModel`` from a ``DownloadQueue`` and cancels
+/// what the activity shows through it: the queue side of the one download
+/// activity. Uses the queue's public API only: statuses from
+/// ``DownloadQueue/updates()``; progress from there too and, while an
+/// activity runs, from ``DownloadQueue/downloads`` read every
+/// `refreshInterval` (``DownloadQueue/updates()`` may not tell every
+/// progress step: a step folded into a record by a save is not told);
+/// cancel-all through ``DownloadQueue/cancel(_:)``.
+///
+/// ```swift
+/// let feed = DownloadActivityFeed(queue: queue) { record in titles[record.id] ?? record.url.lastPathComponent }
+/// for await change in await feed.changes() { show(change) }
+/// ```
+public actor DownloadActivityFeed {
+    public nonisolated let queue: DownloadQueue
+    private let now: @Sendable () -> Date
+    private let title: @Sendable (DownloadRecord) -> String
+    private var model = DownloadActivityModel()
+    private let refreshInterval: Duration
+    private var pump: Task<Void, Never>?
+    private var refresher: Task<Void, Never>?
+    /// Which ``changes()`` stream is current (an earlier one's records are dropped).
+    private var generation = 0
+
+    /// - parameters:
+    ///   - queue: the downloads.
+    ///   - now: the clock the activity's start is read from.
+    ///   - refreshInterval: how often the downloads' progress is read while
+    ///     an activity runs (at least 10 ms).
+    ///   - title: what the activity shows for a download (the asset's
+    ///     title); the URL's last path component by default.
+    public init(
+        queue: DownloadQueue, now: @escaping @Sendable () -> Date = { Date() },
+        refreshInterval: Duration = .seconds(1),
+        title: @escaping @Sendable (DownloadRecord) -> String = { $0.url.lastPathComponent }
+    ) {
+        self.queue = queue
+        self.now = now
+        self.refreshInterval = max(refreshInterval, .milliseconds(10))
+        self.title = title
+    }
+
+    /// The activity's changes: first the one for the queue's downloads now
+    /// (a start when any is in flight), then one for each change of the
+    /// queue's downloads that changes what the activity shows, until the
+    /// stream is dropped.
+    ///
+    /// One consumer: a later call finishes the earlier stream and starts
+    /// again from the queue's downloads. A consumer slower than the changes
+    /// loses the oldest beyond 256 (each carries the whole state, so an
+    /// ``DownloadActivityChange/update(_:)`` may come without its start).
+    public func changes() async -> AsyncStream<DownloadActivityChange> {
+        pump?.cancel()
+        refresher?.cancel()
+        generation += 1
+        let generation = generation
+        model = DownloadActivityModel()
+        let (stream, continuation) = AsyncStream<DownloadActivityChange>.makeStream(
+            bufferingPolicy: .bufferingNewest(256))
+        // Subscribed and read in one turn of the queue: no change falls between.
+        let (updates, downloads) = await Self.subscribe(queue)
+        let title = title
+        if let change = model.apply(snapshot: downloads.map { .init($0, title: title($0)) }, at: now()) {
+            continuation.yield(change)
+        }
+        pump = Task { [weak self] in
+            for await record in updates {
+                guard let self, await self.take(record, generation: generation, into: continuation) else { break }
+            }
+            continuation.finish()
+        }
+        refresher = Task { [weak self, refreshInterval] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: refreshInterval)
+                guard let self, await self.refresh(generation: generation, into: continuation) else { break }
+            }
+        }
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.finish(generation) }
+        }
+        return stream
+    }
+
+    /// Cancels every download the activity shows (the model's
+    /// ``DownloadActivityModel/cancelAllTargets`` for the queue's downloads
+    /// now), in resume order, through ``DownloadQueue/cancel(_:)``: each
+    /// then ends with ``DownloadError/cancelled``. Discretionary downloads
+    /// are left alone.
+    ///
+    /// - returns: each cancel's result; a download that ended or was
+    ///   removed in between fails its cancel (and is left as it is).
+    public func cancelAll() async -> [UUID: Result<Void, DownloadError>] {
+        var current = DownloadActivityModel()
+        let title = title
+        _ = current.apply(snapshot: await queue.downloads.map { .init($0, title: title($0)) }, at: now())
+        var results: [UUID: Result<Void, DownloadError>] = [:]
+        for id in current.cancelAllTargets {
+            do throws(DownloadError) {
+                try await queue.cancel(id)
+                results[id] = .success(())
+            } catch {
+                results[id] = .failure(error)
+            }
+        }
+        return results
+    }
+
+    private static func subscribe(_ queue: isolated DownloadQueue) -> (AsyncStream<DownloadRecord>, [DownloadRecord]) {
+        (queue.updates(), queue.downloads)
+    }
+
+    /// Applies `record` when `generation` is current; `false` when it is not.
+    private func take(
+        _ record: DownloadRecord, generation: Int, into continuation: AsyncStream<DownloadActivityChange>.Continuation
+    ) -> Bool {
+        guard generation == self.generation else { return false }
+        if let change = model.apply(.init(record, title: title(record)), at: now()) { continuation.yield(change) }
+        return true
+    }
+
+    /// Reads the progress of the members in flight when `generation` is
+    /// current and an activity runs; `false` when `generation` is not current.
+    private func refresh(
+        generation: Int, into continuation: AsyncStream<DownloadActivityChange>.Continuation
+    ) async -> Bool {
+        guard generation == self.generation else { return false }
+        guard model.state != nil else { return true }
+        let downloads = await queue.downloads
+        guard generation == self.generation else { return false }
+        var fractions: [UUID: Double] = [:]
+        for record in downloads where record.status.isActive {
+            fractions[record.id] = DownloadActivityModel.Download(record, title: "").fraction
+        }
+        if let change = model.refresh(fractions: fractions, at: now()) { continuation.yield(change) }
+        return true
+    }
+
+    private func finish(_ generation: Int) {
+        guard generation == self.generation else { return }
+        pump?.cancel()
+        refresher?.cancel()
+        pump = nil
+        refresher = nil
+    }
+}

@@ -1,0 +1,1 @@
+../../../../Sources/MediaDownloadsActivityKit/DownloadLiveActivity.swift
