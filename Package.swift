@@ -52,6 +52,24 @@ if appleDependencies {
     zstd = "CZstd"
 }
 
+// MARK: Cryptography (encryption at rest)
+//
+// Apple platforms: CryptoKit, a system framework (nothing to declare).
+// Linux: OpenSSL's libcrypto through pkg-config (Tools/bootstrap installs
+// libssl-dev); MediaStore/Crypto/CryptoBackend.swift says why this library.
+// It follows the host, not `appleDependencies`: Linux has no CryptoKit,
+// so the Apple branch checked on Linux (Tools/check-apple-manifest) needs
+// libcrypto too, and a build on a Mac never declares it.
+#if os(Linux)
+    let cryptoTargets: [Target] = [
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])])
+    ]
+    let crypto: [Target.Dependency] = ["CCrypto"]
+#else
+    let cryptoTargets: [Target] = []
+    let crypto: [Target.Dependency] = []
+#endif
+
 let package = Package(
     name: "MediaCache",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
@@ -78,7 +96,7 @@ let package = Package(
         .library(name: "CacheToolCore", targets: ["CacheToolCore"]),
     ],
     dependencies: cPackages,
-    targets: cTargets + [
+    targets: cTargets + cryptoTargets + [
         // Package-internal support (`Locked`, `SlotTable`, `BlockingWait`): `package` access
         // only, in no product, so apps never see it.
         .target(
@@ -86,7 +104,7 @@ let package = Package(
         ),
         .target(
             name: "MediaStore",
-            dependencies: ["MediaSupport", lmdb, zstd, xxhash]
+            dependencies: ["MediaSupport", lmdb, zstd, xxhash] + crypto
         ),
         .target(
             name: "MediaCache",

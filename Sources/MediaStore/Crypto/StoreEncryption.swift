@@ -1,0 +1,163 @@
+import Foundation
+
+/// The keys of an encrypted store, derived from its ``StoreKey``, and the
+/// operations the store's engine seals and names things with.
+///
+/// ## Scheme
+/// - **Subkeys.** HKDF-SHA256 (RFC 5869) of the store key, empty salt,
+///   info `"MediaCache v1 "` + a purpose, one 32-byte subkey per purpose:
+///   `chunk identity`, `chunk sealing`, `record sealing`, `index keys`,
+///   `key check`. Knowing one subkey (or the check value) tells nothing
+///   about the others or the store key.
+/// - **Keyed identities.** A chunk's identity is HMAC-SHA256 of its
+///   plaintext under the chunk-identity subkey, truncated to 128 bits
+///   (``chunkIdentity(of:)``); an entry's index key is the same MAC of its
+///   cache key's UTF-8 bytes under the index-keys subkey
+///   (``indexKey(forCacheKey:)``). They replace the XXH3-128 digests of a
+///   plain store, which let anyone holding the file confirm a guessed URL
+///   or plaintext; these can be computed only with the store key, so
+///   deduplication works within the store and nowhere else.
+/// - **Chunks** are sealed convergently, block by block
+///   (``ChunkSealer``): the chunk key is HKDF-Expand of the chunk-sealing
+///   subkey with the identity, so equal plaintexts seal to equal bytes and
+///   are stored once; 16 KiB blocks are sealed with AES-256-GCM, block
+///   *i* with nonce *i*, so that a range read opens only its blocks.
+/// - **Records and small values**, whose bytes change under the same name,
+///   are sealed with a fresh random salt each time (``RecordSealer``).
+/// - **Key check value**: 32 bytes of HKDF output stored in the clear
+///   (``keyCheckValue``); opening with another key is refused before
+///   anything is read (``checks(_:)``), so a wrong key never makes
+///   entries look corrupt.
+///
+/// ## Why nonces never repeat under one key
+/// GCM breaks if one key seals two different plaintexts with one nonce.
+/// A chunk key seals exactly one chunk plaintext: the key is a function of
+/// the identity, and the identity is a MAC of the plaintext under a secret
+/// key, so two different plaintexts share a chunk key only if their
+/// 128-bit truncated MACs collide. HMAC-SHA256 is a PRF; among *n*
+/// distinct chunks the chance of any collision is at most n²/2¹²⁹
+/// (2⁻⁸⁹ for 2²⁰ chunks, 2⁻⁶⁹ for 2³⁰), and an attacker cannot aim for
+/// one without the key. Within that one plaintext each block has its own
+/// index, so each nonce is used once; sealing the same chunk again
+/// repeats the same (key, nonce, plaintext, AAD) and so the same output,
+/// which reveals nothing new. Records use a fresh 256-bit random salt per
+/// seal for a one-message key: a salt repeats among *n* seals with
+/// chance at most n²/2²⁵⁷.
+///
+/// ## What still leaks
+/// Someone holding the store file but not the key learns: the number of
+/// entries and chunks and their sizes (each sealed block is its
+/// plaintext's length plus 16 bytes), so a known file can be recognised
+/// by its length profile; which entries share chunks (equal content
+/// seals to equal bytes within the store); the access and expiry times
+/// and the order of use kept in the clear for eviction; pins, and the
+/// cost and limits counters. Not the bytes, the URLs, the MIME types,
+/// the validators or user fields, and not whether a given URL or content
+/// is in the store. An attacker who can write the file can roll parts of
+/// it back to an older state of the same store (AEAD does not stop
+/// replaying a block or record the same key sealed before), but cannot
+/// forge or move bytes between names or positions.
+package struct StoreEncryption: Sendable {
+    /// The purposes subkeys are derived for, each its own HKDF info.
+    package enum Purpose: String, CaseIterable, Sendable {
+        case chunkIdentity = "chunk identity"
+        case chunkSealing = "chunk sealing"
+        case recordSealing = "record sealing"
+        case indexKeys = "index keys"
+        case keyCheck = "key check"
+
+        /// The HKDF info for this purpose.
+        var info: [UInt8] { Array(("MediaCache v1 " + rawValue).utf8) }
+    }
+
+    private let identitySubkey: [UInt8]
+    private let chunkSealingSubkey: [UInt8]
+    private let indexSubkey: [UInt8]
+    /// Seals and opens records and small values.
+    package let recordSealer: RecordSealer
+    /// Stored in the clear when the store is made; ``checks(_:)`` compares
+    /// it with the one derived from the key given at open.
+    package let keyCheckValue: [UInt8]
+
+    package init(key: StoreKey) {
+        identitySubkey = Self.subkey(key, .chunkIdentity)
+        chunkSealingSubkey = Self.subkey(key, .chunkSealing)
+        indexSubkey = Self.subkey(key, .indexKeys)
+        recordSealer = RecordSealer(subkey: Self.subkey(key, .recordSealing))
+        keyCheckValue = Self.subkey(key, .keyCheck)
+    }
+
+    /// The 32-byte subkey of `key` for `purpose`.
+    package static func subkey(_ key: StoreKey, _ purpose: Purpose) -> [UInt8] {
+        key.bytes.withUnsafeBytes { keyBytes in
+            purpose.info.withUnsafeBytes { info in
+                CryptoPrimitives.hkdfSHA256(
+                    inputKeyMaterial: keyBytes, salt: UnsafeRawBufferPointer(start: nil, count: 0), info: info,
+                    outputByteCount: CryptoPrimitives.keySize)
+            }
+        }
+    }
+
+    /// Whether `stored`, a store's key check value, was made with this
+    /// key. False means another key: refuse the store before reading it.
+    package func checks(_ stored: some Collection<UInt8>) -> Bool {
+        constantTimeEquals(keyCheckValue, stored)
+    }
+
+    /// The keyed identity of a chunk's plaintext.
+    package func chunkIdentity(of bytes: some ContiguousBytes) -> KeyedIdentity {
+        bytes.withUnsafeBytes { KeyedIdentity(mac: identitySubkey, of: $0) }
+    }
+
+    /// The keyed index key of an entry's cache key.
+    package func indexKey(forCacheKey key: String) -> KeyedIdentity {
+        Array(key.utf8).withUnsafeBytes { KeyedIdentity(mac: indexSubkey, of: $0) }
+    }
+
+    /// The sealer of the chunk with `identity` (its key derived once).
+    package func chunkSealer(for identity: KeyedIdentity) -> ChunkSealer {
+        ChunkSealer(identity: identity, sealingSubkey: chunkSealingSubkey)
+    }
+}
+
+/// A keyed 128-bit name: HMAC-SHA256 truncated to its first 16 bytes,
+/// held as two big-endian halves (as ``ContentDigest`` holds an XXH3-128).
+package struct KeyedIdentity: Hashable, Sendable, CustomStringConvertible {
+    package let high: UInt64
+    package let low: UInt64
+
+    package init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
+    /// Reads 16 canonical bytes; nil when there are fewer.
+    package init?(canonical bytes: some Collection<UInt8>) {
+        guard bytes.count >= 16 else { return nil }
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        for (index, byte) in bytes.prefix(16).enumerated() {
+            if index < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
+        }
+        self.init(high: high, low: low)
+    }
+
+    init(mac key: [UInt8], of message: UnsafeRawBufferPointer) {
+        let mac = key.withUnsafeBytes { CryptoPrimitives.hmacSHA256(key: $0, message: message) }
+        self.init(canonical: mac)!
+    }
+
+    /// The 16 canonical (big-endian) bytes.
+    package var canonicalBytes: [UInt8] {
+        (0..<16).map { index in
+            let half = index < 8 ? high : low
+            return UInt8(truncatingIfNeeded: half >> (56 - 8 * UInt64(index % 8)))
+        }
+    }
+
+    package var description: String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(
+            decoding: canonicalBytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0xF)]] }, as: UTF8.self)
+    }
+}

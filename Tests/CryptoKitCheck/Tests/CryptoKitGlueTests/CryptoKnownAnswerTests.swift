@@ -1,0 +1,1 @@
+../../../MediaStoreTests/CryptoKnownAnswerTests.swift
