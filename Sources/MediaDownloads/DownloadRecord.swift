@@ -52,5 +52,3 @@ public struct DownloadRecord: Sendable, Hashable, Codable, Identifiable {
         status = try DownloadLifecycle.next(status, on: event)
     }
 }
-
-extension FetchPriority: Codable {}

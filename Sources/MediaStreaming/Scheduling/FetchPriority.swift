@@ -1,6 +1,6 @@
 /// Who a transfer from the origin is for. A transfer yields, between
 /// chunks, to any busy transfer of a higher priority.
-public enum FetchPriority: Int, Sendable, Comparable, CaseIterable, CustomStringConvertible {
+public enum FetchPriority: Int, Sendable, Codable, Comparable, CaseIterable, CustomStringConvertible {
     /// An offline download (and a discretionary one: it waits the same way).
     case download = 0
     /// Warming the next tracks of a playlist.
