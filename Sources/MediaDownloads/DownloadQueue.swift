@@ -93,6 +93,10 @@ public actor DownloadQueue {
     private var lastHigherPriorityActivity: ContinuousClock.Instant?
     /// Bytes stored at the last save, to save progress only when it moved.
     private var savedBytes: [UUID: Int] = [:]
+    /// The number of the latest save of the index begun.
+    private var savesBegun: UInt64 = 0
+    /// The number of the latest save of the index written (on the store's write queue).
+    private let lastSaveWritten = Locked<UInt64>(0)
 
     private init(
         cache: StreamingCache, configuration: DownloadQueueConfiguration, monitor: any ConditionsMonitor,
@@ -530,18 +534,28 @@ public actor DownloadQueue {
     }
 
     /// Saves the index and tells observers about `changed`.
+    ///
+    /// Saves may reach the store's write queue in another order than they
+    /// began (each hops through the concurrency pool first): one that finds
+    /// a later one written writes nothing, as that one holds all it has.
     func commit(_ changed: [UUID]) async throws(DownloadError) {
         let (list, unadopted) = (downloads, unadopted)
+        savesBegun += 1
+        let number = savesBegun
         lastProgressSave = .now
         for record in list { savedBytes[record.id] = record.bytesStored }
         // Observers hear of changes in the order they were made (before the
         // save's await lets another change in).
         for id in changed { if let record = records[id] { notify(record) } }
+        if let hook = configuration.indexSaveHook { await hook() }
         let saved: Result<Void, DownloadError>
         do {
-            saved = try await cache.storeIO.write { store in
+            saved = try await cache.storeIO.write { [lastSaveWritten] store in
                 Result<Void, DownloadError> { () throws(DownloadError) in
+                    // Writes run one at a time: nothing comes between the check and the mark.
+                    guard lastSaveWritten.current < number else { return }
                     try DownloadIndex(store: store).save(list, unadopted: unadopted)
+                    lastSaveWritten.withLock { $0 = number }
                 }
             }
         } catch {

@@ -23,6 +23,11 @@ public struct DownloadQueueConfiguration: Sendable {
     /// fails that download's adoption, as a failed store write does (the
     /// seam tests fail it with). `nil` by default.
     package var adoptionHook: (@Sendable (String) throws(StoreError) -> Void)?
+    /// Awaited by each save of the download index once it took the
+    /// records it saves, before its store write is queued (the seam tests
+    /// delay one save with, as the concurrency pool may delay its hop to
+    /// the write queue). `nil` by default.
+    package var indexSaveHook: (@Sendable () async -> Void)?
 
     public init(
         maxConcurrentDownloads: Int = 2, storageFloor: Int64? = nil, pollInterval: Duration = .milliseconds(250),
