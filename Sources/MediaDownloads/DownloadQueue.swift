@@ -182,7 +182,9 @@ public actor DownloadQueue {
 
     /// Each change of any download (its record after the change), from now
     /// on, until the stream is dropped. A removed download's last record
-    /// has ``DownloadStatus/removing``.
+    /// has ``DownloadStatus/removing``. Bytes that moved are told at each
+    /// poll (``DownloadQueueConfiguration/pollInterval``) and with each
+    /// save of the index.
     public func updates() -> AsyncStream<DownloadRecord> {
         let (stream, continuation) = AsyncStream<DownloadRecord>.makeStream(bufferingPolicy: .bufferingNewest(256))
         let id = UUID()
@@ -543,9 +545,16 @@ public actor DownloadQueue {
         savesBegun += 1
         let number = savesBegun
         lastProgressSave = .now
-        for record in list { savedBytes[record.id] = record.bytesStored }
         // Observers hear of changes in the order they were made (before the
-        // save's await lets another change in).
+        // save's await lets another change in): first the bytes that moved
+        // since the last save (once marked saved, no poll tells them), then `changed`.
+        let told = Set(changed)
+        for record in list
+        where !told.contains(record.id) && record.status == .downloading && savedBytes[record.id] != record.bytesStored
+        {
+            notify(record)
+        }
+        for record in list { savedBytes[record.id] = record.bytesStored }
         for id in changed { if let record = records[id] { notify(record) } }
         if let hook = configuration.indexSaveHook { await hook() }
         let saved: Result<Void, DownloadError>

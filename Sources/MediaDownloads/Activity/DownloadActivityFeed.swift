@@ -5,8 +5,8 @@ import Foundation
 /// activity. Uses the queue's public API only: statuses from
 /// ``DownloadQueue/updates()``; progress from there too and, while an
 /// activity runs, from ``DownloadQueue/downloads`` read every
-/// `refreshInterval` (``DownloadQueue/updates()`` may not tell every
-/// progress step: a step folded into a record by a save is not told);
+/// `refreshInterval` (``DownloadQueue/updates()`` tells progress at the
+/// queue's polls and saves, not at each step);
 /// cancel-all through ``DownloadQueue/cancel(_:)``.
 ///
 /// ```swift
