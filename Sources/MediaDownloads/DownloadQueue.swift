@@ -212,8 +212,11 @@ public actor DownloadQueue {
             }
         }
         if let result = verdict(records[id]) { return try result.get() }
-        for await record in stream where record.id == id {
-            if let result = verdict(record) { return try result.get() }
+        for await record in stream {
+            if record.id == id, let result = verdict(record) { return try result.get() }
+            // A burst of changes beyond the stream's buffer drops the oldest
+            // (the download's own end among them): the record now decides.
+            if let result = verdict(records[id]) { return try result.get() }
         }
         throw .cancelled
     }
