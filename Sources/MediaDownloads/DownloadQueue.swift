@@ -185,8 +185,14 @@ public actor DownloadQueue {
     /// has ``DownloadStatus/removing``. Bytes that moved are told at each
     /// poll (``DownloadQueueConfiguration/pollInterval``) and with each
     /// save of the index.
-    public func updates() -> AsyncStream<DownloadRecord> {
-        let (stream, continuation) = AsyncStream<DownloadRecord>.makeStream(bufferingPolicy: .bufferingNewest(256))
+    public func updates() -> AsyncStream<DownloadRecord> { updates(bufferingPolicy: .bufferingNewest(256)) }
+
+    /// ``updates()`` buffered by `bufferingPolicy` (the activity feed's
+    /// is unbounded: a status it missed would leave a download in flight).
+    func updates(bufferingPolicy: AsyncStream<DownloadRecord>.Continuation.BufferingPolicy) -> AsyncStream<
+        DownloadRecord
+    > {
+        let (stream, continuation) = AsyncStream<DownloadRecord>.makeStream(bufferingPolicy: bufferingPolicy)
         let id = UUID()
         observers[id] = continuation
         continuation.onTermination = { [weak self] _ in
