@@ -537,9 +537,11 @@ public actor DownloadQueue {
     private func tick() async {
         guard records.values.contains(where: { $0.status.isActive }) else { return }
         let moved = records.values.filter { $0.status == .downloading && savedBytes[$0.id] != $0.bytesStored }
-        for record in moved { notify(record) }
         if !moved.isEmpty, ContinuousClock.now - lastProgressSave > .seconds(2) {
+            // The save tells them (once).
             await commitReporting([])
+        } else {
+            for record in moved { notify(record) }
         }
         await schedule()
     }
