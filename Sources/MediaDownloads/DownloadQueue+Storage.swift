@@ -153,13 +153,16 @@ extension DownloadQueue {
     }
 
     /// Releases every hold of downloads `ids` (their entries stay cached,
-    /// evictable unless someone else holds them).
+    /// evictable unless someone else holds them). Only downloads that hold
+    /// no bytes when the release is written: one resumed meanwhile keeps
+    /// its holds (as ``holdEntries(of:)`` holds only for one that does).
     func releaseHolds(of ids: [UUID]) async {
         guard !ids.isEmpty else { return }
-        let holders = ids.map(Self.holder(of:))
+        let runners = runners
+        if let hook = configuration.holdsReleaseHook { await hook() }
         do {
             try await cache.storeIO.write { store throws(StoreError) in
-                for holder in holders { try store.releaseAll(by: holder) }
+                for id in ids where runners[id]?.holdsBytes != true { try store.releaseAll(by: Self.holder(of: id)) }
             }
         } catch {
             report(.store(error))

@@ -28,6 +28,9 @@ public struct DownloadQueueConfiguration: Sendable {
     /// delay one save with, as the concurrency pool may delay its hop to
     /// the write queue). `nil` by default.
     package var indexSaveHook: (@Sendable () async -> Void)?
+    /// Awaited by each release of downloads' holds (a cancel's) before its
+    /// store write is queued (the seam tests delay one with). `nil` by default.
+    package var holdsReleaseHook: (@Sendable () async -> Void)?
 
     public init(
         maxConcurrentDownloads: Int = 2, storageFloor: Int64? = nil, pollInterval: Duration = .milliseconds(250),
