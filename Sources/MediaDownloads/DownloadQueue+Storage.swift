@@ -172,13 +172,17 @@ extension DownloadQueue {
     /// Removes the entries of removing download `id` that nobody else
     /// holds once its holds are released, then its record. Its
     /// performer's keys go in the reverse of their order (an HLS master
-    /// first), then any other entry the download held.
+    /// first), then any other entry the download held. When the store
+    /// work fails (told on ``problems()``), the record stays, removing,
+    /// so the next opening finishes the removal (its holds released then).
     func finishRemoval(of id: UUID) async {
         guard let record = records[id] else { return }
         let keys = await storeKeys(of: [record]).flatMap(\.keys)
         let holder = Self.holder(of: id)
+        let hook = configuration.removalHook
         do {
             try await cache.storeIO.write { store throws(StoreError) in
+                try hook?(holder)
                 let held = try store.keys(heldBy: holder)
                 try store.releaseAll(by: holder)
                 var seen: Set<ExactKey> = []
@@ -189,6 +193,7 @@ extension DownloadQueue {
             }
         } catch {
             report(.store(error))
+            return
         }
         runners[id] = nil
         unadopted[id] = nil

@@ -397,7 +397,9 @@ public actor DownloadQueue {
     }
 
     /// Removes download `id` and every entry of it nobody else holds (the
-    /// app's, another download's, an HLS asset's stay, held).
+    /// app's, another download's, an HLS asset's stay, held). When that
+    /// store work fails (told on ``problems()``), the download stays,
+    /// removing, and the next opening finishes the removal.
     public func remove(_ id: UUID) async throws(DownloadError) {
         try apply(.remove, to: id)
         try await commit([id])

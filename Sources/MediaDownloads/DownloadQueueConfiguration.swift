@@ -31,6 +31,10 @@ public struct DownloadQueueConfiguration: Sendable {
     /// Awaited by each release of downloads' holds (a cancel's) before its
     /// store write is queued (the seam tests delay one with). `nil` by default.
     package var holdsReleaseHook: (@Sendable () async -> Void)?
+    /// Called with a removed download's holder before the removal's store
+    /// work (on the store's write queue): a throw fails that removal, as a
+    /// failed store write does (the seam tests fail it with). `nil` by default.
+    package var removalHook: (@Sendable (String) throws(StoreError) -> Void)?
 
     public init(
         maxConcurrentDownloads: Int = 2, storageFloor: Int64? = nil, pollInterval: Duration = .milliseconds(250),
