@@ -153,13 +153,16 @@ extension DownloadQueue {
     }
 
     /// Releases every hold of downloads `ids` (their entries stay cached,
-    /// evictable unless someone else holds them).
+    /// evictable unless someone else holds them). Only downloads that hold
+    /// no bytes when the release is written: one resumed meanwhile keeps
+    /// its holds (as ``holdEntries(of:)`` holds only for one that does).
     func releaseHolds(of ids: [UUID]) async {
         guard !ids.isEmpty else { return }
-        let holders = ids.map(Self.holder(of:))
+        let runners = runners
+        if let hook = configuration.holdsReleaseHook { await hook() }
         do {
             try await cache.storeIO.write { store throws(StoreError) in
-                for holder in holders { try store.releaseAll(by: holder) }
+                for id in ids where runners[id]?.holdsBytes != true { try store.releaseAll(by: Self.holder(of: id)) }
             }
         } catch {
             report(.store(error))
@@ -169,13 +172,17 @@ extension DownloadQueue {
     /// Removes the entries of removing download `id` that nobody else
     /// holds once its holds are released, then its record. Its
     /// performer's keys go in the reverse of their order (an HLS master
-    /// first), then any other entry the download held.
+    /// first), then any other entry the download held. When the store
+    /// work fails (told on ``problems()``), the record stays, removing,
+    /// so the next opening finishes the removal (its holds released then).
     func finishRemoval(of id: UUID) async {
         guard let record = records[id] else { return }
         let keys = await storeKeys(of: [record]).flatMap(\.keys)
         let holder = Self.holder(of: id)
+        let hook = configuration.removalHook
         do {
             try await cache.storeIO.write { store throws(StoreError) in
+                try hook?(holder)
                 let held = try store.keys(heldBy: holder)
                 try store.releaseAll(by: holder)
                 var seen: Set<ExactKey> = []
@@ -186,6 +193,7 @@ extension DownloadQueue {
             }
         } catch {
             report(.store(error))
+            return
         }
         runners[id] = nil
         unadopted[id] = nil

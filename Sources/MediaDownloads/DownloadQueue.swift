@@ -93,6 +93,10 @@ public actor DownloadQueue {
     private var lastHigherPriorityActivity: ContinuousClock.Instant?
     /// Bytes stored at the last save, to save progress only when it moved.
     private var savedBytes: [UUID: Int] = [:]
+    /// The number of the latest save of the index begun.
+    private var savesBegun: UInt64 = 0
+    /// The number of the latest save of the index written (on the store's write queue).
+    private let lastSaveWritten = Locked<UInt64>(0)
 
     private init(
         cache: StreamingCache, configuration: DownloadQueueConfiguration, monitor: any ConditionsMonitor,
@@ -178,9 +182,17 @@ public actor DownloadQueue {
 
     /// Each change of any download (its record after the change), from now
     /// on, until the stream is dropped. A removed download's last record
-    /// has ``DownloadStatus/removing``.
-    public func updates() -> AsyncStream<DownloadRecord> {
-        let (stream, continuation) = AsyncStream<DownloadRecord>.makeStream(bufferingPolicy: .bufferingNewest(256))
+    /// has ``DownloadStatus/removing``. Bytes that moved are told at each
+    /// poll (``DownloadQueueConfiguration/pollInterval``) and with each
+    /// save of the index.
+    public func updates() -> AsyncStream<DownloadRecord> { updates(bufferingPolicy: .bufferingNewest(256)) }
+
+    /// ``updates()`` buffered by `bufferingPolicy` (the activity feed's
+    /// is unbounded: a status it missed would leave a download in flight).
+    func updates(bufferingPolicy: AsyncStream<DownloadRecord>.Continuation.BufferingPolicy) -> AsyncStream<
+        DownloadRecord
+    > {
+        let (stream, continuation) = AsyncStream<DownloadRecord>.makeStream(bufferingPolicy: bufferingPolicy)
         let id = UUID()
         observers[id] = continuation
         continuation.onTermination = { [weak self] _ in
@@ -206,8 +218,11 @@ public actor DownloadQueue {
             }
         }
         if let result = verdict(records[id]) { return try result.get() }
-        for await record in stream where record.id == id {
-            if let result = verdict(record) { return try result.get() }
+        for await record in stream {
+            if record.id == id, let result = verdict(record) { return try result.get() }
+            // A burst of changes beyond the stream's buffer drops the oldest
+            // (the download's own end among them): the record now decides.
+            if let result = verdict(records[id]) { return try result.get() }
         }
         throw .cancelled
     }
@@ -382,7 +397,9 @@ public actor DownloadQueue {
     }
 
     /// Removes download `id` and every entry of it nobody else holds (the
-    /// app's, another download's, an HLS asset's stay, held).
+    /// app's, another download's, an HLS asset's stay, held). When that
+    /// store work fails (told on ``problems()``), the download stays,
+    /// removing, and the next opening finishes the removal.
     public func remove(_ id: UUID) async throws(DownloadError) {
         try apply(.remove, to: id)
         try await commit([id])
@@ -522,26 +539,45 @@ public actor DownloadQueue {
     private func tick() async {
         guard records.values.contains(where: { $0.status.isActive }) else { return }
         let moved = records.values.filter { $0.status == .downloading && savedBytes[$0.id] != $0.bytesStored }
-        for record in moved { notify(record) }
         if !moved.isEmpty, ContinuousClock.now - lastProgressSave > .seconds(2) {
+            // The save tells them (once).
             await commitReporting([])
+        } else {
+            for record in moved { notify(record) }
         }
         await schedule()
     }
 
     /// Saves the index and tells observers about `changed`.
+    ///
+    /// Saves may reach the store's write queue in another order than they
+    /// began (each hops through the concurrency pool first): one that finds
+    /// a later one written writes nothing, as that one holds all it has.
     func commit(_ changed: [UUID]) async throws(DownloadError) {
         let (list, unadopted) = (downloads, unadopted)
+        savesBegun += 1
+        let number = savesBegun
         lastProgressSave = .now
-        for record in list { savedBytes[record.id] = record.bytesStored }
         // Observers hear of changes in the order they were made (before the
-        // save's await lets another change in).
+        // save's await lets another change in): first the bytes that moved
+        // since the last save (once marked saved, no poll tells them), then `changed`.
+        let told = Set(changed)
+        for record in list
+        where !told.contains(record.id) && record.status == .downloading && savedBytes[record.id] != record.bytesStored
+        {
+            notify(record)
+        }
+        for record in list { savedBytes[record.id] = record.bytesStored }
         for id in changed { if let record = records[id] { notify(record) } }
+        if let hook = configuration.indexSaveHook { await hook() }
         let saved: Result<Void, DownloadError>
         do {
-            saved = try await cache.storeIO.write { store in
+            saved = try await cache.storeIO.write { [lastSaveWritten] store in
                 Result<Void, DownloadError> { () throws(DownloadError) in
+                    // Writes run one at a time: nothing comes between the check and the mark.
+                    guard lastSaveWritten.current < number else { return }
                     try DownloadIndex(store: store).save(list, unadopted: unadopted)
+                    lastSaveWritten.withLock { $0 = number }
                 }
             }
         } catch {

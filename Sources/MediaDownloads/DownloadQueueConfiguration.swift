@@ -23,6 +23,18 @@ public struct DownloadQueueConfiguration: Sendable {
     /// fails that download's adoption, as a failed store write does (the
     /// seam tests fail it with). `nil` by default.
     package var adoptionHook: (@Sendable (String) throws(StoreError) -> Void)?
+    /// Awaited by each save of the download index once it took the
+    /// records it saves, before its store write is queued (the seam tests
+    /// delay one save with, as the concurrency pool may delay its hop to
+    /// the write queue). `nil` by default.
+    package var indexSaveHook: (@Sendable () async -> Void)?
+    /// Awaited by each release of downloads' holds (a cancel's) before its
+    /// store write is queued (the seam tests delay one with). `nil` by default.
+    package var holdsReleaseHook: (@Sendable () async -> Void)?
+    /// Called with a removed download's holder before the removal's store
+    /// work (on the store's write queue): a throw fails that removal, as a
+    /// failed store write does (the seam tests fail it with). `nil` by default.
+    package var removalHook: (@Sendable (String) throws(StoreError) -> Void)?
 
     public init(
         maxConcurrentDownloads: Int = 2, storageFloor: Int64? = nil, pollInterval: Duration = .milliseconds(250),

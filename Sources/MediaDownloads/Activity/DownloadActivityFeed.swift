@@ -2,11 +2,12 @@ import Foundation
 
 /// Feeds a ``DownloadActivityModel`` from a ``DownloadQueue`` and cancels
 /// what the activity shows through it: the queue side of the one download
-/// activity. Uses the queue's public API only: statuses from
-/// ``DownloadQueue/updates()``; progress from there too and, while an
+/// activity. Statuses come from ``DownloadQueue/updates()`` (with no
+/// bound on the records waiting for this actor, so a burst of changes
+/// loses none); progress from there too and, while an
 /// activity runs, from ``DownloadQueue/downloads`` read every
-/// `refreshInterval` (``DownloadQueue/updates()`` may not tell every
-/// progress step: a step folded into a record by a save is not told);
+/// `refreshInterval` (``DownloadQueue/updates()`` tells progress at the
+/// queue's polls and saves, not at each step);
 /// cancel-all through ``DownloadQueue/cancel(_:)``.
 ///
 /// ```swift
@@ -107,8 +108,10 @@ public actor DownloadActivityFeed {
         return results
     }
 
+    /// The queue's updates, unbounded (one save may tell more changes than
+    /// ``DownloadQueue/updates()`` buffers, while this actor is busy), and its downloads now.
     private static func subscribe(_ queue: isolated DownloadQueue) -> (AsyncStream<DownloadRecord>, [DownloadRecord]) {
-        (queue.updates(), queue.downloads)
+        (queue.updates(bufferingPolicy: .unbounded), queue.downloads)
     }
 
     /// Applies `record` when `generation` is current; `false` when it is not.
