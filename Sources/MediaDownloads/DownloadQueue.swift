@@ -102,7 +102,9 @@ public actor DownloadQueue {
         self.configuration = configuration
         self.monitor = monitor
         var byKind: [String: any DownloadPerformer] = [
-            ProgressiveDownloadPerformer.kind: ProgressiveDownloadPerformer()
+            ProgressiveDownloadPerformer.kind: configuration.backgroundTransfer.map {
+                BackgroundTransferPerformer(transfer: $0, importFailed: configuration.importFailed)
+            } ?? ProgressiveDownloadPerformer()
         ]
         for performer in performers { byKind[performer.kind] = performer }
         self.performers = byKind
@@ -149,6 +151,7 @@ public actor DownloadQueue {
         }
         let queue = DownloadQueue(cache: cache, configuration: configuration, monitor: monitor, performers: performers)
         try await queue.restore(index.records, legacy: index.legacy)
+        await queue.reconcileTransfers()
         await queue.startLoops()
         return queue
     }
@@ -415,7 +418,11 @@ public actor DownloadQueue {
     func runner(of record: DownloadRecord) -> DownloadRunner {
         let (id, board) = (record.id, board)
         let heldRun = Locked(0)
-        return DownloadRunner(record: record, holder: Self.holder(of: id)) { [weak self] runner in
+        // Resume data kept by a run (also a stopped one's, after the stop's save) is saved at once.
+        let kept: @Sendable (DownloadRunner) -> Void = { [weak self] _ in
+            Task { await self?.commitReporting([]) }
+        }
+        let changed: @Sendable (DownloadRunner) -> Void = { [weak self] runner in
             let progress = runner.snapshot
             guard progress.state == .downloading else { return }
             board.update(id, bytes: progress.bytes, total: progress.total > 0 ? progress.total : nil)
@@ -428,6 +435,7 @@ public actor DownloadQueue {
             else { return }
             Task { await self?.holdEntries(of: [id]) }
         }
+        return DownloadRunner(record: record, holder: Self.holder(of: id), changed: changed, resumeKept: kept)
     }
 
     /// The store holder download `id` holds its entries by: `"queue/<id>"`.

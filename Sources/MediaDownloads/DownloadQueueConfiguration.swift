@@ -23,6 +23,14 @@ public struct DownloadQueueConfiguration: Sendable {
     /// fails that download's adoption, as a failed store write does (the
     /// seam tests fail it with). `nil` by default.
     package var adoptionHook: (@Sendable (String) throws(StoreError) -> Void)?
+    /// Where progressive downloads are transferred: `nil` (the default)
+    /// streams them through the cache's loader in the foreground; a
+    /// ``BackgroundTransfer`` (on Apple platforms a background
+    /// `URLSession`) runs them as download-to-file tasks that go on while
+    /// the app is suspended (``BackgroundTransferPerformer``).
+    public var backgroundTransfer: (any BackgroundTransfer)?
+    /// Told of each background file that could not be imported (it is fetched again).
+    public var importFailed: @Sendable (DownloadRecord, TransferImportError) -> Void = { _, _ in }
 
     public init(
         maxConcurrentDownloads: Int = 2, storageFloor: Int64? = nil, pollInterval: Duration = .milliseconds(250),

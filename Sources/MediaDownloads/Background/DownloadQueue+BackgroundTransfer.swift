@@ -1,0 +1,43 @@
+import Foundation
+
+extension DownloadQueue {
+    /// Passes on the completion handler of
+    /// `application(_:handleEventsForBackgroundURLSession:completionHandler:)`
+    /// when `identifier` is the session of the queue's
+    /// ``DownloadQueueConfiguration/backgroundTransfer``: it is called once
+    /// the session delivered its events and every file a running download
+    /// took was imported into the store (committed). Call it from the app
+    /// delegate after opening the queue.
+    ///
+    /// - returns: whether the session is the queue's (otherwise the handler is not kept).
+    @discardableResult
+    public nonisolated func handleEventsForBackgroundURLSession(
+        _ identifier: String, completionHandler: @escaping @Sendable () -> Void
+    ) -> Bool {
+        guard let transfer = configuration.backgroundTransfer, transfer.sessionIdentifier == identifier else {
+            return false
+        }
+        transfer.inbox.handleEvents(completionHandler: completionHandler)
+        return true
+    }
+
+    /// At opening: the tasks the background service still runs and the
+    /// deliveries kept, against the index (``LaunchReconciliation``).
+    func reconcileTransfers() async {
+        guard let transfer = configuration.backgroundTransfer else { return }
+        let tasks = await transfer.tasks().map(\.identifier)
+        let plan = LaunchReconciliation.plan(
+            records: records.values, tasks: tasks, delivered: transfer.inbox.pending)
+        for task in plan.cancel { _ = await transfer.cancel(task) }
+        var kept: [UUID] = []
+        for task in plan.cancelKeepingResumeData {
+            guard let identifier = TransferIdentifier(task), let data = await transfer.cancel(task),
+                let resume = TransferResumeData(identifier: task, data: data)
+            else { continue }
+            runners[identifier.download]?.edit { $0.resumeData = resume }
+            kept.append(identifier.download)
+        }
+        for delivery in plan.discard { transfer.inbox.discard(delivery) }
+        if !kept.isEmpty { await commitReporting(kept) }
+    }
+}
