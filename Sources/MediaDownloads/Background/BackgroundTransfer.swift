@@ -30,6 +30,21 @@ public protocol BackgroundTransfer: Sendable {
 
     /// The tasks the service still runs (also those started before a relaunch).
     func tasks() async -> [TransferTaskInfo]
+
+    /// Keeps the completion handler of
+    /// `application(_:handleEventsForBackgroundURLSession:completionHandler:)`
+    /// if `session` is one of its sessions (see
+    /// ``TransferInbox/handleEvents(completionHandler:)``); returns whether it is.
+    func handleEvents(forSession session: String, completionHandler: @escaping @Sendable () -> Void) -> Bool
+}
+
+extension BackgroundTransfer {
+    /// Keeps the handler when `session` is ``sessionIdentifier``.
+    public func handleEvents(forSession session: String, completionHandler: @escaping @Sendable () -> Void) -> Bool {
+        guard session == sessionIdentifier else { return false }
+        inbox.handleEvents(completionHandler: completionHandler)
+        return true
+    }
 }
 
 /// One download-to-file task to start.

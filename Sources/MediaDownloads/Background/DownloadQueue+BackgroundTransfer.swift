@@ -7,18 +7,16 @@ extension DownloadQueue {
     /// ``DownloadQueueConfiguration/backgroundTransfer``: it is called once
     /// the session delivered its events and every file a running download
     /// took was imported into the store (committed). Call it from the app
-    /// delegate after opening the queue.
+    /// delegate; when the queue is not open yet, call the transfer's
+    /// ``BackgroundTransfer/handleEvents(forSession:completionHandler:)``.
     ///
     /// - returns: whether the session is the queue's (otherwise the handler is not kept).
     @discardableResult
     public nonisolated func handleEventsForBackgroundURLSession(
         _ identifier: String, completionHandler: @escaping @Sendable () -> Void
     ) -> Bool {
-        guard let transfer = configuration.backgroundTransfer, transfer.sessionIdentifier == identifier else {
-            return false
-        }
-        transfer.inbox.handleEvents(completionHandler: completionHandler)
-        return true
+        configuration.backgroundTransfer?.handleEvents(forSession: identifier, completionHandler: completionHandler)
+            ?? false
     }
 
     /// At opening: the tasks the background service still runs and the

@@ -248,12 +248,11 @@ public final class TransferInbox: Sendable {
 
     /// The service delivered every event of the session (on Apple
     /// platforms `urlSessionDidFinishEvents(forBackgroundURLSession:)`).
-    /// With no handler kept (the app was not woken for the session's
-    /// events) it changes nothing.
+    /// It may come before the handler (the session was created before the
+    /// app delegate was called): the handler is then called when given,
+    /// once no delivery taken is being imported.
     public func didFinishEvents() {
-        state.withLock { state in
-            if state.handler != nil { state.finishedEvents = true }
-        }
+        state.withLock { $0.finishedEvents = true }
         fireIfDue()
     }
 

@@ -51,10 +51,13 @@ struct TransferInboxTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let inbox = try TransferInbox(directory: directory)
         let calls = Locked(0)
-        // Events finished with no handler kept: nothing to call, nothing remembered.
+        // Events finished before the handler came: called when it comes.
+        let early = Locked(0)
         inbox.didFinishEvents()
+        inbox.handleEvents { early.withLock { $0 += 1 } }
+        #expect(early.current == 1)
         inbox.handleEvents { calls.withLock { $0 += 1 } }
-        #expect(calls.current == 0)
+        #expect(calls.current == 0, "not before the events finished")
         let waiter = Task { await inbox.take("a/0") }
         while inbox.waiting.isEmpty { await Task.yield() }
         try inbox.deliver(
