@@ -30,6 +30,12 @@ import MediaSupport
 /// - **Kinds.** Bytes are moved by a ``DownloadPerformer`` per
 ///   ``DownloadRecord/kind``: ``ProgressiveDownloadPerformer`` built in,
 ///   others (HLS) registered at opening.
+/// - **Background transfers.** With
+///   ``DownloadQueueConfiguration/backgroundTransfer`` set, progressive
+///   downloads run as download-to-file tasks that go on while the app is
+///   suspended (``BackgroundTransferPerformer``); opening the queue
+///   adopts the tasks the system still runs and imports what ended
+///   meanwhile (see <doc:BackgroundTransfers>).
 /// - **Holds.** Each download holds its entries in the store by its own
 ///   holder, ``holder(of:)`` (`"queue/<id>"`; see `MediaStore.hold(_:by:version:)`),
 ///   from when it is enqueued or resumed while the queue keeps it: queued,

@@ -9,7 +9,7 @@ import MediaStreaming
 /// A run fetches the first range the store does not hold (so a range
 /// already stored is never fetched again), as the task
 /// ``TransferIdentifier`` of the download and the range's offset, and
-/// imports the file it delivers (``TransferredFileImporter``); then the
+/// imports the file it delivers (like a streamed fill: see ``TransferImportError``); then the
 /// next missing range, until the entry is complete. Before it starts a
 /// task it takes, in this order:
 /// - a delivery of that task already in the ``TransferInbox`` (it ended
