@@ -99,6 +99,9 @@ public actor DownloadQueue {
     private var lastHigherPriorityActivity: ContinuousClock.Instant?
     /// Bytes stored at the last save, to save progress only when it moved.
     private var savedBytes: [UUID: Int] = [:]
+    /// The downloads that run (queued, waiting, downloading), read by the
+    /// background transfer's inbox (its events' handler waits for their deliveries).
+    nonisolated let runningDownloads = Locked<Set<UUID>>([])
 
     private init(
         cache: StreamingCache, configuration: DownloadQueueConfiguration, monitor: any ConditionsMonitor,
@@ -429,6 +432,7 @@ public actor DownloadQueue {
             Task { await self?.commitReporting([]) }
         }
         let changed: @Sendable (DownloadRunner) -> Void = { [weak self] runner in
+            self?.noteRunning(id, status: runner.status)
             let progress = runner.snapshot
             guard progress.state == .downloading else { return }
             board.update(id, bytes: progress.bytes, total: progress.total > 0 ? progress.total : nil)

@@ -1,4 +1,5 @@
 import Foundation
+import MediaSupport
 
 extension DownloadQueue {
     /// Passes on the completion handler of
@@ -37,5 +38,26 @@ extension DownloadQueue {
         }
         for delivery in plan.discard { transfer.inbox.discard(delivery) }
         if !kept.isEmpty { await commitReporting(kept) }
+        // The events' handler waits for the deliveries of downloads that run.
+        for record in records.values { noteRunning(record.id, status: record.status) }
+        let running = runningDownloads
+        transfer.inbox.setClaims { identifier in
+            guard let identifier = TransferIdentifier(identifier) else { return false }
+            return running.withLock { $0.contains(identifier.download) }
+        }
+    }
+
+    /// Keeps ``runningDownloads`` up to date with `status` of download `id`.
+    nonisolated func noteRunning(_ id: UUID, status: DownloadStatus) {
+        guard let transfer = configuration.backgroundTransfer else { return }
+        let runs: Bool
+        switch status {
+        case .queued, .waiting, .downloading: runs = true
+        default: runs = false
+        }
+        let changed = runningDownloads.withLock { running in
+            runs ? running.insert(id).inserted : running.remove(id) != nil
+        }
+        if changed && !runs { transfer.inbox.reevaluate() }
     }
 }

@@ -16,7 +16,7 @@ import MediaSupport
 /// `application(_:handleEventsForBackgroundURLSession:completionHandler:)`
 /// (``handleEvents(completionHandler:)``): called once the service told
 /// that it delivered all its events (``didFinishEvents()``) and every
-/// delivery a running download took was imported (or failed).
+/// delivery of a download that runs was imported (or failed).
 public final class TransferInbox: Sendable {
     /// The most deliveries kept: beyond it, new ones are refused (their
     /// downloads fetch the range again).
@@ -36,10 +36,15 @@ public final class TransferInbox: Sendable {
         var inFlight: Set<String> = []
         var handler: (@Sendable () -> Void)?
         var finishedEvents = false
+        /// Whether a delivery is one a download will take now (``setClaims(_:)``);
+        /// `nil`: every delivery is (no queue looked yet).
+        var claims: (@Sendable (String) -> Bool)?
 
         /// The handler to call now, if its time came (taken out of the state).
         mutating func dueHandler() -> (@Sendable () -> Void)? {
             guard finishedEvents, inFlight.isEmpty, let handler else { return nil }
+            let awaited = claims.map { claims in delivered.keys.contains(where: claims) } ?? !delivered.isEmpty
+            guard !awaited else { return nil }
             self.handler = nil
             finishedEvents = false
             return handler
@@ -220,7 +225,22 @@ public final class TransferInbox: Sendable {
     package func discard(_ identifier: String) {
         _ = state.withLock { $0.delivered.removeValue(forKey: identifier) }
         removeFiles(of: identifier)
+        fireIfDue()
     }
+
+    /// Tells which deliveries a download will take now (its download
+    /// runs): until they are taken and imported, the events' handler
+    /// waits for them. Before it is set, every delivery is waited for.
+    /// Called with the inbox's lock held: `claims` must take no lock that
+    /// is held while calling into the inbox.
+    package func setClaims(_ claims: @escaping @Sendable (String) -> Bool) {
+        state.withLock { $0.claims = claims }
+        fireIfDue()
+    }
+
+    /// What the claims say changed (a download stopped or ended): calls
+    /// the events' handler if nothing is waited for any more.
+    package func reevaluate() { fireIfDue() }
 
     private func removeFiles(of identifier: String) {
         let stem = Self.stem(of: identifier)
@@ -232,9 +252,11 @@ public final class TransferInbox: Sendable {
 
     /// Keeps the completion handler the system gave
     /// `application(_:handleEventsForBackgroundURLSession:completionHandler:)`:
-    /// called once, after ``didFinishEvents()`` and once every delivery a
-    /// running download took was imported (or failed). Deliveries no
-    /// download waits for are on disk already.
+    /// called once, after ``didFinishEvents()`` and once every delivery of
+    /// a download that runs was taken and imported (or failed). Until a
+    /// queue opened over the inbox, every delivery counts; deliveries of
+    /// downloads that do not run (stopped, failed) stay on disk for their
+    /// next run and are not waited for.
     public func handleEvents(completionHandler: @escaping @Sendable () -> Void) {
         let due = state.withLock { state -> (@Sendable () -> Void)? in
             let previous = state.handler

@@ -79,6 +79,37 @@ struct TransferInboxTests {
         #expect(second.current == 11)
     }
 
+    @Test("The events' handler waits for deliveries a running download will take, not for others")
+    func handlerWaitsForClaimedDeliveries() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let inbox = try TransferInbox(directory: directory)
+        let calls = Locked(0)
+        inbox.deliverFailure(identifier: "running/0", reason: "x", resumeData: nil)
+        inbox.deliverFailure(identifier: "stopped/0", reason: "x", resumeData: nil)
+        inbox.handleEvents { calls.withLock { $0 += 1 } }
+        inbox.didFinishEvents()
+        #expect(calls.current == 0, "no queue looked yet: every delivery is waited for")
+        let running = Locked<Set<String>>(["running/0"])
+        inbox.setClaims { identifier in running.withLock { $0.contains(identifier) } }
+        #expect(calls.current == 0, "the running download has not taken its delivery")
+        let taken = try #require(inbox.takeIfDelivered("running/0"))
+        #expect(calls.current == 0)
+        inbox.settle(taken)
+        #expect(calls.current == 1, "imported: called; the stopped download's delivery stays")
+        #expect(inbox.pending == ["stopped/0"])
+        // A download that stops no longer holds the handler back.
+        inbox.handleEvents { calls.withLock { $0 += 10 } }
+        inbox.didFinishEvents()
+        #expect(calls.current == 11)
+        inbox.deliverFailure(identifier: "running/0", reason: "y", resumeData: nil)
+        inbox.handleEvents { calls.withLock { $0 += 100 } }
+        inbox.didFinishEvents()
+        #expect(calls.current == 11)
+        running.withLock { $0 = [] }
+        inbox.reevaluate()
+        #expect(calls.current == 111)
+    }
+
     @Test("A waiter cancelled gets nothing; what is delivered then is kept for the next one")
     func cancelledWaiter() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }

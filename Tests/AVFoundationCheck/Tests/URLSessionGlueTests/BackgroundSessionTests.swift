@@ -45,7 +45,7 @@ final class BackgroundSessionTests {
     /// handler), then the queue.
     func launch(
         importFailed: @escaping @Sendable (DownloadRecord, TransferImportError) -> Void = { _, _ in },
-        beforeOpen: (URLSessionBackgroundTransfer) -> Void = { _ in }
+        beforeOpen: (URLSessionBackgroundTransfer, MediaStore) -> Void = { _, _ in }
     ) async throws -> App {
         var store: MediaStore?
         for attempt in 0... {
@@ -62,7 +62,7 @@ final class BackgroundSessionTests {
         }
         let inbox = try TransferInbox(directory: directory.appendingPathComponent("inbox"))
         let transfer = URLSessionBackgroundTransfer(identifier: sessionIdentifier, inbox: inbox)
-        beforeOpen(transfer)
+        beforeOpen(transfer, store!)
         var configuration = DownloadQueueConfiguration()
         configuration.backgroundTransfer = transfer
         configuration.importFailed = importFailed
@@ -121,20 +121,26 @@ final class BackgroundSessionTests {
         app = nil
         #expect(system.standInFinish(task(of: record)))
         let handled = HandlerLog()
-        var store: MediaStore?
         let identifier = sessionIdentifier
         let delegateCalls = HandlerLog()
-        let relaunched = try await launch(beforeOpen: { transfer in
+        let completeWhenCalled = HandlerLog()
+        let key = record.cacheKey
+        let relaunched = try await launch(beforeOpen: { transfer, store in
             // The app delegate's application(_:handleEventsForBackgroundURLSession:completionHandler:).
             let other = transfer.handleEvents(forSession: "another", completionHandler: {})
-            let ours = transfer.handleEvents(forSession: identifier, completionHandler: { handled.record() })
+            let ours = transfer.handleEvents(
+                forSession: identifier,
+                completionHandler: {
+                    handled.record()
+                    if (try? store.info(forKey: key))?.isComplete == true { completeWhenCalled.record() }
+                })
             if !other && ours { delegateCalls.record() }
         })
         #expect(delegateCalls.count == 1, "only the queue's session is taken")
-        store = relaunched.store
         try await relaunched.queue.completion(of: record.id)
-        #expect(try store?.data(forKey: record.cacheKey) == data)
+        #expect(try relaunched.store.data(forKey: record.cacheKey) == data)
         #expect(try await eventually { handled.count == 1 })
+        #expect(completeWhenCalled.count == 1, "called once the import was committed")
         #expect(system.standInStarts.count == 1, "nothing fetched again")
     }
 
