@@ -27,7 +27,10 @@ import MediaStreaming
 /// too and fails the run. A file that cannot be imported (short, long,
 /// a response that is not the range asked for, an entry replaced
 /// meanwhile) is reported to ``importFailed`` and fetched again, up to
-/// ``importAttempts`` times in a run; then the run fails with it.
+/// ``importAttempts`` times in a run; then the run fails with it. So do
+/// ``importAttempts`` imports that replace the entry holding bytes (its
+/// validators changed: an origin whose `ETag` changes at each response
+/// would replace it forever).
 public struct BackgroundTransferPerformer: DownloadPerformer {
     public var kind: String { ProgressiveDownloadPerformer.kind }
 
@@ -69,7 +72,13 @@ public struct BackgroundTransferPerformer: DownloadPerformer {
         let key = record.cacheKey
         var resume = record.resumeData
         var failures = 0
-        // Bounded: each pass imports a range (the entry grows), or counts a failure.
+        // Imports that replaced the entry holding bytes (the origin's
+        // validators changed): an origin whose `ETag` changes at each
+        // response would replace it forever.
+        var replaced = 0
+        // Bounded: each pass grows the entry (an import that does not
+        // replace it fills at least a chunk of a hole), or counts a failure
+        // or a replacement.
         while true {
             if Task.isCancelled { throw .cancelled }
             let (info, stored): (EntryInfo?, [Range<Int>])
@@ -99,8 +108,9 @@ public struct BackgroundTransferPerformer: DownloadPerformer {
                 context.keep(resumeData: data.flatMap { TransferResumeData(identifier: identifier, data: $0) })
                 throw .transfer(reason)
             case .file(let file, let response):
+                let imported: EntryInfo
                 do throws(TransferImportError) {
-                    _ = try await TransferredFileImporter.importFile(
+                    imported = try await TransferredFileImporter.importFile(
                         file, request: request, response: response, key: key, io: io)
                     transfer.inbox.settle(completion)
                     if record.resumeData != nil { context.keep(resumeData: nil) }
@@ -110,6 +120,13 @@ public struct BackgroundTransferPerformer: DownloadPerformer {
                     importFailed(record, error)
                     failures += 1
                     if failures >= importAttempts { throw .transfer("import of \(identifier): \(error)") }
+                    continue
+                }
+                if let info, info.cachedBytes > 0, imported.version != info.version {
+                    replaced += 1
+                    if replaced >= importAttempts {
+                        throw .transfer("\(key): replaced \(replaced) times, its content changes at each response")
+                    }
                 }
             }
         }

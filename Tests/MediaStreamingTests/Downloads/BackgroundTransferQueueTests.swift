@@ -236,6 +236,32 @@ struct BackgroundTransferQueueTests {
         #expect(try setup.test.store.cachedRanges(forKey: key) == [0..<chunk])
     }
 
+    @Test("An origin whose ETag changes at each response fails the download after a bounded number of replacements")
+    func changingContent() async throws {
+        let setup = try Setup()
+        setup.service.publish(data, at: url)
+        setup.service.state.withLock {
+            $0.autoFinish = true
+            $0.rotateETags = true
+        }
+        let chunk = TestCache.chunkSize
+        let key = setup.test.cache.cacheKey(for: url)
+        let version = try setup.test.store.prepareEntry(
+            forKey: key, length: data.count, options: WriteOptions(metadata: EntryMetadata(etag: "\"v1\""))
+        ).version
+        try setup.test.store.write(data[0..<(2 * chunk)], at: 0, forKey: key, version: version)
+        let (queue, _) = try await setup.open()
+        let record = try await queue.enqueue(url)
+        await #expect(throws: DownloadError.self) { try await queue.completion(of: record.id) }
+        let starts = setup.service.started.count
+        #expect(starts >= 3 && starts <= 4, "\(starts) tasks: bounded")
+        guard case .failed(.transfer(let reason)) = await queue.download(record.id)?.status else {
+            Issue.record("not failed with a transfer error")
+            return
+        }
+        #expect(reason.contains("replaced"))
+    }
+
     @Test("The events' completion handler is called once, after the delivered file is imported and committed")
     func eventsHandler() async throws {
         let setup = try Setup()

@@ -30,6 +30,9 @@ final class FakeTransferService: Sendable {
         var autoFinish = false
         /// Faults of the next ends, in order.
         var faults: [Fault] = []
+        /// Each end carries a new `ETag` (the resource changes all the time).
+        var rotateETags = false
+        var ends = 0
     }
 
     let state = Locked(State())
@@ -70,7 +73,9 @@ final class FakeTransferService: Sendable {
     func finish(_ identifier: String, fault: Fault? = nil) {
         let end = state.withLock { state -> (request: TransferRequest, data: Data?, etag: String?)? in
             guard let request = state.running.removeValue(forKey: identifier) else { return nil }
-            return (request, state.resources[request.url], state.etags[request.url])
+            state.ends += 1
+            let etag = state.rotateETags ? "\"v\(state.ends + 1)\"" : state.etags[request.url]
+            return (request, state.resources[request.url], etag)
         }
         guard let end else { return }
         guard let data = end.data else {
