@@ -112,7 +112,9 @@ public actor DownloadQueue {
         self.monitor = monitor
         var byKind: [String: any DownloadPerformer] = [
             ProgressiveDownloadPerformer.kind: configuration.backgroundTransfer.map {
-                BackgroundTransferPerformer(transfer: $0, importFailed: configuration.importFailed)
+                BackgroundTransferPerformer(
+                    transfer: $0, progressInterval: configuration.backgroundProgressInterval,
+                    importFailed: configuration.importFailed)
             } ?? ProgressiveDownloadPerformer()
         ]
         for performer in performers { byKind[performer.kind] = performer }

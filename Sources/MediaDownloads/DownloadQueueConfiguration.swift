@@ -31,6 +31,9 @@ public struct DownloadQueueConfiguration: Sendable {
     public var backgroundTransfer: (any BackgroundTransfer)?
     /// Told of each background file that could not be imported (it is fetched again).
     public var importFailed: @Sendable (DownloadRecord, TransferImportError) -> Void = { _, _ in }
+    /// How often a background task's bytes received are asked for as
+    /// progress (``BackgroundTransferPerformer/progressInterval``). 1 s by default.
+    public var backgroundProgressInterval: Duration = .seconds(1)
 
     public init(
         maxConcurrentDownloads: Int = 2, storageFloor: Int64? = nil, pollInterval: Duration = .milliseconds(250),

@@ -39,13 +39,17 @@ public struct BackgroundTransferPerformer: DownloadPerformer {
     public var importAttempts: Int
     /// Told of each import that failed (the range is fetched again).
     public var importFailed: @Sendable (DownloadRecord, TransferImportError) -> Void
+    /// How often the bytes a running task received are asked for, as the
+    /// download's progress (the bytes stored plus them). 1 s by default.
+    public var progressInterval: Duration
 
     public init(
-        transfer: any BackgroundTransfer, importAttempts: Int = 3,
+        transfer: any BackgroundTransfer, importAttempts: Int = 3, progressInterval: Duration = .seconds(1),
         importFailed: @escaping @Sendable (DownloadRecord, TransferImportError) -> Void = { _, _ in }
     ) {
         self.transfer = transfer
         self.importAttempts = max(1, importAttempts)
+        self.progressInterval = max(.milliseconds(10), progressInterval)
         self.importFailed = importFailed
     }
 
@@ -90,7 +94,9 @@ public struct BackgroundTransferPerformer: DownloadPerformer {
                 throw .store(error)
             }
             if let info, info.isComplete { return [StoredEntry(key: key, version: info.version)] }
-            context.report(bytes: stored.reduce(0) { $0 + $1.count }, total: info?.length)
+            let storedBytes = stored.reduce(0) { $0 + $1.count }
+            let total = info?.length
+            context.report(bytes: storedBytes, total: total)
             guard let missing = Self.firstMissing(stored: stored, length: info?.length) else {
                 throw .transfer("\(key): no range missing, yet not complete")
             }
@@ -98,9 +104,27 @@ public struct BackgroundTransferPerformer: DownloadPerformer {
             let request = TransferRequest(
                 identifier: identifier, url: record.url, headers: record.headers, range: missing,
                 network: TransferNetworkPolicy(conditions: record.conditions))
-            guard let completion = try await end(of: request, record: record, resume: resume, context: context) else {
-                throw .cancelled
+            // The task's bytes as progress while it runs.
+            let transfer = transfer
+            let interval = progressInterval
+            let poller = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)
+                    let task = await transfer.tasks().first { $0.identifier == identifier }
+                    guard let task, !Task.isCancelled else { continue }
+                    let bytes = storedBytes + max(0, task.bytesReceived)
+                    context.report(bytes: total.map { min($0, bytes) } ?? bytes, total: total)
+                }
             }
+            let ended: TransferCompletion?
+            do {
+                ended = try await end(of: request, record: record, resume: resume, context: context)
+            } catch {
+                poller.cancel()
+                throw error
+            }
+            poller.cancel()
+            guard let completion = ended else { throw .cancelled }
             resume = nil
             switch completion.outcome {
             case .failed(let reason, let data):

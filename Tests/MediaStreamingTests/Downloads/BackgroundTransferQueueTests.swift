@@ -28,13 +28,15 @@ struct BackgroundTransferQueueTests {
         }
 
         /// A process: an inbox over the directory, attached to the service, and a queue.
-        func open(importFailed: @escaping @Sendable (DownloadRecord, TransferImportError) -> Void = { _, _ in })
-            async throws -> (DownloadQueue, FakeTransferService.Connection)
-        {
+        func open(
+            progressInterval: Duration = .seconds(1),
+            importFailed: @escaping @Sendable (DownloadRecord, TransferImportError) -> Void = { _, _ in }
+        ) async throws -> (DownloadQueue, FakeTransferService.Connection) {
             let connection = service.connect(inbox: try TransferInbox(directory: inboxDirectory))
             var configuration = DownloadQueueConfiguration()
             configuration.backgroundTransfer = connection
             configuration.importFailed = importFailed
+            configuration.backgroundProgressInterval = progressInterval
             return (try await DownloadQueue.open(cache: test.cache, configuration: configuration), connection)
         }
     }
@@ -70,6 +72,32 @@ struct BackgroundTransferQueueTests {
         #expect(started.count == 1 && started[0].request.range == nil, "the whole file, asked once")
         #expect(try FileManager.default.contentsOfDirectory(atPath: setup.service.scratch.path).isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: setup.inboxDirectory.path).isEmpty)
+    }
+
+    @Test("A running task's bytes received are the download's progress, on top of the bytes stored")
+    func progressWhileRunning() async throws {
+        let setup = try Setup()
+        setup.service.publish(data, at: url)
+        let chunk = TestCache.chunkSize
+        let key = setup.test.cache.cacheKey(for: url)
+        let version = try setup.test.store.prepareEntry(
+            forKey: key, length: data.count, options: WriteOptions(metadata: EntryMetadata(etag: "\"v1\""))
+        ).version
+        try setup.test.store.write(data[0..<chunk], at: 0, forKey: key, version: version)
+        let (queue, _) = try await setup.open(progressInterval: .milliseconds(20))
+        let record = try await queue.enqueue(url)
+        let identifier = TransferIdentifier(download: record.id, offset: chunk).description
+        #expect(try await eventually { setup.service.running == [identifier] })
+        setup.service.state.withLock { $0.received[identifier] = 5000 }
+        #expect(try await eventually { await queue.download(record.id)?.bytesStored == chunk + 5000 })
+        #expect(await queue.download(record.id)?.totalBytes == data.count)
+        // More than the range: capped at the length.
+        setup.service.state.withLock { $0.received[identifier] = 10 * data.count }
+        #expect(try await eventually { await queue.download(record.id)?.bytesStored == data.count })
+        #expect(await queue.download(record.id)?.status == .downloading)
+        setup.service.finish(identifier)
+        try await queue.completion(of: record.id)
+        #expect(try setup.test.store.data(forKey: key) == data)
     }
 
     @Test("Ranges the store holds are not fetched again: the task asks for the first hole only")
@@ -212,7 +240,7 @@ struct BackgroundTransferQueueTests {
             $0.faults = [.truncate(100)]
         }
         let failures = Locked<[TransferImportError]>([])
-        let (queue, _) = try await setup.open { _, error in failures.withLock { $0.append(error) } }
+        let (queue, _) = try await setup.open(importFailed: { _, error in failures.withLock { $0.append(error) } })
         let record = try await queue.enqueue(url)
         try await queue.completion(of: record.id)
         #expect(failures.current == [.sizeMismatch(expected: data.count, actual: data.count - 100)])

@@ -33,6 +33,8 @@ final class FakeTransferService: Sendable {
         /// Each end carries a new `ETag` (the resource changes all the time).
         var rotateETags = false
         var ends = 0
+        /// Bytes each running task says it received.
+        var received: [String: Int] = [:]
     }
 
     let state = Locked(State())
@@ -151,7 +153,11 @@ final class FakeTransferService: Sendable {
         }
 
         func tasks() async -> [TransferTaskInfo] {
-            service.running.map { TransferTaskInfo(identifier: $0) }
+            service.state.withLock { state in
+                state.running.keys.sorted().map {
+                    TransferTaskInfo(identifier: $0, bytesReceived: state.received[$0] ?? 0)
+                }
+            }
         }
     }
 }

@@ -66,6 +66,7 @@ final class BackgroundSessionTests {
         var configuration = DownloadQueueConfiguration()
         configuration.backgroundTransfer = transfer
         configuration.importFailed = importFailed
+        configuration.backgroundProgressInterval = .milliseconds(20)
         let queue = try await DownloadQueue.open(cache: StreamingCache(store: store!), configuration: configuration)
         return App(store: store!, transfer: transfer, queue: queue)
     }
@@ -87,6 +88,9 @@ final class BackgroundSessionTests {
         let app = try await launch()
         let record = try await app.queue.enqueue(url)
         #expect(try await eventually { system.standInRunning == [task(of: record)] })
+        // The task's countOfBytesReceived is the download's progress.
+        system.standInReceive(task(of: record), bytes: 3000)
+        #expect(try await eventually { await app.queue.download(record.id)?.bytesStored == 3000 })
         #expect(system.standInFinish(task(of: record)))
         try await app.queue.completion(of: record.id)
         #expect(try app.store.data(forKey: record.cacheKey) == data)
