@@ -15,8 +15,9 @@
     ///
     /// - Two sessions: `identifier` for downloads that are not
     ///   discretionary, `identifier + ".discretionary"` for those that are
-    ///   (`isDiscretionary` is a setting of the session); both send launch
-    ///   events. Each request carries its download's
+    ///   (`isDiscretionary` is a setting of the session), and so do tasks
+    ///   started while the app is in the background (`inBackground`); both
+    ///   send launch events. Each request carries its download's
     ///   ``TransferNetworkPolicy``: `allowsCellularAccess`,
     ///   `allowsExpensiveNetworkAccess`, `allowsConstrainedNetworkAccess`.
     /// - A task's `taskDescription` is its ``TransferRequest/identifier``
@@ -41,13 +42,20 @@
         private let lock = NSLock()
         private var sessions: [Bool: URLSession] = [:]
         private let delegateQueue: OperationQueue
+        private let inBackground: @Sendable () -> Bool
 
         /// - parameters:
         ///   - identifier: the identifier of the queue's session (one per queue).
         ///   - inbox: where finished files go (a folder of the app's container).
-        public init(identifier: String, inbox: TransferInbox) {
+        ///   - inBackground: whether the app is in the background now: a
+        ///     task started then goes through the discretionary session, as
+        ///     the system treats such transfers. `false` by default.
+        public init(
+            identifier: String, inbox: TransferInbox, inBackground: @escaping @Sendable () -> Bool = { false }
+        ) {
             sessionIdentifier = identifier
             self.inbox = inbox
+            self.inBackground = inBackground
             delegateQueue = OperationQueue()
             delegateQueue.maxConcurrentOperationCount = 1
             super.init()
@@ -106,7 +114,10 @@
         }
 
         public func start(_ request: TransferRequest, resumeData: Data?) async throws(DownloadError) {
-            let session = session(discretionary: request.network.isDiscretionary)
+            let network = TransferNetworkPolicy(
+                conditions: DownloadConditions(isDiscretionary: request.network.isDiscretionary),
+                startedInBackground: inBackground())
+            let session = session(discretionary: network.isDiscretionary)
             let task: URLSessionDownloadTask
             if let resumeData {
                 task = session.downloadTask(withResumeData: resumeData)

@@ -23,6 +23,8 @@ final class BackgroundSessionTests {
     let chunkSize = 16 * 1024
     let data: Data
     let sessionIdentifier = "com.example.downloads"
+    /// Counts above 0 while the app is "in the background".
+    let appInBackground = HandlerLog()
 
     init() {
         system.standInReset()
@@ -61,7 +63,9 @@ final class BackgroundSessionTests {
             }
         }
         let inbox = try TransferInbox(directory: directory.appendingPathComponent("inbox"))
-        let transfer = URLSessionBackgroundTransfer(identifier: sessionIdentifier, inbox: inbox)
+        let background = appInBackground
+        let transfer = URLSessionBackgroundTransfer(
+            identifier: sessionIdentifier, inbox: inbox, inBackground: { background.count > 0 })
         beforeOpen(transfer, store!)
         var configuration = DownloadQueueConfiguration()
         configuration.backgroundTransfer = transfer
@@ -199,6 +203,18 @@ final class BackgroundSessionTests {
         #expect(try app.store.data(forKey: record.cacheKey) == data)
         let inbox = directory.appendingPathComponent("inbox")
         #expect(try FileManager.default.contentsOfDirectory(atPath: inbox.path).isEmpty)
+    }
+
+    @Test("A task started while the app is in the background goes through the discretionary session")
+    func startedInBackground() async throws {
+        let app = try await launch()
+        appInBackground.record()
+        let record = try await app.queue.enqueue(url)
+        #expect(try await eventually { system.standInRunning == [task(of: record)] })
+        let start = try #require(system.standInStarts.last)
+        #expect(start.isDiscretionary && start.allowsExpensiveNetworkAccess)
+        #expect(system.standInFinish(task(of: record)))
+        try await app.queue.completion(of: record.id)
     }
 
     @Test("Ranges already stored are not asked for; conditions go onto the session and the request")
