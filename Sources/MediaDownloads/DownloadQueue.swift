@@ -110,15 +110,25 @@ public actor DownloadQueue {
         self.cache = cache
         self.configuration = configuration
         self.monitor = monitor
+        // Import failures go to the configuration's hook and to ``problems()``.
+        let reporter = Locked<(@Sendable (DownloadError) -> Void)?>(nil)
+        let importFailed = configuration.importFailed
         var byKind: [String: any DownloadPerformer] = [
             ProgressiveDownloadPerformer.kind: configuration.backgroundTransfer.map {
                 BackgroundTransferPerformer(
                     transfer: $0, progressInterval: configuration.backgroundProgressInterval,
-                    importFailed: configuration.importFailed)
+                    importFailed: { record, error in
+                        importFailed(record, error)
+                        reporter.current?(.transfer("import for \(record.id): \(error)"))
+                    })
             } ?? ProgressiveDownloadPerformer()
         ]
         for performer in performers { byKind[performer.kind] = performer }
         self.performers = byKind
+        let report: @Sendable (DownloadError) -> Void = { [weak self] error in
+            Task { await self?.report(error) }
+        }
+        reporter.withLock { $0 = report }
     }
 
     /// Opens the queue of `cache`'s store: loads the download index

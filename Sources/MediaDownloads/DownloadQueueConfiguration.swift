@@ -29,7 +29,8 @@ public struct DownloadQueueConfiguration: Sendable {
     /// `URLSession`) runs them as download-to-file tasks that go on while
     /// the app is suspended (``BackgroundTransferPerformer``).
     public var backgroundTransfer: (any BackgroundTransfer)?
-    /// Told of each background file that could not be imported (it is fetched again).
+    /// Told of each background file that could not be imported (it is
+    /// fetched again); the queue's `problems()` tells it too.
     public var importFailed: @Sendable (DownloadRecord, TransferImportError) -> Void = { _, _ in }
     /// How often a background task's bytes received are asked for as
     /// progress (``BackgroundTransferPerformer/progressInterval``). 1 s by default.

@@ -241,9 +241,19 @@ struct BackgroundTransferQueueTests {
         }
         let failures = Locked<[TransferImportError]>([])
         let (queue, _) = try await setup.open(importFailed: { _, error in failures.withLock { $0.append(error) } })
+        let problems = await queue.problems()
         let record = try await queue.enqueue(url)
         try await queue.completion(of: record.id)
         #expect(failures.current == [.sizeMismatch(expected: data.count, actual: data.count - 100)])
+        var told: DownloadError?
+        for await problem in problems {
+            told = problem
+            break
+        }
+        guard case .transfer(let reason) = told else {
+            throw QueueTestFailure("no problem told: \(String(describing: told))")
+        }
+        #expect(reason.contains("\(record.id)") && reason.contains("\(data.count - 100)"))
         #expect(setup.service.started.count == 2)
         #expect(try setup.test.store.data(forKey: record.cacheKey) == data)
         #expect(try FileManager.default.contentsOfDirectory(atPath: setup.service.scratch.path).isEmpty)
@@ -312,4 +322,9 @@ struct BackgroundTransferQueueTests {
         try await Task.sleep(for: .milliseconds(50))
         #expect(calls.current == [true], "called once, the entry complete by then")
     }
+}
+
+private struct QueueTestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }
