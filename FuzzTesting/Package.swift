@@ -31,6 +31,7 @@ let package = Package(
                 .product(name: "HLSPlaylist", package: "MediaCache"),
                 .product(name: "MediaStore", package: "MediaCache"),
                 .product(name: "MediaStreaming", package: "MediaCache"),
+                .product(name: "MediaDownloads", package: "MediaCache"),
                 .product(name: "MediaServer", package: "MediaCache"),
                 .product(name: "CacheToolCore", package: "MediaCache"),
             ],
@@ -48,6 +49,7 @@ let package = Package(
         .executableTarget(name: "FuzzImportManifest", dependencies: ["FuzzEntryPoints"]),
         .executableTarget(name: "FuzzRange", dependencies: ["FuzzEntryPoints"]),
         .executableTarget(name: "FuzzHost", dependencies: ["FuzzEntryPoints"]),
+        .executableTarget(name: "FuzzTransferResponse", dependencies: ["FuzzEntryPoints"]),
     ],
     swiftLanguageModes: [.v6]
 )

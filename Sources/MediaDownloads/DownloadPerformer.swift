@@ -44,6 +44,7 @@ public struct DownloadContext: Sendable {
     private let live: @Sendable () -> Bool
     private let change: @Sendable ((inout DownloadProgress) -> Void) -> Void
     private let tell: @Sendable (any Sendable) -> Void
+    private let keepResume: @Sendable (TransferResumeData?) -> Void
 
     /// - parameters:
     ///   - cache: the cache the bytes go into.
@@ -63,14 +64,20 @@ public struct DownloadContext: Sendable {
     package init(
         cache: StreamingCache, holder: String, isLive: @escaping @Sendable () -> Bool,
         report: @escaping @Sendable ((inout DownloadProgress) -> Void) -> Void,
-        detail: @escaping @Sendable (any Sendable) -> Void
+        detail: @escaping @Sendable (any Sendable) -> Void,
+        keepResumeData: @escaping @Sendable (TransferResumeData?) -> Void = { _ in }
     ) {
         self.cache = cache
         self.holder = holder
         self.live = isLive
         self.change = report
         self.tell = detail
+        self.keepResume = keepResumeData
     }
+
+    /// Keeps `resumeData` in the download's record (saved in the queue's
+    /// index), or drops what it kept (`nil`); also when the run was stopped.
+    package func keep(resumeData: TransferResumeData?) { keepResume(resumeData) }
 
     /// Tells the download's front-end `detail` (what it knows besides progress: an HLS plan).
     package func describe(_ detail: any Sendable) { tell(detail) }

@@ -30,6 +30,12 @@ import MediaSupport
 /// - **Kinds.** Bytes are moved by a ``DownloadPerformer`` per
 ///   ``DownloadRecord/kind``: ``ProgressiveDownloadPerformer`` built in,
 ///   others (HLS) registered at opening.
+/// - **Background transfers.** With
+///   ``DownloadQueueConfiguration/backgroundTransfer`` set, progressive
+///   downloads run as download-to-file tasks that go on while the app is
+///   suspended (``BackgroundTransferPerformer``); opening the queue
+///   adopts the tasks the system still runs and imports what ended
+///   meanwhile (see <doc:BackgroundTransfers>).
 /// - **Holds.** Each download holds its entries in the store by its own
 ///   holder, ``holder(of:)`` (`"queue/<id>"`; see `MediaStore.hold(_:by:version:)`),
 ///   from when it is enqueued or resumed while the queue keeps it: queued,
@@ -97,6 +103,9 @@ public actor DownloadQueue {
     private var savesBegun: UInt64 = 0
     /// The number of the latest save of the index written (on the store's write queue).
     private let lastSaveWritten = Locked<UInt64>(0)
+    /// The downloads that run (queued, waiting, downloading), read by the
+    /// background transfer's inbox (its events' handler waits for their deliveries).
+    nonisolated let runningDownloads = Locked<Set<UUID>>([])
 
     private init(
         cache: StreamingCache, configuration: DownloadQueueConfiguration, monitor: any ConditionsMonitor,
@@ -105,11 +114,25 @@ public actor DownloadQueue {
         self.cache = cache
         self.configuration = configuration
         self.monitor = monitor
+        // Import failures go to the configuration's hook and to ``problems()``.
+        let reporter = Locked<(@Sendable (DownloadError) -> Void)?>(nil)
+        let importFailed = configuration.importFailed
         var byKind: [String: any DownloadPerformer] = [
-            ProgressiveDownloadPerformer.kind: ProgressiveDownloadPerformer()
+            ProgressiveDownloadPerformer.kind: configuration.backgroundTransfer.map {
+                BackgroundTransferPerformer(
+                    transfer: $0, progressInterval: configuration.backgroundProgressInterval,
+                    importFailed: { record, error in
+                        importFailed(record, error)
+                        reporter.current?(.transfer("import for \(record.id): \(error)"))
+                    })
+            } ?? ProgressiveDownloadPerformer()
         ]
         for performer in performers { byKind[performer.kind] = performer }
         self.performers = byKind
+        let report: @Sendable (DownloadError) -> Void = { [weak self] error in
+            Task { await self?.report(error) }
+        }
+        reporter.withLock { $0 = report }
     }
 
     /// Opens the queue of `cache`'s store: loads the download index
@@ -153,6 +176,7 @@ public actor DownloadQueue {
         }
         let queue = DownloadQueue(cache: cache, configuration: configuration, monitor: monitor, performers: performers)
         try await queue.restore(index.records, legacy: index.legacy)
+        await queue.reconcileTransfers()
         await queue.startLoops()
         return queue
     }
@@ -432,7 +456,12 @@ public actor DownloadQueue {
     func runner(of record: DownloadRecord) -> DownloadRunner {
         let (id, board) = (record.id, board)
         let heldRun = Locked(0)
-        return DownloadRunner(record: record, holder: Self.holder(of: id)) { [weak self] runner in
+        // Resume data kept by a run (also a stopped one's, after the stop's save) is saved at once.
+        let kept: @Sendable (DownloadRunner) -> Void = { [weak self] _ in
+            Task { await self?.commitReporting([]) }
+        }
+        let changed: @Sendable (DownloadRunner) -> Void = { [weak self] runner in
+            self?.noteRunning(id, status: runner.status)
             let progress = runner.snapshot
             guard progress.state == .downloading else { return }
             board.update(id, bytes: progress.bytes, total: progress.total > 0 ? progress.total : nil)
@@ -445,6 +474,7 @@ public actor DownloadQueue {
             else { return }
             Task { await self?.holdEntries(of: [id]) }
         }
+        return DownloadRunner(record: record, holder: Self.holder(of: id), changed: changed, resumeKept: kept)
     }
 
     /// The store holder download `id` holds its entries by: `"queue/<id>"`.

@@ -35,6 +35,18 @@ public struct DownloadQueueConfiguration: Sendable {
     /// work (on the store's write queue): a throw fails that removal, as a
     /// failed store write does (the seam tests fail it with). `nil` by default.
     package var removalHook: (@Sendable (String) throws(StoreError) -> Void)?
+    /// Where progressive downloads are transferred: `nil` (the default)
+    /// streams them through the cache's loader in the foreground; a
+    /// ``BackgroundTransfer`` (on Apple platforms a background
+    /// `URLSession`) runs them as download-to-file tasks that go on while
+    /// the app is suspended (``BackgroundTransferPerformer``).
+    public var backgroundTransfer: (any BackgroundTransfer)?
+    /// Told of each background file that could not be imported (it is
+    /// fetched again); the queue's `problems()` tells it too.
+    public var importFailed: @Sendable (DownloadRecord, TransferImportError) -> Void = { _, _ in }
+    /// How often a background task's bytes received are asked for as
+    /// progress (``BackgroundTransferPerformer/progressInterval``). 1 s by default.
+    public var backgroundProgressInterval: Duration = .seconds(1)
 
     public init(
         maxConcurrentDownloads: Int = 2, storageFloor: Int64? = nil, pollInterval: Duration = .milliseconds(250),

@@ -26,6 +26,9 @@ public struct DownloadRecord: Sendable, Hashable, Codable, Identifiable {
     /// Failed attempts since the last success or resume.
     public var attempts: Int
     public var created: Date
+    /// The data its interrupted background task resumes with (see
+    /// ``BackgroundTransfer``), kept until the task's range is imported.
+    public var resumeData: TransferResumeData? = nil
 
     public init(
         id: UUID = UUID(), url: URL, cacheKey: String, headers: [String: String] = [:], kind: String? = nil,

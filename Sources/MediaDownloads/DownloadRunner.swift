@@ -57,15 +57,19 @@ package final class DownloadRunner: Sendable {
     /// Told after each change of the state or the counts (outside the
     /// lock); it reads what it tells (``snapshot``, ``record``) as it is then.
     private let changed: @Sendable (DownloadRunner) -> Void
+    /// Told after a run kept (or dropped) resume data in the record.
+    private let resumeKept: @Sendable (DownloadRunner) -> Void
 
     /// - parameters:
     ///   - record: the download, in any status (a queue's restored one too).
     ///   - holder: the store holder of what it keeps.
     ///   - hooks: where a test holds its runs.
     ///   - changed: told after each change of the state or the counts.
+    ///   - resumeKept: told after a run kept (or dropped) resume data in the record.
     package init(
         record: DownloadRecord, holder: String, hooks: DownloadRunHooks = DownloadRunHooks(),
-        changed: @escaping @Sendable (DownloadRunner) -> Void = { _ in }
+        changed: @escaping @Sendable (DownloadRunner) -> Void = { _ in },
+        resumeKept: @escaping @Sendable (DownloadRunner) -> Void = { _ in }
     ) {
         var progress = DownloadProgress(state: MediaDownload.State(record.status))
         progress.bytes = record.bytesStored
@@ -73,6 +77,7 @@ package final class DownloadRunner: Sendable {
         self.state = Locked(State(record: record, progress: progress, run: 0))
         self.holder = holder
         self.hooks = hooks
+        self.resumeKept = resumeKept
         self.changed = changed
     }
 
@@ -157,7 +162,12 @@ package final class DownloadRunner: Sendable {
         let context = DownloadContext(
             cache: cache, holder: holder, isLive: isLive(run),
             report: { [weak self] change in self?.update(run: run, change) },
-            detail: { [weak self] detail in self?.details.withLock { $0 = detail } })
+            detail: { [weak self] detail in self?.details.withLock { $0 = detail } },
+            keepResumeData: { [weak self] data in
+                guard let self else { return }
+                self.edit { $0.resumeData = data }
+                self.resumeKept(self)
+            })
         let running = Task { [weak self] in
             let result: Result<[StoredEntry], DownloadError>
             do throws(DownloadError) {

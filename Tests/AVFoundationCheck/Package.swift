@@ -16,7 +16,13 @@
 // here), as MediaDownloadsActivityKitGlue with ACTIVITYKIT_STAND_IN defined,
 // by ActivityKitGlueTests.
 //
-// (Tools/test runs both.) The target MediaStreamingAVFoundationGlue here has
+// The background URLSession adapter of MediaDownloads
+// (URLSessionBackgroundTransfer) likewise: against a stand-in of the
+// background-session API with a model of the system's transfer service
+// (Sources/URLSessionStandIn here), as MediaDownloadsURLSessionGlue with
+// URLSESSION_STAND_IN defined, by URLSessionGlueTests.
+//
+// (Tools/test runs all three.) The target MediaStreamingAVFoundationGlue here has
 // the glue's own files, by symlink, compiled as they are with
 // AVFOUNDATION_STAND_IN defined (it switches them on outside Apple
 // platforms). Its name is not the module's: SwiftPM wants target names
@@ -46,6 +52,17 @@ let package = Package(
             dependencies: ["ActivityKit", .product(name: "MediaDownloads", package: "MediaCache")],
             swiftSettings: [.define("ACTIVITYKIT_STAND_IN")]
         ),
+        // The background URLSession adapter (Sources/MediaDownloads/Background/
+        // URLSessionBackgroundTransfer.swift, by symlink) with
+        // URLSESSION_STAND_IN defined, against the stand-in of the
+        // background-session API and the system service behind it
+        // (Sources/URLSessionStandIn here), tested by URLSessionGlueTests.
+        .target(name: "URLSessionStandIn"),
+        .target(
+            name: "MediaDownloadsURLSessionGlue",
+            dependencies: ["URLSessionStandIn", .product(name: "MediaDownloads", package: "MediaCache")],
+            swiftSettings: [.define("URLSESSION_STAND_IN")]
+        ),
         // The model of the iOS example (Examples/iOSPlayer/PlayerModel.swift,
         // by symlink), type-checked against the stand-in; its SwiftUI views
         // are not compiled.
@@ -67,6 +84,15 @@ let package = Package(
                 .product(name: "MediaServer", package: "MediaCache"),
                 .product(name: "MediaDownloads", package: "MediaCache"),
                 .product(name: "MediaHLS", package: "MediaCache"),
+            ]
+        ),
+        .testTarget(
+            name: "URLSessionGlueTests",
+            dependencies: [
+                "URLSessionStandIn", "MediaDownloadsURLSessionGlue",
+                .product(name: "MediaDownloads", package: "MediaCache"),
+                .product(name: "MediaStreaming", package: "MediaCache"),
+                .product(name: "MediaStore", package: "MediaCache"),
             ]
         ),
         .testTarget(

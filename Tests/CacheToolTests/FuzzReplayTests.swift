@@ -129,6 +129,20 @@ import Testing
         #expect(parsed >= 8 && parsed < inputs.count, "\(parsed) of \(inputs.count) seeds parsed")
     }
 
+    /// Background task responses (FuzzTransferResponse): the well-formed
+    /// seeds are accepted, the short, shifted, backwards and oversized ones refused.
+    @Test func transferResponseCorpus() throws {
+        let inputs = try Self.inputs("FuzzTransferResponse")
+        #expect(inputs.count >= 10)
+        let accepted = inputs.filter { Self.replay($0, TransferFuzzing.checkResponse) == true }.map(\.name)
+        #expect(
+            Set(accepted)
+                == Set(
+                    ["partial-ok", "partial-at-end", "partial-unknown-total", "whole-ok"].map {
+                        "FuzzTransferResponse/\($0)"
+                    }))
+    }
+
     /// Hosts (FuzzHost): every numeric form of an internal address is
     /// classed internal; public names and addresses stay public.
     @Test func hostCorpus() throws {

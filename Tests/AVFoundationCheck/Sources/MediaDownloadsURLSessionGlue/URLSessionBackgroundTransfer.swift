@@ -1,0 +1,1 @@
+../../../../Sources/MediaDownloads/Background/URLSessionBackgroundTransfer.swift

@@ -1,0 +1,163 @@
+import Foundation
+import MediaDownloads
+import MediaSupport
+
+/// A background transfer service in memory, standing for the system's:
+/// it outlives the "process" (each ``Connection`` is one app process with
+/// its own inbox), keeps running tasks while no process is attached, and
+/// delivers the tasks that ended meanwhile when a process attaches again.
+///
+/// Tasks end when a test says so (``finish(_:fault:)``, ``fail(_:resumeData:)``),
+/// or at once when ``autoFinish`` is set. Bodies come from ``resources``.
+final class FakeTransferService: Sendable {
+    enum Fault: Sendable {
+        /// The file loses its last `bytes` bytes.
+        case truncate(Int)
+        /// The response says another range than the one asked for.
+        case wrongContentRange
+    }
+
+    struct State {
+        var resources: [URL: Data] = [:]
+        var etags: [URL: String] = [:]
+        var running: [String: TransferRequest] = [:]
+        /// Every task started, in order, with the resume data it was given.
+        var started: [(request: TransferRequest, resumeData: Data?)] = []
+        var cancelled: [String] = []
+        /// Ends not delivered yet: no process attached.
+        var undelivered: [(identifier: String, file: URL?, response: TransferResponse?, resumeData: Data?)] = []
+        var attached: TransferInbox?
+        var autoFinish = false
+        /// Faults of the next ends, in order.
+        var faults: [Fault] = []
+        /// Each end carries a new `ETag` (the resource changes all the time).
+        var rotateETags = false
+        var ends = 0
+        /// Bytes each running task says it received.
+        var received: [String: Int] = [:]
+    }
+
+    let state = Locked(State())
+    let scratch: URL
+    let sessionIdentifier = "test.background"
+
+    init(scratch: URL) throws {
+        self.scratch = scratch
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    }
+
+    func publish(_ data: Data, at url: URL, etag: String = "\"v1\"") {
+        state.withLock {
+            $0.resources[url] = data
+            $0.etags[url] = etag
+        }
+    }
+
+    var started: [(request: TransferRequest, resumeData: Data?)] { state.withLock { $0.started } }
+    var running: [String] { state.withLock { $0.running.keys.sorted() } }
+    var cancelled: [String] { state.withLock { $0.cancelled } }
+
+    /// A process attaching: its inbox gets the ends that arrived while none was.
+    func connect(inbox: TransferInbox) -> Connection {
+        let pending = state.withLock { state in
+            state.attached = inbox
+            defer { state.undelivered = [] }
+            return state.undelivered
+        }
+        for end in pending { deliver(end, to: inbox) }
+        return Connection(service: self, inbox: inbox)
+    }
+
+    /// The process ended (killed): ends are kept for the next one.
+    func detach() { state.withLock { $0.attached = nil } }
+
+    /// Ends task `identifier` with its body (through `fault` if given).
+    func finish(_ identifier: String, fault: Fault? = nil) {
+        let end = state.withLock { state -> (request: TransferRequest, data: Data?, etag: String?)? in
+            guard let request = state.running.removeValue(forKey: identifier) else { return nil }
+            state.ends += 1
+            let etag = state.rotateETags ? "\"v\(state.ends + 1)\"" : state.etags[request.url]
+            return (request, state.resources[request.url], etag)
+        }
+        guard let end else { return }
+        guard let data = end.data else {
+            return handOver((identifier, nil, TransferResponse(statusCode: 404), nil))
+        }
+        var range = end.request.range.map { $0.clamped(to: 0..<data.count) } ?? 0..<data.count
+        var body = Data(data[range])
+        let status = end.request.range == nil ? 200 : 206
+        var headers = ["Content-Length": String(body.count), "ETag": end.etag ?? ""]
+        switch fault {
+        case .truncate(let bytes): body = body.dropLast(bytes)
+        case .wrongContentRange: range = (range.lowerBound + 1)..<range.upperBound
+        case nil: break
+        }
+        if status == 206 {
+            headers["Content-Range"] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(data.count)"
+        }
+        let file = scratch.appendingPathComponent(UUID().uuidString)
+        try! body.write(to: file)
+        handOver((identifier, file, TransferResponse(statusCode: status, headers: headers), nil))
+    }
+
+    /// Ends task `identifier` with a failure and `resumeData`.
+    func fail(_ identifier: String, resumeData: Data?) {
+        guard state.withLock({ $0.running.removeValue(forKey: identifier) }) != nil else { return }
+        handOver((identifier, nil, nil, resumeData))
+    }
+
+    private func handOver(_ end: (identifier: String, file: URL?, response: TransferResponse?, resumeData: Data?)) {
+        let inbox = state.withLock { state -> TransferInbox? in
+            if state.attached == nil { state.undelivered.append(end) }
+            return state.attached
+        }
+        if let inbox { deliver(end, to: inbox) }
+    }
+
+    private func deliver(
+        _ end: (identifier: String, file: URL?, response: TransferResponse?, resumeData: Data?), to inbox: TransferInbox
+    ) {
+        if let file = end.file, let response = end.response {
+            try! inbox.deliver(identifier: end.identifier, file: file, response: response)
+        } else {
+            inbox.deliverFailure(
+                identifier: end.identifier, reason: "status \(end.response?.statusCode ?? 0)",
+                resumeData: end.resumeData)
+        }
+    }
+
+    /// One process's side of the service.
+    struct Connection: BackgroundTransfer {
+        let service: FakeTransferService
+        let inbox: TransferInbox
+        var sessionIdentifier: String { service.sessionIdentifier }
+
+        func start(_ request: TransferRequest, resumeData: Data?) async throws(DownloadError) {
+            let (auto, fault) = service.state.withLock { state -> (Bool, Fault?) in
+                state.running[request.identifier] = request
+                state.started.append((request, resumeData))
+                return (state.autoFinish, state.faults.isEmpty ? nil : state.faults.removeFirst())
+            }
+            if auto {
+                let service = service
+                Task { service.finish(request.identifier, fault: fault) }
+            }
+        }
+
+        func cancel(_ identifier: String) async -> Data? {
+            service.state.withLock { state in
+                guard state.running.removeValue(forKey: identifier) != nil else { return nil }
+                state.cancelled.append(identifier)
+                return Data("resume \(identifier)".utf8)
+            }
+        }
+
+        func tasks() async -> [TransferTaskInfo] {
+            service.state.withLock { state in
+                state.running.keys.sorted().map {
+                    TransferTaskInfo(identifier: $0, bytesReceived: state.received[$0] ?? 0)
+                }
+            }
+        }
+    }
+}
