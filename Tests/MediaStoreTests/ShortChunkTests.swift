@@ -36,11 +36,13 @@ import Testing
         try t.store.write(value[0..<300], at: 0, forKey: "k", version: version)
         try t.store.write(value[300..<(c + 5)], at: 300, forKey: "k", version: version)
         #expect(try t.store.cachedRanges(forKey: "k") == [0..<(c + 5)])
-        // Not at the short chunk's end: refused, nothing changes.
-        #expect(throws: StoreError.misalignedWrite(key: "k", offset: c + 4, count: 10, chunkSize: c)) {
-            try t.store.write(value[(c + 4)..<(c + 14)], at: c + 4, forKey: "k", version: version)
+        // Past the short chunk's end: refused, nothing changes.
+        #expect(throws: StoreError.misalignedWrite(key: "k", offset: c + 6, count: 10, chunkSize: c)) {
+            try t.store.write(value[(c + 6)..<(c + 16)], at: c + 6, forKey: "k", version: version)
         }
-        let done = try t.store.write(value[(c + 5)...], at: c + 5, forKey: "k", version: version)
+        #expect(try t.store.cachedRanges(forKey: "k") == [0..<(c + 5)])
+        // Overlapping its end: the bytes it has are kept, the rest appended.
+        let done = try t.store.write(value[(c + 4)...], at: c + 4, forKey: "k", version: version)
         #expect(done.isComplete && done.cachedBytes == length && done.chunkCount == 3)
         #expect(done.contentDigest == ContentDigest(of: value))
         #expect(try t.store.data(forKey: "k") == Data(value))

@@ -37,7 +37,7 @@ extension StoreTransaction {
 
     /// Stores the chunks of `bytes` at `offset` into `record` and saves it.
     ///
-    /// `offset` is a chunk boundary, or the end of a short chunk already
+    /// `offset` is a chunk boundary, or within the bytes of a chunk already
     /// stored (the write continues it). On an entry of known length the
     /// write may end anywhere within it: a chunk it leaves short holds a
     /// prefix of that chunk's bytes, and a later write continues or
@@ -49,9 +49,10 @@ extension StoreTransaction {
         let misaligned = StoreError.misalignedWrite(key: key, offset: offset, count: bytes.count, chunkSize: chunkSize)
         guard offset >= 0 else { throw misaligned }
         if offset % chunkSize != 0 {
-            // Only a short chunk's end continues it, and only in an entry of known length.
+            // Only a stored chunk reaching `offset` is continued (bytes it
+            // holds already are kept), and only in an entry of known length.
             let row = try extents.row(entryID: record.entryID, index: offset / chunkSize)
-            guard record.length != nil, let row, row.length == offset % chunkSize else { throw misaligned }
+            guard record.length != nil, let row, row.length >= offset % chunkSize else { throw misaligned }
         }
         if let length = record.length {
             guard end <= length else { throw StoreError.lengthMismatch(key: key, expected: length, actual: end) }
@@ -82,8 +83,8 @@ extension StoreTransaction {
     }
 
     /// Stores `piece` at `within` of chunk `index`: a new chunk, or a
-    /// longer one in place of a short chunk (continued after its verified
-    /// bytes when `within` is its end). A chunk already as long is kept.
+    /// longer one in place of a short chunk (its first `within` verified
+    /// bytes, then `piece`). A chunk already as long is kept.
     private func fillChunk(
         _ record: inout EntryRecord, index: Int, at within: Int, with piece: UnsafeRawBufferPointer,
         compress: inout Bool

@@ -61,8 +61,9 @@ extension MediaStore {
     /// Writes `bytes` at `offset` into version `version` of the entry for
     /// `key`, as returned by ``prepareEntry(forKey:length:options:)``.
     ///
-    /// `offset` must be a multiple of the chunk size, or the end of a
-    /// short chunk already stored (the write continues that chunk). On an
+    /// `offset` must be a multiple of the chunk size, or within the bytes
+    /// of a chunk already stored (the write continues that chunk after its
+    /// first `offset % chunkSize` bytes, which are of the same version). On an
     /// entry of known length the write may end anywhere within the entry:
     /// a chunk it leaves short keeps the bytes received, readable and
     /// counted in ``cachedRanges(forKey:)``, until a later write continues
