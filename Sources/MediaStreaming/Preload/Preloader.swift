@@ -22,7 +22,7 @@ public final class Preloader: Sendable {
         self.cache = cache
     }
 
-    /// Caches the first `bytes` bytes of `url` (rounded up to whole chunks).
+    /// Caches the first `bytes` bytes of `url` (its last chunk stored short).
     @discardableResult
     public func preload(_ url: URL, bytes: Int, cacheKey: String? = nil, headers: [String: String] = [:])
         -> PreloadTask
