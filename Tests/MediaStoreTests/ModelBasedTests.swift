@@ -10,7 +10,7 @@ import Testing
     /// What the model knows of one key.
     struct ModelEntry {
         var bytes: [UInt8]  // the full content (for partial entries: what will be filled)
-        var present: Set<Int>  // chunk indices present (partial entries)
+        var present: [Int: Int]  // chunk index → bytes it holds from its start (partial entries; short ones too)
         var complete: Bool
         var expired: Bool
         var pinned: Bool
@@ -54,7 +54,7 @@ import Testing
                 let expired = random.next() % 12 == 0
                 try t.store.put(
                     value, forKey: key, options: WriteOptions(expiry: expired ? .after(-10) : .never, pinned: pinned))
-                model[key] = ModelEntry(bytes: value, present: [], complete: true, expired: expired, pinned: pinned)
+                model[key] = ModelEntry(bytes: value, present: [:], complete: true, expired: expired, pinned: pinned)
             case 22..<30:
                 let value = content()
                 let writer = try t.store.makeWriter(forKey: key)
@@ -68,7 +68,7 @@ import Testing
                     writer.cancel()
                 } else {
                     try writer.finish()
-                    model[key] = ModelEntry(bytes: value, present: [], complete: true, expired: false, pinned: false)
+                    model[key] = ModelEntry(bytes: value, present: [:], complete: true, expired: false, pinned: false)
                 }
             case 30..<40:
                 // prepareEntry keeps an existing entry of the same length, so
@@ -77,17 +77,29 @@ import Testing
                 let value = content()
                 let version = try t.store.prepareEntry(forKey: key, length: value.count).version
                 model[key] = ModelEntry(
-                    bytes: value, present: [], complete: value.isEmpty, expired: false, pinned: false, version: version)
+                    bytes: value, present: [:], complete: value.isEmpty, expired: false, pinned: false, version: version
+                )
             case 40..<55:
                 guard var entry = model[key], !entry.complete, !entry.expired else { break }
-                let chunks = (entry.bytes.count + Self.chunkSize - 1) / Self.chunkSize
+                let c = Self.chunkSize
+                let chunks = (entry.bytes.count + c - 1) / c
                 let first = Int(random.next() % UInt64(chunks))
                 let last = min(chunks, first + Int(random.next() % 3) + 1)
-                let range = (first * Self.chunkSize)..<min(entry.bytes.count, last * Self.chunkSize)
+                // From the chunk's start or within the bytes it holds (continuing
+                // a short chunk); to a chunk boundary, or inside the last chunk.
+                let start = first * c + Int(random.next() % UInt64((entry.present[first] ?? 0) + 1))
+                var end = min(entry.bytes.count, last * c)
+                guard start < end else { break }
+                if random.next() % 3 == 0 { end = max(start + 1, end - Int(random.next() % UInt64(c))) }
                 let version = try #require(entry.version, "a partial entry of the model has a version \(context)")
-                try t.store.write(Array(entry.bytes[range]), at: range.lowerBound, forKey: key, version: version)
-                entry.present.formUnion(first..<last)
-                entry.complete = entry.present.count == chunks
+                try t.store.write(Array(entry.bytes[start..<end]), at: start, forKey: key, version: version)
+                for index in first..<last where end > index * c {
+                    let held = min(end, (index + 1) * c, entry.bytes.count) - index * c
+                    entry.present[index] = max(entry.present[index] ?? 0, held)
+                }
+                entry.complete = (0..<chunks).allSatisfy {
+                    entry.present[$0] == min(c, entry.bytes.count - $0 * c)
+                }
                 model[key] = entry
             case 55..<75:
                 let expected = model[key].flatMap { $0.complete && !$0.expired ? Data($0.bytes) : nil }
@@ -96,8 +108,10 @@ import Testing
                 guard let entry = model[key], !entry.expired, !entry.bytes.isEmpty else { break }
                 let a = Int(random.next() % UInt64(entry.bytes.count))
                 let b = min(entry.bytes.count, a + Int(random.next() % 1500) + 1)
-                let chunksNeeded = Set((a / Self.chunkSize)...((b - 1) / Self.chunkSize))
-                if entry.complete || chunksNeeded.isSubset(of: entry.present) {
+                let cached = ((a / Self.chunkSize)...((b - 1) / Self.chunkSize)).allSatisfy { index in
+                    (entry.present[index] ?? 0) >= min(b, (index + 1) * Self.chunkSize) - index * Self.chunkSize
+                }
+                if entry.complete || cached {
                     #expect(try t.store.read(forKey: key, range: a..<b) == Data(entry.bytes[a..<b]), "read \(context)")
                 } else {
                     #expect(throws: StoreError.self, "read of a hole \(context)") {
@@ -140,8 +154,8 @@ import Testing
             if entry.complete {
                 #expect(info?.contentDigest == ContentDigest(of: entry.bytes), "digest of \(key) \(context)")
             } else {
-                let expected = entry.present.sorted().map { index in
-                    (index * Self.chunkSize)..<min(entry.bytes.count, (index + 1) * Self.chunkSize)
+                let expected = entry.present.sorted { $0.key < $1.key }.map { index, held in
+                    (index * Self.chunkSize)..<(index * Self.chunkSize + held)
                 }
                 let merged = expected.reduce(into: [Range<Int>]()) { ranges, range in
                     if let last = ranges.last, last.upperBound == range.lowerBound {

@@ -151,8 +151,9 @@ import Testing
         #expect(throws: StoreError.misalignedWrite(key: "k", offset: 10, count: c, chunkSize: c)) {
             try t.store.write(bytes, at: 10, forKey: "k", version: version)
         }
-        #expect(throws: StoreError.misalignedWrite(key: "k", offset: 0, count: c + 5, chunkSize: c)) {
-            try t.store.write(bytes + [1, 2, 3, 4, 5], at: 0, forKey: "k", version: version)
+        // Mid-chunk where no short chunk ends.
+        #expect(throws: StoreError.misalignedWrite(key: "k", offset: c + 5, count: c, chunkSize: c)) {
+            try t.store.write(bytes, at: c + 5, forKey: "k", version: version)
         }
         #expect(throws: StoreError.misalignedWrite(key: "k", offset: -c, count: c, chunkSize: c)) {
             try t.store.write(bytes, at: -c, forKey: "k", version: version)

@@ -55,7 +55,9 @@ struct Responder: Sendable {
                     status, reason, method: method, extra: allow.map { [("Allow", $0)] } ?? [],
                     closesConnection: closes))
         case .media(let origin):
-            return .later(media(request, origin: origin))
+            let loader = loaders.loader(for: origin)
+            if let response = storedMedia(request, origin: origin, loader: loader) { return .now(response) }
+            return .later(media(request, origin: origin, loader: loader))
         case .hls(let route):
             return .later(hls(request, route: route))
         }
@@ -66,8 +68,7 @@ struct Responder: Sendable {
     /// Waits for the content information, then plans. When the bytes wanted
     /// are known before the length (``likelyBody(_:)``), one loading request
     /// asks for the information and those bytes at once.
-    private func media(_ request: HTTPRequest, origin: URL) -> PendingResponse {
-        let loader = loaders.loader(for: origin)
+    private func media(_ request: HTTPRequest, origin: URL, loader: ResourceLoader) -> PendingResponse {
         let highWater = responseBufferBytes
         let timeout = Response.refusal(
             504, "the origin gave no content information in time", method: request.method)
@@ -103,6 +104,34 @@ struct Responder: Sendable {
                     return response
                 }
             }, abandon: { speculative.cancel() })
+    }
+
+    /// The answer to a media `request` whose entry is complete in the store
+    /// and fresh (used as it is, like the loader does): the content
+    /// information from the entry, the body read from it on the calling
+    /// thread. `nil` when the loader must answer (a miss, a partial or
+    /// expired entry, a cache that always revalidates, an unusable store).
+    private func storedMedia(_ request: HTTPRequest, origin: URL, loader: ResourceLoader) -> Response? {
+        let cache = loaders.cache
+        guard cache.storeOpeningError == nil, !cache.configuration.alwaysRevalidate else { return nil }
+        let store = cache.store
+        let key = loader.cacheKey
+        guard let entry = try? store.info(forKey: key), entry.isComplete, let length = entry.length,
+            !entry.isExpired()
+        else { return nil }
+        var mime = entry.metadata.mimeType
+        if UniformType.isGeneric(mime) {
+            // As the loader does: sniffed from the first bytes, else as declared.
+            guard let prefix = try? store.read(forKey: key, range: 0..<min(16, length)) else { return nil }
+            mime = MediaSniffer.mimeType(of: prefix) ?? mime ?? "application/octet-stream"
+        }
+        let information = ContentInformation(
+            mimeType: mime ?? "application/octet-stream", contentLength: length, isEntireLengthAvailableOnDemand: true,
+            etag: entry.metadata.etag, lastModified: entry.metadata.lastModified)
+        let piece = responseBufferBytes
+        return Self.mediaResponse(to: request, origin: origin, information: .success(information)) { range in
+            StoredEntryBody(store: store, key: key, version: entry.version, range: range, piece: piece)
+        }
     }
 
     /// The answer to a media `request` once the content information (or

@@ -258,15 +258,23 @@ final class Connection: @unchecked Sendable {
             return !isAborted && !response.closesConnection
         }
         context.activity.countAnswer(status: head.status)
-        guard socket.write(head.serialized(), timeout: context.sendTimeout) else {
+        // A small first piece goes out with the head, in one write.
+        let joined = first.count == 1 && first[0].count <= Self.joinedFirstPieceBytes
+        let opening = joined ? Data(head.serialized()) + first[0] : Data(head.serialized())
+        guard socket.write(opening, timeout: context.sendTimeout) else {
             stream.cancel()
             return false
         }
-        let (sent, complete) = pump(stream, length: length, first: first)
+        if joined { context.activity.count { $0.bodyBytesSent += first[0].count } }
+        let (sent, complete) = pump(
+            stream, length: length, first: joined ? [] : first, sent: joined ? first[0].count : 0)
         report(response.report, status: head.status, bytes: sent, complete: complete)
         if !complete { context.activity.count { $0.responsesCut += 1 } }
         return complete && !response.closesConnection
     }
+
+    /// The largest first piece written together with the head.
+    private static let joinedFirstPieceBytes = 64 * 1024
 
     /// A stream's answer as a wait step: ``BodyStep/pending`` is "nothing yet".
     private static func step(_ next: BodyStep) -> WaitStep<BodyStep> {
@@ -274,12 +282,12 @@ final class Connection: @unchecked Sendable {
         return .done(next)
     }
 
-    /// Writes `first`, then the rest of the body as it arrives; returns the
-    /// bytes sent and whether all `length` were (if not, the connection must
+    /// Writes `first`, then the rest of the body as it arrives (after
+    /// `alreadySent` bytes went out with the head); returns the bytes sent and whether all `length` were (if not, the connection must
     /// close: the client sees a body shorter than its `Content-Length`, never
     /// a complete-looking one). Each wait for the origin has the origin wait timeout.
-    private func pump(_ stream: any BodyStream, length: Int, first: [Data]) -> (Int, Bool) {
-        var sent = 0
+    private func pump(_ stream: any BodyStream, length: Int, first: [Data], sent alreadySent: Int) -> (Int, Bool) {
+        var sent = alreadySent
         var pieces = first
         while true {
             for piece in pieces {

@@ -9,7 +9,8 @@ import MediaStreaming
 /// the content information again on the next request, revalidating an
 /// expired entry); at most `capacity` are kept.
 final class LoaderPool: @unchecked Sendable {
-    private let cache: StreamingCache
+    /// The cache every loader reads and fills.
+    let cache: StreamingCache
     private let idleSeconds: TimeInterval
     private let capacity: Int
     private let lock = NSLock()

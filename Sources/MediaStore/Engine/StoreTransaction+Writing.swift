@@ -36,18 +36,26 @@ extension StoreTransaction {
     }
 
     /// Stores the chunks of `bytes` at `offset` into `record` and saves it.
+    ///
+    /// `offset` is a chunk boundary, or within the bytes of a chunk already
+    /// stored (the write continues it). On an entry of known length the
+    /// write may end anywhere within it: a chunk it leaves short holds a
+    /// prefix of that chunk's bytes, and a later write continues or
+    /// replaces it.
     func fill(_ record: inout EntryRecord, slot: Slot, bytes: UnsafeRawBufferPointer, at offset: Int) throws {
         let key = record.key
         let chunkSize = record.chunkSize
         let end = offset + bytes.count
-        guard offset >= 0, offset % chunkSize == 0 else {
-            throw StoreError.misalignedWrite(key: key, offset: offset, count: bytes.count, chunkSize: chunkSize)
+        let misaligned = StoreError.misalignedWrite(key: key, offset: offset, count: bytes.count, chunkSize: chunkSize)
+        guard offset >= 0 else { throw misaligned }
+        if offset % chunkSize != 0 {
+            // Only a stored chunk reaching `offset` is continued (bytes it
+            // holds already are kept), and only in an entry of known length.
+            let row = try extents.row(entryID: record.entryID, index: offset / chunkSize)
+            guard record.length != nil, let row, row.length >= offset % chunkSize else { throw misaligned }
         }
         if let length = record.length {
             guard end <= length else { throw StoreError.lengthMismatch(key: key, expected: length, actual: end) }
-            guard end % chunkSize == 0 || end == length else {
-                throw StoreError.misalignedWrite(key: key, offset: offset, count: bytes.count, chunkSize: chunkSize)
-            }
         } else if end % chunkSize != 0 || bytes.isEmpty {
             // A short final piece, or an empty write at the end: the length is now known.
             if let lastIndex = try extents.lengths(entryID: record.entryID).last?.index, lastIndex * chunkSize >= end {
@@ -64,23 +72,61 @@ extension StoreTransaction {
         var position = 0
         while position < bytes.count {
             let index = (offset + position) / chunkSize
-            let stop = min(position + chunkSize, bytes.count)
-            if try !extents.contains(entryID: record.entryID, index: index) {
-                let chunk = UnsafeRawBufferPointer(rebasing: bytes[position..<stop])
-                try putPiece(chunk, entryID: record.entryID, index: index, compress: &compress)
-                record.presentChunks += 1
-                record.cachedBytes += chunk.count
-                updateCounters { $0.logicalBytes += chunk.count }
-            }
+            let within = (offset + position) % chunkSize
+            let stop = min(position + chunkSize - within, bytes.count)
+            let piece = UnsafeRawBufferPointer(rebasing: bytes[position..<stop])
+            try fillChunk(&record, index: index, at: within, with: piece, compress: &compress)
             position = stop
         }
         if !compress { record.flags.insert(.compressedMedia) }
         try finishFill(&record, slot: slot)
     }
 
+    /// Stores `piece` at `within` of chunk `index`: a new chunk, or a
+    /// longer one in place of a short chunk (its first `within` verified
+    /// bytes, then `piece`). A chunk already as long is kept.
+    private func fillChunk(
+        _ record: inout EntryRecord, index: Int, at within: Int, with piece: UnsafeRawBufferPointer,
+        compress: inout Bool
+    ) throws {
+        let existing = try extents.row(entryID: record.entryID, index: index)
+        let have = existing?.length ?? 0
+        let newLength = within + piece.count
+        guard newLength > have else { return }
+        if let existing {
+            if within > 0 {
+                var joined = [UInt8]()
+                joined.reserveCapacity(newLength)
+                do {
+                    try chunks.withVerified(existing.chunk) { joined.append(contentsOf: $0.prefix(within)) }
+                } catch let fault as ChunkFault {
+                    throw StoreError.corrupted(key: record.key, reason: fault.description + " (chunk \(index))")
+                }
+                joined.append(contentsOf: piece)
+                try joined.withUnsafeBytes {
+                    try putPiece($0, entryID: record.entryID, index: index, compress: &compress)
+                }
+            } else {
+                try putPiece(piece, entryID: record.entryID, index: index, compress: &compress)
+            }
+            try chunks.release(existing.chunk)
+            record.presentChunks -= 1
+            record.cachedBytes -= have
+        } else {
+            try putPiece(piece, entryID: record.entryID, index: index, compress: &compress)
+        }
+        record.presentChunks += 1
+        record.cachedBytes += newLength
+        updateCounters { $0.logicalBytes += newLength - have }
+    }
+
     /// Completes the entry when no hole is left, touches and saves it.
     private func finishFill(_ record: inout EntryRecord, slot: Slot) throws {
-        if !record.isComplete, let total = record.totalChunks, record.presentChunks == total {
+        // Every chunk holds a prefix of its bytes, so all are there, whole,
+        // exactly when their lengths add up to the entry's.
+        if !record.isComplete, let total = record.totalChunks, record.presentChunks == total,
+            record.cachedBytes == record.length
+        {
             let hasher = StreamingHasher()
             for index in 0..<total {
                 guard let extent = try extents.row(entryID: record.entryID, index: index) else { return }

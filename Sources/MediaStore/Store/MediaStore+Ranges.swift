@@ -61,12 +61,18 @@ extension MediaStore {
     /// Writes `bytes` at `offset` into version `version` of the entry for
     /// `key`, as returned by ``prepareEntry(forKey:length:options:)``.
     ///
-    /// `offset` must be a multiple of the chunk size, and the write must
-    /// end on a chunk boundary or at the end of the entry. On an entry of
-    /// unknown length, a write ending off a boundary fixes the length, and
-    /// so does an empty write (the content ends at `offset`).
-    /// Chunks already present are kept. When the last hole is filled the
-    /// entry becomes complete and its content digest is computed.
+    /// `offset` must be a multiple of the chunk size, or within the bytes
+    /// of a chunk already stored (the write continues that chunk after its
+    /// first `offset % chunkSize` bytes, which are of the same version). On an
+    /// entry of known length the write may end anywhere within the entry:
+    /// a chunk it leaves short keeps the bytes received, readable and
+    /// counted in ``cachedRanges(forKey:)``, until a later write continues
+    /// or replaces it. On an entry of unknown length the write must end on
+    /// a chunk boundary, or fixes the length there, and so does an empty
+    /// write (the content ends at `offset`).
+    /// Chunks already present are kept (a short one gives way to a longer
+    /// one). When the last hole is filled the entry becomes complete and
+    /// its content digest is computed.
     ///
     /// - throws: ``StoreError/entryReplaced(key:expected:found:)`` when the
     ///   entry for `key` is no longer version `version` (replaced, removed,

@@ -2,8 +2,11 @@ import Foundation
 import MediaStore
 
 /// Where a transfer's bytes go on their way to the store: buffered up to
-/// chunk boundaries, then written a whole chunk at a time (and the short
-/// last chunk of the resource), through ``StoreIO``.
+/// chunk boundaries, then written a whole chunk at a time, through
+/// ``StoreIO``; what is left when the transfer ends (the resource's last
+/// chunk, a preload's prefix, a transfer its readers left) is written as a
+/// short chunk. The first chunk continues a short one when the transfer
+/// starts at its end.
 ///
 /// Bound to one version of the entry (`EntryInfo/version`, from the
 /// `prepareEntry` or stored entry the transfer started from): its bytes
@@ -31,8 +34,9 @@ final class ChunkSink: @unchecked Sendable {
     var version: UInt64?
     /// Whether bytes are still written to the store.
     private(set) var isStoring: Bool
-    /// The chunk-aligned offset of `buffer`'s first byte: bytes before it
-    /// were written (or dropped, when not storing).
+    /// The offset of `buffer`'s first byte (a chunk boundary, or the end of
+    /// a short chunk stored): bytes before it were written (or dropped, when
+    /// not storing).
     private(set) var bufferStart: Int
     /// Received bytes not yet written as a whole chunk.
     private(set) var buffer = Data()
@@ -64,7 +68,9 @@ final class ChunkSink: @unchecked Sendable {
     }
 
     /// Writes every whole chunk buffered, and the rest too when `end` (the
-    /// end of what the transfer fetches) has been reached.
+    /// end of what the transfer fetches, or ``position`` to keep every
+    /// byte received) has been reached: the store keeps that rest as a
+    /// short chunk, which a later transfer continues.
     ///
     /// Runs on the caller's executor (the fetcher's), before and after each
     /// write: as a plain `nonisolated async` method it ran on the global
@@ -73,8 +79,12 @@ final class ChunkSink: @unchecked Sendable {
     /// ``buffered(from:)`` read past the buffer's end (a crash).
     func flush(end: Int, isolation: isolated (any Actor)? = #isolation) async -> Report {
         var report = Report()
-        while buffer.count >= chunkSize || (position >= end && !buffer.isEmpty) {
-            let size = min(chunkSize, buffer.count)
+        // Up to the next chunk boundary (the first piece continues a short
+        // chunk when the transfer started at its end).
+        while case let toBoundary = chunkSize - bufferStart % chunkSize,
+            buffer.count >= toBoundary || (position >= end && !buffer.isEmpty)
+        {
+            let size = min(toBoundary, buffer.count)
             let offset = bufferStart
             if isStoring, let version {
                 let chunk = Data(buffer.prefix(size))

@@ -78,9 +78,8 @@ extension ResourceFetcher {
         }
         let probe = makeTransfer(
             start: 0, end: Int.max, url: url, headers: headers, isProbe: true, priority: priority)
-        probe.firstRequestBytes = firstRequestBytes.map {
-            min(requestBytes, max(chunkSize, ($0 + chunkSize - 1) / chunkSize * chunkSize))
-        }
+        // Exactly what was asked for: once the length is known, a short chunk is stored.
+        probe.firstRequestBytes = firstRequestBytes.map { min(requestBytes, max(1, $0)) }
         if let stored, stored.length != nil, stored.metadata.etag != nil || stored.metadata.lastModified != nil {
             probe.ifNoneMatch = stored.metadata.etag
             probe.ifModifiedSince = stored.metadata.lastModified

@@ -9,9 +9,7 @@ extension ResourceFetcher: TransferCoordinator {
 
     func wantedEnd(of transfer: Transfer) -> Int? {
         guard !transfer.subscribers.isEmpty else { return nil }
-        let ends = transfer.subscribers.values.map { subscriber in
-            subscriber.until.map { ($0 + chunkSize - 1) / chunkSize * chunkSize } ?? Int.max
-        }
+        let ends = transfer.subscribers.values.map { subscriber in subscriber.until ?? Int.max }
         return ends.max()
     }
 
@@ -101,9 +99,20 @@ extension ResourceFetcher: TransferCoordinator {
 
     // MARK: Storing and back-pressure
 
-    /// Writes the whole chunks `transfer` holds, reporting progress.
-    private func flush(_ transfer: Transfer) async {
-        let report = await transfer.sink.flush(end: transfer.end)
+    func keepReceived(_ transfer: Transfer) async {
+        // While the length is unknown a short write would fix it there; and
+        // bytes of a version not yet known have nowhere to go (a retry
+        // fetches them again).
+        guard transfer.end != Int.max, transfer.sink.isStoring, transfer.sink.version != nil,
+            !transfer.sink.buffer.isEmpty
+        else { return }
+        await flush(transfer, end: transfer.position)
+    }
+
+    /// Writes the whole chunks `transfer` holds, and the rest from `end`
+    /// (its end by default) on, reporting progress.
+    private func flush(_ transfer: Transfer, end: Int? = nil) async {
+        let report = await transfer.sink.flush(end: end ?? transfer.end)
         for info in report.written {
             count { $0.chunksFetched += 1 }
             if let length = info.length { emit(.progress(cached: info.cachedBytes, length: length)) }

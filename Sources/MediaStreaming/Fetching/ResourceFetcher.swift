@@ -31,7 +31,7 @@ actor ResourceFetcher {
     let statistics = Locked(StreamingStatistics())
     /// Counters of the whole cache, updated alongside.
     private let cacheStatistics: Locked<StreamingStatistics>
-    private let runner: TransferRunner
+    let runner: TransferRunner
 
     // State shared with the extensions in ResourceFetcher+*.swift.
     var information: ContentInformation?
@@ -147,7 +147,9 @@ actor ResourceFetcher {
     /// Where the bytes from `offset` come from: the store, a running
     /// transfer (joined), or a new transfer over the hole at `offset`.
     /// A transfer runs at the highest `priority` of its readers.
-    /// A new transfer stops at the chunk boundary at or after `until`, when given.
+    /// A new transfer starts at the chunk boundary before `offset`, or at
+    /// the end of the short chunk stored there, and stops at `until`, when
+    /// given (what it received of its last chunk is stored as a short one).
     func plan(
         from offset: Int, url: URL, headers: [String: String], priority: FetchPriority = .playback,
         until: Int? = nil
@@ -158,6 +160,7 @@ actor ResourceFetcher {
         let length = info.contentLength
         guard offset < length else { return .end }
         var holeEnd = length
+        var start = offset / chunkSize * chunkSize
         if cachingSkipped == nil {
             let ranges = try await servedRanges()
             // The resource may have changed while the store was read.
@@ -166,6 +169,10 @@ actor ResourceFetcher {
                 return .store(offset..<cached.upperBound, version: entryVersion)
             }
             if let next = ranges.first(where: { $0.lowerBound > offset }) { holeEnd = next.lowerBound }
+            // A short chunk before `offset` is continued, not fetched again.
+            if let short = ranges.last(where: { $0.upperBound > start && $0.upperBound <= offset }) {
+                start = short.upperBound
+            }
         }
         let lookahead = configuration.lookaheadBytes ?? requestBytes
         let joinable = transfers.values.filter {
@@ -174,8 +181,7 @@ actor ResourceFetcher {
         if let transfer = joinable.min(by: { $0.position > $1.position }) {
             return .stream(subscribe(transfer, from: offset, priority: priority, until: until))
         }
-        let start = offset / chunkSize * chunkSize
-        if let until { holeEnd = min(holeEnd, max(start + chunkSize, (until + chunkSize - 1) / chunkSize * chunkSize)) }
+        if let until { holeEnd = min(holeEnd, max(offset + 1, until)) }
         for other in transfers.values where !other.isStopped {
             if other.bufferStart > start { holeEnd = min(holeEnd, other.bufferStart) }
             if other.position <= start && start < other.end { other.end = start }

@@ -1,6 +1,7 @@
 import Foundation
 
-/// One transfer from the origin over a chunk-aligned span of a resource,
+/// One transfer from the origin over a span of a resource (from a chunk
+/// boundary or the end of a short chunk stored),
 /// fanned out to the readers subscribed to it; its bytes go to the store
 /// through its ``ChunkSink``.
 ///
@@ -17,7 +18,7 @@ final class Transfer: @unchecked Sendable {
     }
 
     let id: Int
-    /// The first byte (chunk-aligned).
+    /// The first byte (a chunk boundary, or the end of a short chunk stored).
     let start: Int
     /// One past the last byte it fetches; `Int.max` while the length is unknown.
     var end: Int
@@ -72,7 +73,7 @@ final class Transfer: @unchecked Sendable {
     /// The next byte to receive.
     var position: Int { sink.position }
 
-    /// The chunk-aligned offset of the first byte not yet in the store
+    /// The offset of the first byte not yet in the store
     /// (bytes from it to ``position`` are buffered in the sink).
     var bufferStart: Int { sink.bufferStart }
 

@@ -11,7 +11,7 @@ protocol TransferCoordinator: Actor {
     /// Whether `transfer` resolves the content information (it then runs
     /// even with no reader subscribed).
     func isResolving(_ transfer: Transfer) -> Bool
-    /// The chunk boundary past which none of `transfer`'s readers wants
+    /// The offset past which none of `transfer`'s readers wants
     /// bytes (`Int.max`: one reads to the end); `nil` with no reader.
     func wantedEnd(of transfer: Transfer) -> Int?
     /// The origin request for `range` of `transfer` (headers, validators).
@@ -29,6 +29,10 @@ protocol TransferCoordinator: Actor {
     func receive(_ bytes: Data, into transfer: Transfer) async throws
     /// The body of a resource of unknown length ended at `length`: that is its length.
     func bodyEnded(_ transfer: Transfer, at length: Int) async throws
+    /// Stores what `transfer` received past its last whole chunk, as a
+    /// short chunk (when the length is known and it stores): before a
+    /// retry, and when it ends.
+    func keepReceived(_ transfer: Transfer) async
     /// A transient failure is about to be retried.
     func retrying(_ transfer: Transfer, after error: OriginError)
     /// `transfer` failed for good.

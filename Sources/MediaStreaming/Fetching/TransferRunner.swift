@@ -8,7 +8,7 @@ import MediaSupport
 /// (the stall watchdog; waiting for a slow reader is not a stall).
 ///
 /// Retries follow progress: a request makes progress when bytes it brought
-/// are kept (a whole chunk, or the rest of the request); one that does not
+/// are written (a whole chunk, or the rest of the request); one that does not
 /// (a short `206`, a dropped connection) counts as a retry of
 /// ``retryPolicy``, which says how long to wait, and when the transfer
 /// fails with the last error.
@@ -54,7 +54,9 @@ struct TransferRunner: Sendable {
             if !coordinator.isResolving(transfer) && transfer.subscribers.isEmpty { break }
             // Readers that want a prefix only (preloads) bound the requests.
             let wanted = coordinator.isResolving(transfer) ? Int.max : coordinator.wantedEnd(of: transfer) ?? Int.max
-            // A retried request starts again at the first byte not yet stored.
+            // A retried request starts again at the first byte not yet
+            // stored: what arrived is kept first, when it can be.
+            await coordinator.keepReceived(transfer)
             transfer.sink.discardBuffer()
             let start = transfer.position
             if wanted <= start { break }
@@ -89,6 +91,7 @@ struct TransferRunner: Sendable {
                 return await coordinator.failed(transfer, with: failure)
             }
         }
+        await coordinator.keepReceived(transfer)
         coordinator.finished(transfer)
     }
 

@@ -22,7 +22,7 @@ public final class Preloader: Sendable {
         self.cache = cache
     }
 
-    /// Caches the first `bytes` bytes of `url` (rounded up to whole chunks).
+    /// Caches the first `bytes` bytes of `url` (its last chunk stored short).
     @discardableResult
     public func preload(_ url: URL, bytes: Int, cacheKey: String? = nil, headers: [String: String] = [:])
         -> PreloadTask
@@ -97,6 +97,10 @@ public final class Preloader: Sendable {
         return Dictionary(running.map { ($0.key.string, $0.value) }, uniquingKeysWith: { first, _ in first })
     }
 
+    /// Bytes of a file's start a duration estimate first reads, and by how
+    /// many (at most a chunk) its prefix grows when the estimate needs more.
+    static let estimateStep = 64 * 1024
+
     /// Resolves `amount` to a byte count and caches that prefix.
     private static func run(_ loader: ResourceLoader, amount: PreloadAmount) async throws -> Int {
         let chunkSize = loader.cache.store.configuration.chunkSize
@@ -107,14 +111,16 @@ public final class Preloader: Sendable {
             try await loader.prefetch(0..<end, length: info.contentLength, priority: .preload)
             return end
         case .duration(let seconds, let fallbackBytes):
-            // The first request asks for what an estimate usually needs.
-            let headerBytes = max(chunkSize, 64 * 1024)
+            // The first request asks for what an estimate usually needs; the
+            // prefix grows by as much at a time (at most a chunk), and what is
+            // fetched to find the end of the time asked for stays within that
+            // of it.
+            let headerBytes = Self.estimateStep
+            let step = min(headerBytes, chunkSize)
             let info = try await loader.contentInformation(priority: .preload, firstRequestBytes: headerBytes)
             let length = info.contentLength
             var prefixLength = min(length, headerBytes)
             var trailer: (offset: Int, bytes: [UInt8])?
-            // Grown a chunk at a time: what is fetched to find the end of the
-            // time asked for stays within a chunk of it.
             for _ in 0..<256 {
                 try await loader.prefetch(0..<prefixLength, length: length, priority: .preload)
                 let prefix = try await loader.storedBytes(0..<prefixLength)
@@ -123,12 +129,19 @@ public final class Preloader: Sendable {
                     try await loader.prefetch(0..<bytes, length: length, priority: .preload)
                     return bytes
                 case .needsPrefix(let bytes):
-                    let next = (prefixLength / chunkSize + 1) * chunkSize
-                    prefixLength = min(length, max(prefixLength + 1, min(bytes, next)))
+                    prefixLength = min(length, max(prefixLength + 1, min(bytes, prefixLength + step)))
                 case .needsRange(let range):
                     let clamped = range.clamped(to: 0..<length)
-                    try await loader.prefetch(clamped, length: length, priority: .preload)
-                    trailer = (clamped.lowerBound, try await loader.storedBytes(clamped))
+                    // Stored only when that costs little more than the range: a
+                    // chunk holds its bytes from its start (or the prefix's end).
+                    let chunkStart = clamped.lowerBound / chunkSize * chunkSize
+                    let storedFrom = chunkStart < prefixLength ? min(prefixLength, clamped.lowerBound) : chunkStart
+                    if clamped.upperBound - storedFrom <= 2 * clamped.count {
+                        try await loader.prefetch(clamped, length: length, priority: .preload)
+                        trailer = (clamped.lowerBound, try await loader.storedBytes(clamped))
+                    } else {
+                        trailer = (clamped.lowerBound, try await loader.unstoredBytes(clamped))
+                    }
                 case .unsupported:
                     let bytes = min(fallbackBytes, length)
                     try await loader.prefetch(0..<bytes, length: length, priority: .preload)

@@ -17,15 +17,12 @@ extension ResourceLoader {
     }
 
     /// Fetches every missing byte of `range` (clamped to the resource) into
-    /// the store at `priority`, whole chunks only: the chunk holding the
-    /// last byte is fetched whole, nothing after it. Cancelling the task
-    /// stops it at the next chunk boundary.
+    /// the store at `priority`, and nothing after it: the chunk holding the
+    /// last byte is stored short when the range ends inside it. Cancelling
+    /// the task stops it at the next chunk boundary.
     func prefetch(_ range: Range<Int>, length: Int, priority: FetchPriority) async throws(StreamingError) {
-        let chunkSize = cache.store.configuration.chunkSize
         let end = min(range.upperBound, length)
         guard range.lowerBound < end else { return }
-        // The store keeps whole chunks (and the resource's short last one).
-        let chunkEnd = min(length, (end + chunkSize - 1) / chunkSize * chunkSize)
         do {
             var rounds = 0
             while let hole = try await fetcher.firstMissingByte(from: range.lowerBound), hole < end {
@@ -35,7 +32,7 @@ extension ResourceLoader {
                 if rounds > 1000 { throw OriginError.connectionLost(reason: "no progress preloading") }
                 guard
                     case .stream(let stream) = try await fetcher.plan(
-                        from: hole, url: url, headers: headers, priority: priority, until: chunkEnd)
+                        from: hole, url: url, headers: headers, priority: priority, until: end)
                 else {
                     await Task.yield()
                     continue
@@ -43,15 +40,21 @@ extension ResourceLoader {
                 var position = hole
                 for try await piece in stream {
                     position += piece.count
-                    if position >= chunkEnd { break }
+                    if position >= end { break }
                 }
                 try Task.checkCancellation()
                 // The last chunk is written just after its bytes are handed on.
-                if position >= chunkEnd { try await Task.sleep(for: .milliseconds(1)) }
+                if position >= end { try await Task.sleep(for: .milliseconds(1)) }
             }
         } catch {
             throw StreamingError.wrap(error)
         }
+    }
+
+    /// The bytes of `range` from the origin, not stored (checked against
+    /// the version cached).
+    func unstoredBytes(_ range: Range<Int>) async throws(StreamingError) -> [UInt8] {
+        try await fetcher.unstoredBytes(range, url: url, headers: headers)
     }
 
     /// The stored bytes of `range` (which must be cached).
