@@ -15,10 +15,11 @@ import Testing
     static let origin = URL(string: "https://cdn.example.com/a/stored.mp3")!
 
     /// A responder over a store in `directory`, with `configuration`.
-    static func responder(_ store: MediaStore, configuration: StreamingConfiguration = StreamingConfiguration())
-        -> Responder
-    {
-        let cache = StreamingCache(store: store, origin: HTTPOrigin(), configuration: configuration)
+    static func responder(
+        _ store: MediaStore, configuration: StreamingConfiguration = StreamingConfiguration(),
+        cache given: StreamingCache? = nil
+    ) -> Responder {
+        let cache = given ?? StreamingCache(store: store, origin: HTTPOrigin(), configuration: configuration)
         let permissions = OriginPermissions(allowlist: OriginAllowlist(), mintedBudget: 1 << 20)
         let router = ResponderTests.router()
         router.permissions.mint(origin)
@@ -56,7 +57,8 @@ import Testing
         let bytes = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         let (store, directory) = try Self.store(bytes)
         defer { try? FileManager.default.removeItem(at: directory) }
-        guard case .now(let response) = Self.responder(store).respond(to: Self.get("bytes=20000-89999")),
+        let cache = StreamingCache(store: store, origin: HTTPOrigin())
+        guard case .now(let response) = Self.responder(store, cache: cache).respond(to: Self.get("bytes=20000-89999")),
             case .stream(let stream, let length) = response.body
         else {
             Issue.record("a cached range is not answered at once with a body")
@@ -80,6 +82,9 @@ import Testing
             }
         }
         #expect(body == bytes[20_000..<90_000])
+        // Counted as bytes served from the store, as the loader's own reads are.
+        #expect(cache.statistics.bytesServedFromStore == 70_000)
+        #expect(cache.statistics.bytesServedFromOrigin == 0)
     }
 
     @Test func aPartialOrExpiredEntryOrARevalidatingCacheWaitsForTheLoader() throws {

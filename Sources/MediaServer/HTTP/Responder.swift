@@ -130,7 +130,9 @@ struct Responder: Sendable {
             etag: entry.metadata.etag, lastModified: entry.metadata.lastModified)
         let piece = responseBufferBytes
         return Self.mediaResponse(to: request, origin: origin, information: .success(information)) { range in
-            StoredEntryBody(store: store, key: key, version: entry.version, range: range, piece: piece)
+            StoredEntryBody(
+                store: store, key: key, version: entry.version, range: range, piece: piece,
+                served: { loader.countServedFromStore($0) })
         }
     }
 

@@ -14,12 +14,18 @@ final class StoredEntryBody: BodyStream, @unchecked Sendable {
     private let range: Range<Int>
     private let piece: Int
     private let lease: EntryLease
+    private let served: @Sendable (Int) -> Void
     private let lock = NSLock()
     private var offset: Int
     private var cancelled = false
 
-    /// - parameter piece: the most bytes one ``next(until:)`` reads.
-    init(store: MediaStore, key: String, version: UInt64, range: Range<Int>, piece: Int) {
+    /// - parameters:
+    ///   - piece: the most bytes one ``next(until:)`` reads.
+    ///   - served: told the byte count of each piece read (the loader's statistics).
+    init(
+        store: MediaStore, key: String, version: UInt64, range: Range<Int>, piece: Int,
+        served: @escaping @Sendable (Int) -> Void
+    ) {
         self.store = store
         self.key = key
         self.version = version
@@ -27,6 +33,7 @@ final class StoredEntryBody: BodyStream, @unchecked Sendable {
         self.piece = max(1, piece)
         self.offset = range.lowerBound
         self.lease = store.lease(forKey: key)
+        self.served = served
     }
 
     func start() {}
@@ -51,6 +58,7 @@ final class StoredEntryBody: BodyStream, @unchecked Sendable {
             return .failed(.store(.rangeNotCached(key: key, missing: (wanted.lowerBound + count)..<wanted.upperBound)))
         }
         lock.withLock { offset = wanted.upperBound }
+        served(count)
         return .data(pieces)
     }
 

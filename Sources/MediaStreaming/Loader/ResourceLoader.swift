@@ -55,6 +55,14 @@ public final class ResourceLoader: Sendable {
         return result
     }
 
+    /// Counts `bytes` of this loader's entry sent from the store by
+    /// another path (the server's stored-entry replies), in this loader's
+    /// statistics and the cache's, as its own reads are.
+    package func countServedFromStore(_ bytes: Int) {
+        served.withLock { $0.bytesServedFromStore += bytes }
+        cache.statisticsBox.withLock { $0.bytesServedFromStore += bytes }
+    }
+
     /// Starts answering `request`; always returns `true` (the answer comes
     /// through the request's responder). Mirrors
     /// `resourceLoader(_:shouldWaitForLoadingOfRequestedResource:)`.
