@@ -108,4 +108,136 @@ import Testing
         try test.reopen(configuration: Self.configuration(Self.key))
         #expect(try test.store.data(forKey: "a") == Data(bytes))
     }
+
+    // MARK: Sealed chunks
+
+    /// Chunks of 4 blocks, so reads open some blocks of a chunk.
+    static func chunked(_ key: StoreKey?) -> StoreConfiguration {
+        var configuration = configuration(key)
+        configuration.chunkSize = 65_536
+        return configuration
+    }
+
+    /// Whether `data.mdb` holds any 48-byte window of `bytes` (every
+    /// 1,000th offset, and the first and last window).
+    static func fileHoldsPlaintext(_ directory: URL, of bytes: [UInt8]) throws -> Bool {
+        let file = try dataBytes(directory)
+        let window = 48
+        var offsets = Array(stride(from: 0, to: bytes.count - window, by: 1_000))
+        offsets.append(bytes.count - window)
+        return offsets.contains { file.range(of: Data(bytes[$0..<($0 + window)])) != nil }
+    }
+
+    @Test func chunkedValuesRoundTripSealed() throws {
+        let test = try TestStore(configuration: Self.chunked(Self.key))
+        var random = SplitMix64(seed: 3)
+        let value = random.bytes(300_000)  // 5 chunks, the last one short
+        try test.store.put(value, forKey: "put")
+        #expect(try test.store.data(forKey: "put") == Data(value))
+        for range in [0..<1, 16_383..<16_385, 65_530..<65_600, 100_000..<250_000, 299_999..<300_000, 0..<300_000] {
+            #expect(try test.store.read(forKey: "put", range: range) == Data(value[range]), "\(range)")
+        }
+        var pieces = Data()
+        try test.store.read(forKey: "put", range: 20_000..<200_000) { pieces.append($0) }
+        #expect(pieces == Data(value[20_000..<200_000]))
+
+        let writer = try test.store.makeWriter(forKey: "streamed")
+        for start in stride(from: 0, to: value.count, by: 7_777) {
+            try writer.append(Array(value[start..<min(start + 7_777, value.count)]))
+        }
+        let info = try writer.finish()
+        #expect(info.length == value.count)
+        #expect(info.contentDigest == ContentDigest(of: value))
+        #expect(try test.store.data(forKey: "streamed") == Data(value))
+        // The same bytes under two keys: one copy of each chunk.
+        #expect(try test.store.statistics().chunkCount == 5)
+        let report = try test.store.verify()
+        #expect(report.isClean, "\(report.problems)")
+        #expect(report.chunksRead == 10)
+
+        #expect(try test.store.remove(forKey: "put"))
+        #expect(try test.store.data(forKey: "put") == nil)
+        #expect(try test.store.statistics().chunkCount == 5)
+        #expect(try test.store.remove(forKey: "streamed"))
+        #expect(try test.store.statistics().chunkCount == 0)
+        #expect(try test.store.verify().isClean)
+    }
+
+    @Test func theFileHoldsNoPlaintextOfAChunkedValue() throws {
+        var random = SplitMix64(seed: 4)
+        let value = random.bytes(200_000)
+        let encrypted = try TestStore(configuration: Self.chunked(Self.key))
+        try encrypted.store.put(value, forKey: "a")
+        try encrypted.store.put(value, forKey: "b")
+        encrypted.store.close()
+        #expect(try !Self.fileHoldsPlaintext(encrypted.directory, of: value))
+        // The search finds the bytes where they are stored in the clear.
+        let plain = try TestStore(configuration: Self.chunked(nil))
+        try plain.store.put(value, forKey: "a")
+        plain.store.close()
+        #expect(try Self.fileHoldsPlaintext(plain.directory, of: value))
+    }
+
+    /// Equal chunks share one sealed copy within a store; under another
+    /// key they seal to other bytes (deduplication stays in the store).
+    @Test func equalChunksShareOneSealedCopyWithinTheStoreOnly() throws {
+        var random = SplitMix64(seed: 5)
+        let value = random.bytes(131_072)
+        let first = try TestStore(configuration: Self.chunked(Self.key))
+        try first.store.put(value, forKey: "https://example.com/a.mp3")
+        let once = try first.store.statistics()
+        try first.store.put(value, forKey: "https://example.com/b.mp3")
+        let twice = try first.store.statistics()
+        #expect(once.chunkCount == 2 && twice.chunkCount == 2)
+        #expect(twice.storedBytes == once.storedBytes)
+        let second = try TestStore(configuration: Self.chunked(Self.otherKey))
+        try second.store.put(value, forKey: "https://example.com/a.mp3")
+        let firstSlots = try chunkSlots(first.store, key: "https://example.com/a.mp3")
+        #expect(firstSlots == (try chunkSlots(first.store, key: "https://example.com/b.mp3")))
+        #expect(Set(firstSlots).isDisjoint(with: try chunkSlots(second.store, key: "https://example.com/a.mp3")))
+        // Keyed identities: not the XXH3 digest a plain store names the chunk by.
+        #expect(firstSlots[0].digest != ContentDigest(of: Array(value[0..<65_536])))
+        #expect(firstSlots[0].digest == first.store.encryption?.chunkIdentity(of: Array(value[0..<65_536])))
+    }
+
+    /// A byte flipped in one sealed block: reads of other blocks still
+    /// open, a read of that block fails `corrupted` and drops that entry
+    /// only; `verify()` finds it first without changing anything.
+    @Test func aFlippedSealedByteDropsOnlyItsEntry() throws {
+        var random = SplitMix64(seed: 6)
+        let bad = random.bytes(131_072)
+        let good = random.bytes(131_072)
+        let test = try TestStore(configuration: Self.chunked(Self.key))
+        try test.store.put(bad, forKey: "bad")
+        try test.store.put(good, forKey: "good")
+        let slot = try chunkSlots(test.store, key: "bad")[1]
+        let sealed = try #require(
+            try test.store.read { try $0.txn.value($0.db.chunks, key: slot) })
+        test.store.close()
+        // Block 2 of chunk 1: the value's bytes 98_304..<114_688.
+        let blockStart = ChunkHeader.size + 2 * (ChunkSealer.blockSize + ChunkSealer.tagSize)
+        let needle = Data(sealed[blockStart..<(blockStart + 64)])
+        let file = test.directory.appendingPathComponent("data.mdb")
+        var bytes = try Data(contentsOf: file)
+        let found = try #require(bytes.range(of: needle))
+        #expect(bytes.range(of: needle, in: found.upperBound..<bytes.endIndex) == nil)
+        bytes[found.lowerBound + 100] ^= 0x5A
+        try bytes.write(to: file)
+
+        try test.reopen(configuration: Self.chunked(Self.key))
+        let report = try test.store.verify()
+        #expect(report.corruptKeys == ["bad"])
+        #expect(try test.store.read(forKey: "bad", range: 65_536..<98_304) == Data(bad[65_536..<98_304]))
+        let error = #expect(throws: StoreError.self) {
+            try test.store.read(forKey: "bad", range: 100_000..<100_010)
+        }
+        guard case .corrupted(let key, _) = error else {
+            Issue.record("expected corrupted, got \(String(describing: error))")
+            return
+        }
+        #expect(key == "bad")
+        #expect(try test.store.info(forKey: "bad") == nil)
+        #expect(try test.store.data(forKey: "good") == Data(good))
+        #expect(try test.store.verify().isClean)
+    }
 }

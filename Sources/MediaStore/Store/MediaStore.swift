@@ -161,7 +161,7 @@ public final class MediaStore: @unchecked Sendable {
             keyDigest: { key in Self.keyDigest(key, hash: keyHash, seed: keySeed, encryption: encryption) },
             codec: Locked(ZstdCodec(level: max(1, configuration.compressionLevel))),
             isInUse: { key in keysInUse.withLock { $0[ExactKey(key)] != nil } },
-            verifiedChunks: verifiedChunks)
+            verifiedChunks: verifiedChunks, encryption: encryption)
         if !readOnly {
             try run { try removeAbandonedStaging() }
         }
