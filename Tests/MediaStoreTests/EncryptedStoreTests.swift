@@ -240,4 +240,94 @@ import Testing
         #expect(try test.store.data(forKey: "good") == Data(good))
         #expect(try test.store.verify().isClean)
     }
+
+    // MARK: Sealed records and small values
+
+    /// Every stored value, key and record field that reveals content or
+    /// origin: none of them is in the file of an encrypted store, each of
+    /// them is in the file of a plain one (so the search would find them).
+    @Test(arguments: [false, true])
+    func theFileHoldsNoPlaintextOfSmallValuesKeysOrFields(encrypted: Bool) throws {
+        var random = SplitMix64(seed: 7)
+        let inline = random.bytes(100)
+        let packable = random.bytes(2_000)  // packed in a plain store
+        let sparse = random.bytes(70_000)
+        let url = "https://media.example.com/secret/track-4711.mp3?token=abcdefgh"
+        let metadata = EntryMetadata(
+            mimeType: "audio/x-very-secret", etag: "\"etag-0123456789\"", lastModified: "Tue, 01 Dec 2026 10:00:00 GMT",
+            userInfo: ["album-title": "An unguessable album name"])
+        let test = try TestStore(configuration: Self.chunked(encrypted ? Self.key : nil))
+        try test.store.put(inline, forKey: url + "#inline", options: WriteOptions(metadata: metadata))
+        try test.store.put(packable, forKey: url + "#packed")
+        let prepared = try test.store.prepareEntry(
+            forKey: url + "#sparse", length: sparse.count, options: WriteOptions(metadata: metadata))
+        try test.store.write(Array(sparse[65_536...]), at: 65_536, forKey: url + "#sparse", version: prepared.version)
+        let writer = try test.store.makeWriter(forKey: url + "#unfinished")
+        try writer.append(Array(sparse[0..<1_000]))
+
+        #expect(try test.store.data(forKey: url + "#inline") == Data(inline))
+        #expect(try test.store.info(forKey: url + "#inline")?.metadata == metadata)
+        #expect(try test.store.data(forKey: url + "#packed") == Data(packable))
+        #expect(
+            try test.store.read(forKey: url + "#sparse", range: 65_536..<70_000) == Data(sparse[65_536...]))
+        #expect(try test.store.info(forKey: url + "#sparse")?.metadata == metadata)
+        #expect(try test.store.verify().isClean)
+        test.store.close()
+
+        let file = try Self.dataBytes(test.directory)
+        let secrets: [[UInt8]] = [
+            Array(inline[10..<58]), Array(packable[100..<148]), Array(sparse[65_600..<65_648]),
+            Array("media.example.com/secret".utf8), Array("audio/x-very-secret".utf8), Array("etag-0123456789".utf8),
+            Array("01 Dec 2026".utf8), Array("album-title".utf8), Array("unguessable album".utf8),
+        ]
+        for secret in secrets {
+            #expect((file.range(of: Data(secret)) != nil) == !encrypted, "\(String(decoding: secret, as: UTF8.self))")
+        }
+        withExtendedLifetime(writer) {}
+        try test.reopen()
+        #expect(try test.store.data(forKey: url + "#inline") == Data(inline))
+        #expect(try test.store.data(forKey: url + "#packed") == Data(packable))
+    }
+
+    /// The index key of an encrypted store is the MAC of the cache key:
+    /// not the seeded XXH3 a plain store uses, and different per key.
+    @Test func indexKeysAreKeyed() throws {
+        let test = try TestStore(configuration: Self.configuration(Self.key))
+        try test.store.put(Array("v".utf8), forKey: "https://example.com/a")
+        let slots = try test.store.read { transaction in
+            try transaction.index.allRecords().map(\.slot)
+        }
+        #expect(slots.count == 1)
+        #expect(slots.first?.digest == Self.key.indexDigest("https://example.com/a"))
+        #expect(slots.first?.digest != ContentDigest(of: Array("https://example.com/a".utf8), seed: test.store.keySeed))
+    }
+
+    /// A record copied under another entry's slot does not open there
+    /// (it is sealed for its own row): the entry reads as corrupted and is
+    /// dropped, the other keeps its bytes.
+    @Test func aRecordMovedToAnotherSlotDoesNotOpen() throws {
+        let test = try TestStore(configuration: Self.configuration(Self.key))
+        try test.store.put(Array("first".utf8), forKey: "a")
+        try test.store.put(Array("second".utf8), forKey: "b")
+        let slotA = try #require(try test.store.read { try $0.index.find("a")?.slot })
+        let slotB = try #require(try test.store.read { try $0.index.find("b")?.slot })
+        try withWriteTransaction(test.store) { transaction in
+            let recordB = try #require(try transaction.txn.value(transaction.db.keys, key: slotB))
+            try transaction.txn.put(transaction.db.keys, key: slotA, value: recordB)
+        }
+        let error = #expect(throws: StoreError.self) { try test.store.data(forKey: "a") }
+        guard case .corrupted(let key, _) = error else {
+            Issue.record("expected corrupted, got \(String(describing: error))")
+            return
+        }
+        #expect(key == "a")
+        #expect(try test.store.data(forKey: "b") == Data("second".utf8))
+    }
+}
+
+extension StoreKey {
+    /// The index key a store under this key gives `cacheKey`.
+    fileprivate func indexDigest(_ cacheKey: String) -> ContentDigest {
+        StoreEncryption(key: self).indexKey(forCacheKey: cacheKey)
+    }
 }

@@ -32,7 +32,9 @@ package final class StoreTransaction {
         self.db = databases
         self.context = context
         self.ledger = ledger
-        self.index = EntryIndex(txn: txn, db: databases, counters: ledger, keyDigest: context.keyDigest)
+        self.index = EntryIndex(
+            txn: txn, db: databases, counters: ledger, keyDigest: context.keyDigest,
+            records: RecordCodec(sealer: context.encryption?.recordSealer))
         self.chunks = ChunkStore(
             txn: txn, db: databases, counters: ledger, codec: context.codec,
             compressionLevel: context.configuration.compressionLevel, verified: context.verifiedChunks,
