@@ -323,6 +323,29 @@ import Testing
         #expect(key == "a")
         #expect(try test.store.data(forKey: "b") == Data("second".utf8))
     }
+
+    /// ``MediaStore/shared(directory:configuration:)`` hands the open
+    /// store only to a caller with its key.
+    @Test func theSharedStoreNeedsItsKeyToo() throws {
+        let directory = temporaryPath("shared-encrypted")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try MediaStore.shared(directory: directory, configuration: Self.configuration(Self.key))
+        defer { store.close() }
+        #expect(try MediaStore.shared(directory: directory, configuration: Self.configuration(Self.key)) === store)
+        #expect(throws: StoreError.wrongKey(path: directory.path)) {
+            try MediaStore.shared(directory: directory, configuration: Self.configuration(Self.otherKey))
+        }
+        #expect(throws: StoreError.encryptionMismatch(path: directory.path, storeIsEncrypted: true)) {
+            try MediaStore.shared(directory: directory, configuration: Self.configuration(nil))
+        }
+        let plainDirectory = temporaryPath("shared-plain")
+        defer { try? FileManager.default.removeItem(at: plainDirectory) }
+        let plain = try MediaStore.shared(directory: plainDirectory, configuration: Self.configuration(nil))
+        defer { plain.close() }
+        #expect(throws: StoreError.encryptionMismatch(path: plainDirectory.path, storeIsEncrypted: false)) {
+            try MediaStore.shared(directory: plainDirectory, configuration: Self.configuration(Self.key))
+        }
+    }
 }
 
 extension StoreKey {

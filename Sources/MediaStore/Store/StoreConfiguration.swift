@@ -44,7 +44,7 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// read or changed. Set it on a configuration after `init`.
     public var encryption: Encryption?
 
-    /// How a store is encrypted at rest (<doc:StoreFormat> has the scheme
+    /// How a store is encrypted at rest (<doc:EncryptionAtRest> has the scheme
     /// and what it does not hide).
     public struct Encryption: Sendable, Equatable {
         /// The store's key, supplied by the app.
