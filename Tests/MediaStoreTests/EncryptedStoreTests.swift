@@ -163,6 +163,37 @@ import Testing
         #expect(try test.store.verify().isClean)
     }
 
+    /// Reads of 1 MiB or more open sealed chunks on several threads,
+    /// straight into the output; blocks cut by the range's ends too.
+    @Test func largeReadsOpenSealedChunksInParallel() throws {
+        let test = try TestStore(configuration: Self.chunked(Self.key))
+        var random = SplitMix64(seed: 8)
+        let value = random.bytes(3_000_000)
+        try test.store.put(value, forKey: "big")
+        #expect(try test.store.data(forKey: "big") == Data(value))
+        for range in [
+            12_345..<2_500_001, 65_536..<(65_536 + StoreTransaction.parallelReadBytes), 1_000_000..<3_000_000,
+        ] {
+            #expect(try test.store.read(forKey: "big", range: range) == Data(value[range]), "\(range)")
+        }
+        // A damaged block inside a large read: corrupted, the entry dropped.
+        let slot = try chunkSlots(test.store, key: "big")[20]
+        try withWriteTransaction(test.store) { transaction in
+            var stored = try #require(try transaction.txn.value(transaction.db.chunks, key: slot))
+            stored[ChunkHeader.size + 3 * (ChunkSealer.blockSize + ChunkSealer.tagSize) + 10] ^= 1
+            try transaction.txn.put(transaction.db.chunks, key: slot, value: stored)
+        }
+        let error = #expect(throws: StoreError.self) {
+            try test.store.read(forKey: "big", range: 1_000_000..<2_000_000)
+        }
+        guard case .corrupted(let key, _) = error else {
+            Issue.record("expected corrupted, got \(String(describing: error))")
+            return
+        }
+        #expect(key == "big")
+        #expect(try test.store.info(forKey: "big") == nil)
+    }
+
     @Test func theFileHoldsNoPlaintextOfAChunkedValue() throws {
         var random = SplitMix64(seed: 4)
         let value = random.bytes(200_000)
