@@ -355,6 +355,27 @@ import Testing
         #expect(try test.store.data(forKey: "b") == Data("second".utf8))
     }
 
+    /// After a session that died with the store open, the recovery walk
+    /// reads an encrypted store's file as any other (nothing is moved
+    /// aside), and a wrong-key open in between leaves the session marker
+    /// as it found it.
+    @Test func anUncleanSessionOfAnEncryptedStoreKeepsItsEntries() throws {
+        let test = try TestStore(configuration: Self.chunked(Self.key))
+        var random = SplitMix64(seed: 9)
+        let value = random.bytes(200_000)
+        try test.store.put(value, forKey: "a")
+        test.store.close()
+        try StoreSession.Record(isOpen: true, uncleanSessions: 0).text(pid: 1).write(
+            to: test.directory.appendingPathComponent(StoreSession.fileName), atomically: false, encoding: .utf8)
+        #expect(throws: StoreError.wrongKey(path: test.directory.path)) {
+            try MediaStore(directory: test.directory, configuration: Self.chunked(Self.otherKey))
+        }
+        try test.reopen(configuration: Self.chunked(Self.key))
+        #expect(test.store.recovery == nil)
+        #expect(test.store.uncleanSessions == 1)
+        #expect(try test.store.data(forKey: "a") == Data(value))
+    }
+
     /// ``MediaStore/shared(directory:configuration:)`` hands the open
     /// store only to a caller with its key.
     @Test func theSharedStoreNeedsItsKeyToo() throws {
