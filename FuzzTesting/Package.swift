@@ -41,6 +41,7 @@ let package = Package(
         .executableTarget(name: "FuzzArguments", dependencies: ["FuzzEntryPoints"]),
         .executableTarget(name: "FuzzRecords", dependencies: ["FuzzEntryPoints"]),
         .executableTarget(name: "FuzzChunks", dependencies: ["FuzzEntryPoints"]),
+        .executableTarget(name: "FuzzKeyFile", dependencies: ["FuzzEntryPoints"]),
         .executableTarget(name: "FuzzHTTP", dependencies: ["FuzzEntryPoints"]),
         .executableTarget(name: "FuzzPlaybackPrefix", dependencies: ["FuzzEntryPoints"]),
         .executableTarget(name: "FuzzPlaylist", dependencies: ["FuzzEntryPoints"]),

@@ -10,7 +10,7 @@ struct BenchOptions: Sendable {
     /// it and removed at the end. `nil`: a temporary folder under /tmp.
     var directory: String?
     /// Workload groups to run (`stream`, `small`, `large`, `range`,
-    /// `churn`, `facade`, `playback`, `server`, `scheduling`, `hls`, `crypto`, `scale`, `network`); empty runs all
+    /// `churn`, `facade`, `playback`, `server`, `scheduling`, `hls`, `crypto`, `encrypted`, `scale`, `network`); empty runs all
     /// but `scale` and `network`.
     var only: Set<String> = []
     /// Entries of the `scale` group (default 1,000,000; 20,000 with `--quick`).
@@ -23,7 +23,7 @@ struct BenchOptions: Sendable {
     /// Groups a plain run includes.
     static let defaultGroups = [
         "stream", "small", "large", "range", "churn", "facade", "playback", "server", "scheduling", "hls",
-        "crypto",
+        "crypto", "encrypted",
     ]
     /// Every group; the ones not in ``defaultGroups`` run only when `--only` names them.
     static let groups = defaultGroups + ["scale", "network"]

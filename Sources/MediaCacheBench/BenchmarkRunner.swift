@@ -55,6 +55,7 @@ final class BenchmarkRunner {
         if options.runs("scheduling") { try runScheduling() }
         if options.runs("hls") { try runHLS() }
         if options.runs("crypto") { try runCrypto() }
+        if options.runs("encrypted") { try runEncrypted() }
         if options.runs("scale") { try runScale() }
         if options.runs("network") { try runNetwork() }
         let seconds = Double(Stopwatch.now() - started) / 1e9

@@ -332,3 +332,40 @@ import Testing
         #expect(try ToolProcess.cachetool(["-s", other, "info", "b"]).status == 1)
     }
 }
+
+/// `--key-file`: an encrypted store is created, read and verified with its
+/// key, and refused without it or with another.
+@Suite struct EncryptedStoreToolTests {
+    @Test func anEncryptedStoreNeedsItsKeyFile() throws {
+        let directory = try TemporaryDirectory("encrypted")
+        defer { directory.remove() }
+        let keyFile = directory.path("store.key")
+        let otherKeyFile = directory.path("other.key")
+        try KeyFile.write(try StoreKey(bytes: Array(0..<32)), to: keyFile)
+        try KeyFile.write(try StoreKey(bytes: Array(1...32)), to: otherKeyFile)
+        var random = SplitMix64(seed: 29)
+        let value = random.data(400_000)
+        let store = directory.path("store")
+        let put = try ToolProcess.cachetool(["-s", store, "--key-file", keyFile, "put", "track", "-"], input: value)
+        #expect(put.status == 0, "\(put.errors)")
+        let cat = try ToolProcess.cachetool(["-s", store, "--key-file", keyFile, "cat", "track"])
+        #expect(cat.status == 0, "\(cat.errors)")
+        #expect(cat.output == value)
+        let verify = try ToolProcess.cachetool(["-s", store, "--key-file", keyFile, "verify"])
+        #expect(verify.status == 0, "\(verify.errors)")
+
+        let withoutKey = try ToolProcess.cachetool(["-s", store, "cat", "track"])
+        #expect(withoutKey.status == 1)
+        #expect(withoutKey.errors.contains("is encrypted and no key was given"))
+        #expect(withoutKey.errors.contains("--key-file"))
+        let otherKey = try ToolProcess.cachetool(["-s", store, "--key-file", otherKeyFile, "cat", "track"])
+        #expect(otherKey.status == 1)
+        #expect(otherKey.errors.contains("encrypted under another key"))
+        #expect(otherKey.output.isEmpty)
+        let missing = try ToolProcess.cachetool(["-s", store, "--key-file", directory.path("none.key"), "cat", "track"])
+        #expect(missing.status == 1)
+        #expect(missing.errors.contains("--key-file"))
+        // Still readable with the right key after the refused opens.
+        #expect(try ToolProcess.cachetool(["-s", store, "--key-file", keyFile, "cat", "track"]).output == value)
+    }
+}

@@ -60,6 +60,21 @@ import Testing
         }
     }
 
+    @Test func keyFileCorpus() throws {
+        let inputs = try Self.inputs("FuzzKeyFile")
+        var parsed: [String] = []
+        var rows: [String] = []
+        for input in inputs {
+            if Self.replay(input, StoreFuzzing.parseKeyFile) == true { parsed.append(input.name) }
+            if Self.replay(input, StoreFuzzing.openSealed) == true { rows.append(input.name) }
+        }
+        #expect(
+            Set(parsed).isSuperset(
+                of: ["raw-key", "hex-key", "hex-key-lf", "hex-key-crlf"].map { "FuzzKeyFile/\($0)" }))
+        #expect(!parsed.contains("FuzzKeyFile/not-hex") && !parsed.contains("FuzzKeyFile/short"))
+        #expect(rows.contains("FuzzKeyFile/encryption-row"))
+    }
+
     @Test func chunkCorpus() throws {
         let inputs = try Self.inputs("FuzzChunks")
         #expect(!inputs.isEmpty)

@@ -242,8 +242,11 @@ import Testing
     @Test func schemeBytesArePinned() {
         let encryption = StoreEncryption(key: try! StoreKey(bytes: Array(0..<32)))
         #expect(
-            Self.hex(encryption.keyCheckValue)
+            Self.hex(StoreEncryption.subkey(try! StoreKey(bytes: Array(0..<32)), .keyCheck))
                 == "31ee47a15190aab2ef19669356bf3d2a31967bc0b7258f996411f7c5500496a3")
+        #expect(
+            Self.hex(encryption.keyCheckValue(storeID: 0x0102_0304_0506_0708))
+                == "443f26d81e7f4a5cedb0d5ad42ad7b4100605a7d0de070a0162b409e21eeb240")
         #expect(
             encryption.indexKey(forCacheKey: "https://example.com/a.mp3").description
                 == "d9b49022fea5474beef080e71b03afe2")

@@ -17,7 +17,7 @@ import Testing
         return generator.bytes(count)
     }
 
-    static func sealed(_ plaintext: [UInt8], key: StoreKey = key) -> (KeyedIdentity, [UInt8]) {
+    static func sealed(_ plaintext: [UInt8], key: StoreKey = key) -> (ContentDigest, [UInt8]) {
         let encryption = StoreEncryption(key: key)
         let identity = encryption.chunkIdentity(of: plaintext)
         return (identity, encryption.chunkSealer(for: identity).seal(plaintext))
@@ -53,7 +53,7 @@ import Testing
             content.withUnsafeBytes { CryptoPrimitives.hmacSHA256(key: key, message: $0) }
         }
         #expect(encryption.chunkIdentity(of: content).canonicalBytes == Array(mac.prefix(16)))
-        #expect(KeyedIdentity(canonical: mac.prefix(16)) == encryption.chunkIdentity(of: content))
+        #expect(ContentDigest(canonical: mac.prefix(16)) == encryption.chunkIdentity(of: content))
     }
 
     @Test func subkeysDifferPerPurposeAndKey() {
@@ -183,7 +183,7 @@ import Testing
                 try ChunkSealer.plaintextCount(sealedCount: count)
             }
         }
-        let sealer = StoreEncryption(key: Self.key).chunkSealer(for: KeyedIdentity(high: 1, low: 2))
+        let sealer = StoreEncryption(key: Self.key).chunkSealer(for: ContentDigest(high: 1, low: 2))
         #expect(throws: SealedDataError.malformedLength(10)) { try sealer.open([UInt8](repeating: 0, count: 10)) }
         #expect(throws: SealedDataError.authenticationFailed(block: 0)) {
             try sealer.open([UInt8](repeating: 0, count: 16))
@@ -236,18 +236,22 @@ import Testing
 
     @Test func keyCheckValueRefusesAnotherKey() {
         let encryption = StoreEncryption(key: Self.key)
-        let stored = encryption.keyCheckValue
+        let storeID: UInt64 = 0x1234_5678_9ABC_DEF0
+        let stored = encryption.keyCheckValue(storeID: storeID)
         #expect(stored.count == 32)
-        #expect(StoreEncryption(key: Self.key).checks(stored))
-        #expect(!StoreEncryption(key: Self.otherKey).checks(stored))
-        #expect(!StoreEncryption(key: StoreKey.random()).checks(stored))
-        #expect(!encryption.checks(stored.dropLast()))
-        #expect(!encryption.checks([]))
+        #expect(StoreEncryption(key: Self.key).checks(stored, storeID: storeID))
+        #expect(!StoreEncryption(key: Self.otherKey).checks(stored, storeID: storeID))
+        #expect(!StoreEncryption(key: StoreKey.random()).checks(stored, storeID: storeID))
+        #expect(!encryption.checks(stored.dropLast(), storeID: storeID))
+        #expect(!encryption.checks([], storeID: storeID))
         var flipped = stored
         flipped[31] ^= 1
-        #expect(!encryption.checks(flipped))
+        #expect(!encryption.checks(flipped, storeID: storeID))
+        // Salted with the store's id: another store's value does not pass.
+        #expect(!encryption.checks(stored, storeID: storeID ^ 1))
+        #expect(encryption.keyCheckValue(storeID: storeID ^ 1) != stored)
         // The check value is none of the subkeys that seal or name things.
-        for purpose in StoreEncryption.Purpose.allCases where purpose != .keyCheck {
+        for purpose in StoreEncryption.Purpose.allCases {
             #expect(StoreEncryption.subkey(Self.key, purpose) != stored)
         }
     }

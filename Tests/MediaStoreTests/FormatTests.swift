@@ -153,11 +153,32 @@ import Testing
         try writeLMDB(directory) { transaction in
             let meta = try transaction.openDatabase("meta", create: false)
             var bytes = StoreFormat.magic
-            bytes += [UInt8(StoreFormat.version + 1), 0]  // the next version, little-endian
+            bytes += [UInt8(StoreFormat.encryptedVersion + 1), 0]  // the next version, little-endian
             try transaction.put(meta, key: Array("format".utf8), value: bytes)
         }
         try expectRefused(directory) {
-            $0 == .unsupportedFormatVersion(found: Int(StoreFormat.version) + 1, supported: Int(StoreFormat.version))
+            $0
+                == .unsupportedFormatVersion(
+                    found: Int(StoreFormat.encryptedVersion) + 1, supported: Int(StoreFormat.encryptedVersion))
+        }
+    }
+
+    /// A plain store marked with the encrypted format, without the
+    /// encryption row, is damage, not a store to read as plain.
+    @Test func theEncryptedVersionWithoutItsRowIsRefused() throws {
+        defer { try? FileManager.default.removeItem(at: root) }
+        let directory = root.appendingPathComponent("store")
+        do {
+            let store = try MediaStore(directory: directory)
+            try store.put([1, 2, 3], forKey: "k")
+        }
+        try writeLMDB(directory) { transaction in
+            let meta = try transaction.openDatabase("meta", create: false)
+            try transaction.put(
+                meta, key: Array("format".utf8), value: StoreFormat.encoded(version: StoreFormat.encryptedVersion))
+        }
+        try expectRefused(directory) {
+            $0 == .damagedStore(reason: "an encrypted store's meta has no encryption row")
         }
     }
 

@@ -28,9 +28,14 @@ import Testing
         return [1, 2, 3, 4]
     }
 
-    @Test(arguments: seeds)
-    func randomOperationsAgreeWithTheModel(seed: UInt64) throws {
-        let t = try TestStore.inMemoryFileSystem(configuration: Self.configuration)
+    /// Each seed on a plain store and on an encrypted one.
+    @Test(arguments: seeds, [false, true])
+    func randomOperationsAgreeWithTheModel(seed: UInt64, encrypted: Bool) throws {
+        var configuration = Self.configuration
+        if encrypted {
+            configuration.encryption = StoreConfiguration.Encryption(key: try StoreKey(bytes: Array(0..<32)))
+        }
+        let t = try TestStore.inMemoryFileSystem(configuration: configuration)
         var random = SplitMix64(seed: seed)
         var model: [String: ModelEntry] = [:]
         let keys = (0..<24).map { "https://example.com/track/\($0)?token=\($0 % 3)" }
@@ -46,7 +51,7 @@ import Testing
         let operations = 2_600
         for step in 0..<operations {
             let key = keys[Int(random.next() % UInt64(keys.count))]
-            let context = "seed \(seed), step \(step), key \(key)"
+            let context = "seed \(seed)\(encrypted ? " (encrypted)" : ""), step \(step), key \(key)"
             switch random.next() % 100 {
             case 0..<22:
                 let value = content()

@@ -23,7 +23,9 @@ extension CacheTool {
     private func verifyInChild(_ parsed: ParsedArguments, executable: String) throws {
         let child = Process()
         child.executableURL = URL(fileURLWithPath: executable)
-        child.arguments = ["verify", "--store", storeDirectory(parsed).path] + (parsed.flag("json") ? ["--json"] : [])
+        child.arguments =
+            ["verify", "--store", storeDirectory(parsed).path] + (parsed.flag("json") ? ["--json"] : [])
+            + (parsed.value("key-file").map { ["--key-file", $0] } ?? [])
         var childEnvironment = environment
         childEnvironment[Self.verifyChildVariable] = "1"
         child.environment = childEnvironment

@@ -179,17 +179,31 @@ public struct CacheTool {
                 throw ToolError("no store at \(directory.path) (no data.mdb in it)")
             }
         }
-        guard write else { return try MediaStore.openReadOnly(directory: directory) }
-        let store = try MediaStore(directory: directory)
+        let key = try storeKey(parsed)
+        guard write else { return try MediaStore.openReadOnly(directory: directory, key: key) }
+        var configuration = StoreConfiguration()
+        configuration.encryption = key.map { StoreConfiguration.Encryption(key: $0) }
+        let store = try MediaStore(directory: directory, configuration: configuration)
         // A damaged store was moved aside and replaced by an empty one: every entry seems gone, so say where.
         if let recovery = store.recovery { console.printError("cachetool: \(recovery)") }
         return store
+    }
+
+    /// The key of `--key-file`, if given.
+    func storeKey(_ parsed: ParsedArguments) throws -> StoreKey? {
+        guard let path = parsed.value("key-file") else { return nil }
+        do {
+            return try KeyFile.read(from: path)
+        } catch {
+            throw ToolError("--key-file: \(error)")
+        }
     }
 
     static func message(for error: StoreError) -> String {
         switch error {
         case .unsupportedFormatVersion(let found, let supported):
             "the store has format version \(found), newer than this cachetool reads (version \(supported)); use a newer cachetool"
+        case .encryptionMismatch(_, storeIsEncrypted: true): error.description + " (give its key with --key-file PATH)"
         default: error.description
         }
     }

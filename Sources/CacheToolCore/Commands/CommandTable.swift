@@ -8,6 +8,9 @@ public enum CommandTable {
     public static let globalOptions: [OptionSpec] = [
         OptionSpec(
             "store", short: "s", value: "DIR", help: "the store (default: $MEDIACACHE_STORE, then ~/.cache/mediacache)"),
+        OptionSpec(
+            "key-file", value: "PATH",
+            help: "the key of an encrypted store: 32 bytes or 64 hex digits, in a file only its owner can read"),
         OptionSpec("help", short: "h", help: "describe the command"),
     ]
 

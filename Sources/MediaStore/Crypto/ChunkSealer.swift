@@ -36,10 +36,10 @@ package struct ChunkSealer {
     private static let aadLabel = Array("MediaCache chunk v1".utf8)
 
     /// The chunk this sealer is for.
-    package let identity: KeyedIdentity
+    package let identity: ContentDigest
     private let cipher: AES256GCM
 
-    init(identity: KeyedIdentity, sealingSubkey: [UInt8]) {
+    init(identity: ContentDigest, sealingSubkey: [UInt8]) {
         self.identity = identity
         let info = Self.keyInfoLabel + identity.canonicalBytes
         let key = sealingSubkey.withUnsafeBytes { subkey in

@@ -43,7 +43,7 @@ package enum KeyFile {
     }
 
     /// The key held by `contents`, the bytes of the file at `path`.
-    static func parse(_ contents: ArraySlice<UInt8>, path: String) throws(KeyFileError) -> StoreKey {
+    package static func parse(_ contents: ArraySlice<UInt8>, path: String) throws(KeyFileError) -> StoreKey {
         if contents.count == StoreKey.byteCount { return try key(contents, path: path) }
         var text = contents
         if text.last == UInt8(ascii: "\n") { text.removeLast() }

@@ -24,10 +24,13 @@ import Foundation
 ///   *i* with nonce *i*, so that a range read opens only its blocks.
 /// - **Records and small values**, whose bytes change under the same name,
 ///   are sealed with a fresh random salt each time (``RecordSealer``).
-/// - **Key check value**: 32 bytes of HKDF output stored in the clear
-///   (``keyCheckValue``); opening with another key is refused before
-///   anything is read (``checks(_:)``), so a wrong key never makes
-///   entries look corrupt.
+/// - **Key check value**: 32 bytes stored in the clear in the store's
+///   `meta`: HKDF-Expand of the key-check subkey with info
+///   `"MediaCache key check v1"` ‖ the store's id (its 8-byte key seed,
+///   big-endian), so two stores under one key hold different check
+///   values (``keyCheckValue(storeID:)``); opening with another key is
+///   refused before anything is read (``checks(_:storeID:)``), so a wrong
+///   key never makes entries look corrupt.
 ///
 /// ## Why nonces never repeat under one key
 /// GCM breaks if one key seals two different plaintexts with one nonce.
@@ -73,18 +76,31 @@ package struct StoreEncryption: Sendable {
     private let identitySubkey: [UInt8]
     private let chunkSealingSubkey: [UInt8]
     private let indexSubkey: [UInt8]
+    private let keyCheckSubkey: [UInt8]
     /// Seals and opens records and small values.
     package let recordSealer: RecordSealer
-    /// Stored in the clear when the store is made; ``checks(_:)`` compares
-    /// it with the one derived from the key given at open.
-    package let keyCheckValue: [UInt8]
+
+    private static let keyCheckLabel = Array("MediaCache key check v1".utf8)
 
     package init(key: StoreKey) {
         identitySubkey = Self.subkey(key, .chunkIdentity)
         chunkSealingSubkey = Self.subkey(key, .chunkSealing)
         indexSubkey = Self.subkey(key, .indexKeys)
         recordSealer = RecordSealer(subkey: Self.subkey(key, .recordSealing))
-        keyCheckValue = Self.subkey(key, .keyCheck)
+        keyCheckSubkey = Self.subkey(key, .keyCheck)
+    }
+
+    /// The key check value of the store with id `storeID`: stored in the
+    /// clear when the store is made; ``checks(_:storeID:)`` compares it
+    /// with the one derived from the key given at open.
+    package func keyCheckValue(storeID: UInt64) -> [UInt8] {
+        let info = Self.keyCheckLabel + bigEndianBytes(storeID, count: 8)
+        return keyCheckSubkey.withUnsafeBytes { subkey in
+            info.withUnsafeBytes {
+                CryptoPrimitives.hkdfExpandSHA256(
+                    pseudoRandomKey: subkey, info: $0, outputByteCount: CryptoPrimitives.keySize)
+            }
+        }
     }
 
     /// The 32-byte subkey of `key` for `purpose`.
@@ -98,66 +114,34 @@ package struct StoreEncryption: Sendable {
         }
     }
 
-    /// Whether `stored`, a store's key check value, was made with this
-    /// key. False means another key: refuse the store before reading it.
-    package func checks(_ stored: some Collection<UInt8>) -> Bool {
-        constantTimeEquals(keyCheckValue, stored)
+    /// Whether `stored`, the key check value of the store with id
+    /// `storeID`, was made with this key. False means another key (or
+    /// another store's value): refuse the store before reading it.
+    package func checks(_ stored: some Collection<UInt8>, storeID: UInt64) -> Bool {
+        constantTimeEquals(keyCheckValue(storeID: storeID), stored)
     }
 
     /// The keyed identity of a chunk's plaintext.
-    package func chunkIdentity(of bytes: some ContiguousBytes) -> KeyedIdentity {
-        bytes.withUnsafeBytes { KeyedIdentity(mac: identitySubkey, of: $0) }
+    package func chunkIdentity(of bytes: some ContiguousBytes) -> ContentDigest {
+        bytes.withUnsafeBytes { ContentDigest(mac: identitySubkey, of: $0) }
     }
 
     /// The keyed index key of an entry's cache key.
-    package func indexKey(forCacheKey key: String) -> KeyedIdentity {
-        Array(key.utf8).withUnsafeBytes { KeyedIdentity(mac: indexSubkey, of: $0) }
+    package func indexKey(forCacheKey key: String) -> ContentDigest {
+        Array(key.utf8).withUnsafeBytes { ContentDigest(mac: indexSubkey, of: $0) }
     }
 
     /// The sealer of the chunk with `identity` (its key derived once).
-    package func chunkSealer(for identity: KeyedIdentity) -> ChunkSealer {
+    package func chunkSealer(for identity: ContentDigest) -> ChunkSealer {
         ChunkSealer(identity: identity, sealingSubkey: chunkSealingSubkey)
     }
 }
 
-/// A keyed 128-bit name: HMAC-SHA256 truncated to its first 16 bytes,
-/// held as two big-endian halves (as ``ContentDigest`` holds an XXH3-128).
-package struct KeyedIdentity: Hashable, Sendable, CustomStringConvertible {
-    package let high: UInt64
-    package let low: UInt64
-
-    package init(high: UInt64, low: UInt64) {
-        self.high = high
-        self.low = low
-    }
-
-    /// Reads 16 canonical bytes; nil when there are fewer.
-    package init?(canonical bytes: some Collection<UInt8>) {
-        guard bytes.count >= 16 else { return nil }
-        var high: UInt64 = 0
-        var low: UInt64 = 0
-        for (index, byte) in bytes.prefix(16).enumerated() {
-            if index < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
-        }
-        self.init(high: high, low: low)
-    }
-
+extension ContentDigest {
+    /// The keyed identity of `message` under `key`: HMAC-SHA256 truncated
+    /// to its first 16 bytes, held as ``ContentDigest`` holds an XXH3-128.
     init(mac key: [UInt8], of message: UnsafeRawBufferPointer) {
         let mac = key.withUnsafeBytes { CryptoPrimitives.hmacSHA256(key: $0, message: message) }
         self.init(canonical: mac)!
-    }
-
-    /// The 16 canonical (big-endian) bytes.
-    package var canonicalBytes: [UInt8] {
-        (0..<16).map { index in
-            let half = index < 8 ? high : low
-            return UInt8(truncatingIfNeeded: half >> (56 - 8 * UInt64(index % 8)))
-        }
-    }
-
-    package var description: String {
-        let digits = Array("0123456789abcdef".utf8)
-        return String(
-            decoding: canonicalBytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0xF)]] }, as: UTF8.self)
     }
 }

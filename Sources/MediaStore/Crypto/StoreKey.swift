@@ -5,7 +5,7 @@
 /// so logging a configuration or printing it in a debugger does not leak
 /// the key. The bytes live in ordinary memory: Swift gives no way to
 /// scrub every copy, so keep the process's memory as safe as the key.
-public struct StoreKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public struct StoreKey: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The length of a key in bytes.
     public static let byteCount = 32
 
@@ -28,6 +28,12 @@ public struct StoreKey: Sendable, CustomStringConvertible, CustomDebugStringConv
     private init(checked bytes: [UInt8]) {
         precondition(bytes.count == Self.byteCount)
         self.bytes = bytes
+    }
+
+    /// Whether two keys are the same, in time that does not depend on
+    /// where they differ.
+    public static func == (lhs: StoreKey, rhs: StoreKey) -> Bool {
+        constantTimeEquals(lhs.bytes, rhs.bytes)
     }
 
     public var description: String { "StoreKey(redacted)" }

@@ -16,4 +16,6 @@ struct EngineContext {
     let isInUse: (String) -> Bool
     /// The chunks this store instance verified (``VerifiedChunks``).
     let verifiedChunks: VerifiedChunks
+    /// The keys of an encrypted store; `nil` for a plain one.
+    let encryption: StoreEncryption?
 }

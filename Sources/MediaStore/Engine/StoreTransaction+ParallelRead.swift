@@ -11,7 +11,9 @@ extension StoreTransaction {
     /// instance already verified them, see ``VerifiedChunks``) and copied
     /// by up to ``parallelWorkers`` threads; `nil` when the read is not for
     /// this path (small, in a write transaction, a compressed chunk, one
-    /// core), which ``readRange(_:_:)`` then does chunk by chunk.
+    /// core), which ``readRange(_:_:)`` then does chunk by chunk. In an
+    /// encrypted store the workers authenticate and open the blocks of
+    /// each sealed chunk the range touches, straight into the output.
     ///
     /// The chunks are looked up on the calling thread (the transaction's);
     /// the workers only hash and copy bytes of the map, which stay valid
@@ -39,7 +41,9 @@ extension StoreTransaction {
                 guard let value = ChunkValue(buffer) else {
                     throw StoreError.corrupted(key: record.key, reason: "a chunk header is invalid (chunk \(index))")
                 }
-                guard value.header.codec == .raw else { return nil }
+                let sealed = chunks.encryption != nil
+                // Anything else (compressed, or not sealed in an encrypted store) goes chunk by chunk.
+                guard value.header.codec == (sealed ? .sealed : .raw) else { return nil }
                 guard value.header.rawLength == extent.length else {
                     throw StoreError.corrupted(key: record.key, reason: "chunk \(index) has the wrong length")
                 }
@@ -53,7 +57,8 @@ extension StoreTransaction {
                 return Piece(
                     index: index, slot: extent.chunk, digest: digest, stored: buffer, payload: value.payload,
                     from: from, to: to, target: chunkStart + from - range.lowerBound,
-                    trusted: chunks.verified.contains(slot: extent.chunk, digest: digest, payload: buffer))
+                    trusted: !sealed && chunks.verified.contains(slot: extent.chunk, digest: digest, payload: buffer),
+                    length: value.header.rawLength)
             }
             guard let piece else { return nil }  // compressed: the chunk-by-chunk path decodes it
             pieces.append(piece)
@@ -63,9 +68,17 @@ extension StoreTransaction {
         let failed = Locked<Int?>(nil)
         let shares = Self.split(pieces.count, into: workers)
         let all = pieces
+        let encryption = chunks.encryption
         DispatchQueue.concurrentPerform(iterations: shares.count) { worker in
             for position in shares[worker] {
                 let piece = all[position]
+                if let encryption {
+                    guard Self.openSealed(piece, encryption, into: output.buffer) else {
+                        failed.withLock { $0 = min($0 ?? piece.index, piece.index) }
+                        return
+                    }
+                    continue
+                }
                 if !piece.trusted && ContentDigest(of: piece.payload) != piece.digest {
                     failed.withLock { $0 = min($0 ?? piece.index, piece.index) }
                     return
@@ -78,12 +91,64 @@ extension StoreTransaction {
             out.deallocate()
             throw StoreError.corrupted(key: record.key, reason: "a chunk fails its checksum (chunk \(index))")
         }
-        for piece in pieces where !piece.trusted {
+        for piece in pieces where !piece.trusted && encryption == nil {
             chunks.verified.insert(slot: piece.slot, digest: piece.digest, payload: piece.stored)
         }
         return Data(
             bytesNoCopy: out.baseAddress!, count: range.count,
             deallocator: .custom { pointer, _ in pointer.deallocate() })
+    }
+
+    /// Opens the blocks of a sealed chunk that `piece` wants into its part
+    /// of `output`: whole blocks in place, a block cut by the range's ends
+    /// through a 16 KiB buffer. False when a block fails authentication.
+    static func openSealed(
+        _ piece: Piece, _ encryption: StoreEncryption, into output: UnsafeMutableRawBufferPointer
+    ) -> Bool {
+        let sealer = encryption.chunkSealer(for: piece.digest)
+        let covering = ChunkSealer.blocks(covering: piece.from..<piece.to)
+        func blockRange(_ block: Int) -> Range<Int> {
+            ChunkSealer.plaintextRange(of: block..<block + 1, plaintextCount: piece.length)
+        }
+        func isCut(_ block: Int) -> Bool {
+            let range = blockRange(block)
+            return range.lowerBound < piece.from || range.upperBound > piece.to
+        }
+        func openCut(_ block: Int) throws {
+            let range = blockRange(block)
+            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: range.count, alignment: 16)
+            defer { scratch.deallocate() }
+            try sealer.open(piece.payload, blocks: block..<block + 1, into: scratch)
+            let from = max(range.lowerBound, piece.from)
+            let to = min(range.upperBound, piece.to)
+            let destination = piece.target + from - piece.from
+            UnsafeMutableRawBufferPointer(rebasing: output[destination..<destination + (to - from)])
+                .copyMemory(
+                    from: UnsafeRawBufferPointer(rebasing: scratch[(from - range.lowerBound)..<(to - range.lowerBound)])
+                )
+        }
+        var first = covering.lowerBound
+        var last = covering.upperBound
+        do {
+            if first < last && isCut(first) {
+                try openCut(first)
+                first += 1
+            }
+            if first < last && isCut(last - 1) {
+                try openCut(last - 1)
+                last -= 1
+            }
+            if first < last {
+                let whole = ChunkSealer.plaintextRange(of: first..<last, plaintextCount: piece.length)
+                let destination = piece.target + whole.lowerBound - piece.from
+                try sealer.open(
+                    piece.payload, blocks: first..<last,
+                    into: UnsafeMutableRawBufferPointer(rebasing: output[destination..<destination + whole.count]))
+            }
+        } catch {
+            return false
+        }
+        return true
     }
 
     /// Threads a large read uses: the cores, at most 4.
@@ -115,5 +180,7 @@ extension StoreTransaction {
         var to: Int
         var target: Int
         var trusted: Bool
+        /// The chunk's plaintext length (for a sealed chunk's blocks).
+        var length: Int
     }
 }

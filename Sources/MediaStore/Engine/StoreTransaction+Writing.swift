@@ -12,7 +12,11 @@ extension StoreTransaction {
             record.cachedBytes = buffer.count
             let expiry = options.expiry.resolve(
                 now: Date(timeIntervalSince1970: now), defaultLifetime: configuration.defaultLifetime)
-            if buffer.count <= configuration.inlineLimit && PackStore.packs(length: buffer.count) {
+            // An encrypted store packs nothing: its small values live
+            // inline, sealed with their record.
+            if buffer.count <= configuration.inlineLimit && PackStore.packs(length: buffer.count)
+                && context.encryption == nil
+            {
                 return try insert(record, expiry: expiry, packing: buffer).info()
             }
             if buffer.count <= configuration.inlineLimit {

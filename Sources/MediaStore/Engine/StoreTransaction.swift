@@ -32,10 +32,13 @@ package final class StoreTransaction {
         self.db = databases
         self.context = context
         self.ledger = ledger
-        self.index = EntryIndex(txn: txn, db: databases, counters: ledger, keyDigest: context.keyDigest)
+        self.index = EntryIndex(
+            txn: txn, db: databases, counters: ledger, keyDigest: context.keyDigest,
+            records: RecordCodec(sealer: context.encryption?.recordSealer))
         self.chunks = ChunkStore(
             txn: txn, db: databases, counters: ledger, codec: context.codec,
-            compressionLevel: context.configuration.compressionLevel, verified: context.verifiedChunks)
+            compressionLevel: context.configuration.compressionLevel, verified: context.verifiedChunks,
+            encryption: context.encryption)
         self.extents = ExtentMap(txn: txn, db: databases)
         self.packs = PackStore(txn: txn, db: databases, state: write ? PackStore.PackState() : nil)
         self.now = Date().timeIntervalSince1970

@@ -2,6 +2,10 @@
 /// magic `0xC4`, codec, block shift, 1 reserved byte, raw length, stored
 /// length (LE).
 ///
+/// An encrypted store's chunks, and only its, are ``Codec/sealed``: the
+/// stored bytes are the chunk sealed by ``ChunkSealer`` (the raw length is
+/// the plaintext's), whose block tags do the digest table's job.
+///
 /// The block shift is 0 for a chunk without a ``BlockDigests`` table (every
 /// chunk of store formats 1 and 2, compressed chunks, chunks of at most one
 /// block); otherwise `log2` of the block size of the table that follows the
@@ -10,6 +14,8 @@ struct ChunkHeader: Equatable {
     enum Codec: UInt8 {
         case raw = 0
         case zstd = 1
+        /// Sealed in 16 KiB blocks by ``ChunkSealer`` (encrypted stores only).
+        case sealed = 2
     }
 
     static let size = 12
@@ -51,6 +57,11 @@ struct ChunkHeader: Equatable {
         let header = ChunkHeader(codec: codec, rawLength: raw, storedLength: stored, blockShift: shift)
         guard value[3] == 0, stored == value.count - size - header.tableSize else { return nil }
         if codec == .raw && raw != stored { return nil }
+        if codec == .sealed
+            && (raw > ChunkSealer.maximumPlaintextCount || stored != ChunkSealer.sealedCount(plaintextCount: raw))
+        {
+            return nil
+        }
         return header
     }
 }

@@ -1,8 +1,10 @@
-internal import CXXHash
 import Foundation
 
-/// An XXH3-128 digest in canonical (big-endian) byte order: its
-/// ``hexString`` is what `xxh128sum` prints for the same bytes.
+/// A 128-bit digest in canonical (big-endian) byte order: XXH3-128 of
+/// the bytes (`ContentDigest+XXH3.swift`; its ``hexString`` is what
+/// `xxh128sum` prints for the same bytes), or, in an encrypted store, a
+/// keyed identity: HMAC-SHA256 truncated to 128 bits
+/// (`StoreEncryption`).
 public struct ContentDigest: Hashable, Sendable, CustomStringConvertible {
     /// The high 64 bits.
     public let high: UInt64
@@ -12,14 +14,6 @@ public struct ContentDigest: Hashable, Sendable, CustomStringConvertible {
     public init(high: UInt64, low: UInt64) {
         self.high = high
         self.low = low
-    }
-
-    /// The digest of `bytes`, optionally seeded.
-    public init(of bytes: some ContiguousBytes, seed: UInt64 = 0) {
-        let hash = bytes.withUnsafeBytes { buffer in
-            mediacache_XXH3_128bits_withSeed(buffer.baseAddress, buffer.count, seed)
-        }
-        self.init(high: hash.high64, low: hash.low64)
     }
 
     /// Reads 16 canonical bytes.
@@ -34,7 +28,7 @@ public struct ContentDigest: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The 16 canonical bytes.
-    var canonicalBytes: [UInt8] {
+    package var canonicalBytes: [UInt8] {
         var bytes = [UInt8](repeating: 0, count: 16)
         for index in 0..<8 {
             bytes[index] = UInt8(truncatingIfNeeded: high >> (56 - 8 * UInt64(index)))

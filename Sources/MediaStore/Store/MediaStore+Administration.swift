@@ -82,8 +82,10 @@ extension MediaStore {
         let copyPath = directory.appendingPathComponent(".compact-\(getpid()).mdb").path
         unlink(copyPath)
         do {
-            let opened = try StoreOpener(directory: directory, configuration: StoreConfiguration(), readOnly: true)
-                .open()
+            // The copy moves the bytes as they are: an encrypted store needs no key.
+            var opener = StoreOpener(directory: directory, configuration: StoreConfiguration(), readOnly: true)
+            opener.skipsKeyCheck = true
+            let opened = try opener.open()
             try opened.environment.copyCompacted(to: copyPath)
         } catch let error as StoreError {
             unlink(copyPath)

@@ -30,6 +30,8 @@ public final class MediaStore: @unchecked Sendable {
     let environment: LMDBEnvironment
     let databases: StoreDatabases
     let keySeed: UInt64
+    /// The keys of an encrypted store (checked at open); `nil` for a plain one.
+    let encryption: StoreEncryption?
     /// Held shared while open, so that compaction never swaps the file under it.
     private let maintenanceLock: MaintenanceLock?
     /// The session marker of a read-write store (`nil` when read-only).
@@ -94,6 +96,18 @@ public final class MediaStore: @unchecked Sendable {
         try MediaStore(directory: directory, configuration: StoreConfiguration(), readOnly: true, keyHash: nil)
     }
 
+    /// Opens an existing store for reading only, with the key of an
+    /// encrypted store (`nil` for a plain one); see ``openReadOnly(directory:)``.
+    ///
+    /// - throws: ``StoreError/wrongKey(path:)`` or
+    ///   ``StoreError/encryptionMismatch(path:storeIsEncrypted:)`` when the
+    ///   key does not fit the store, besides the errors of ``openReadOnly(directory:)``.
+    public static func openReadOnly(directory: URL, key: StoreKey?) throws(StoreError) -> MediaStore {
+        var configuration = StoreConfiguration()
+        configuration.encryption = key.map { StoreConfiguration.Encryption(key: $0) }
+        return try MediaStore(directory: directory, configuration: configuration, readOnly: true, keyHash: nil)
+    }
+
     /// - parameter processLocalLocking: `MDB_NOLOCK` with locks kept in
     ///   this process, and other processes kept out (the default on iOS,
     ///   tvOS, watchOS, visionOS and in a sandboxed macOS app; tests use
@@ -138,14 +152,16 @@ public final class MediaStore: @unchecked Sendable {
         self.environment = opened.environment
         self.databases = opened.databases
         self.keySeed = opened.keySeed
+        self.encryption = opened.encryption
         let keySeed = opened.keySeed
+        let encryption = opened.encryption
         let keysInUse = keysInUse
         self.engine = EngineContext(
             configuration: configuration,
-            keyDigest: { key in Self.keyDigest(key, hash: keyHash, seed: keySeed) },
+            keyDigest: { key in Self.keyDigest(key, hash: keyHash, seed: keySeed, encryption: encryption) },
             codec: Locked(ZstdCodec(level: max(1, configuration.compressionLevel))),
             isInUse: { key in keysInUse.withLock { $0[ExactKey(key)] != nil } },
-            verifiedChunks: verifiedChunks)
+            verifiedChunks: verifiedChunks, encryption: encryption)
         if !readOnly {
             try run { try removeAbandonedStaging() }
         }
@@ -157,13 +173,17 @@ public final class MediaStore: @unchecked Sendable {
 
     /// The 16-byte digest that addresses `key` in the index.
     func keyDigest(_ key: String) -> ContentDigest {
-        Self.keyDigest(key, hash: keyHash, seed: keySeed)
+        Self.keyDigest(key, hash: keyHash, seed: keySeed, encryption: encryption)
     }
 
+    /// XXH3-128 of the key, seeded with the store's seed; in an encrypted
+    /// store a MAC of the key (``StoreEncryption/indexKey(forCacheKey:)``),
+    /// so that the file confirms no guessed key.
     private static func keyDigest(
-        _ key: String, hash: (@Sendable (String) -> ContentDigest)?, seed: UInt64
+        _ key: String, hash: (@Sendable (String) -> ContentDigest)?, seed: UInt64, encryption: StoreEncryption?
     ) -> ContentDigest {
         if let hash { return hash(key) }
+        if let encryption { return encryption.indexKey(forCacheKey: key) }
         var key = key
         return key.withUTF8 { ContentDigest(of: UnsafeRawBufferPointer($0), seed: seed) }
     }

@@ -36,6 +36,24 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// on every read. Set it on a configuration after `init` (the
     /// initializer keeps its earlier signature).
     public var verifiedChunkMemory: Int = 16_384
+    /// Encryption at rest: `nil` (the default) for a plain store. A store
+    /// is created encrypted or plain and stays so; opening an encrypted
+    /// store needs its key (``StoreError/wrongKey(path:)`` for another,
+    /// ``StoreError/encryptionMismatch(path:storeIsEncrypted:)`` without
+    /// one, or with one for a plain store), refused before anything is
+    /// read or changed. Set it on a configuration after `init`.
+    public var encryption: Encryption?
+
+    /// How a store is encrypted at rest (<doc:EncryptionAtRest> has the scheme
+    /// and what it does not hide).
+    public struct Encryption: Sendable, Equatable {
+        /// The store's key, supplied by the app.
+        public var key: StoreKey
+
+        public init(key: StoreKey) {
+            self.key = key
+        }
+    }
 
     /// The page-fitted default chunk size: 261,988 bytes, so that a chunk
     /// value (12-byte header, 16 block digests of 8 bytes, the bytes) fills

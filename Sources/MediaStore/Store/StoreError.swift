@@ -52,6 +52,13 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A holder name that is empty, longer than 200 UTF-8 bytes, or has a
     /// control character (``MediaStore/hold(_:by:version:)``).
     case invalidHolder(String)
+    /// The store is encrypted under another key than the one given
+    /// (``StoreConfiguration/encryption``). Nothing was read or changed.
+    case wrongKey(path: String)
+    /// The store is encrypted and no key was given (`storeIsEncrypted`
+    /// true), or a key was given for a plain store (false). Nothing was
+    /// read or changed.
+    case encryptionMismatch(path: String, storeIsEncrypted: Bool)
 
     public var description: String {
         switch self {
@@ -86,6 +93,11 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .storage(let code, let message): "storage error \(code): \(message)"
         case .invalidHolder(let holder):
             "'\(holder.prefix(200))' is not a holder name (1–200 UTF-8 bytes, no control characters)"
+        case .wrongKey(let path): "\(path) is encrypted under another key; nothing was read or changed"
+        case .encryptionMismatch(let path, let encrypted):
+            encrypted
+                ? "\(path) is encrypted and no key was given; nothing was read or changed"
+                : "\(path) is a plain store and a key was given; nothing was read or changed"
         }
     }
 }

@@ -26,8 +26,14 @@ package enum StoreFormat {
     /// (its first writable open); read-only, a pinned flag without rows
     /// reads as that holder. Older versions refuse a format 5 store.
     static let version: UInt16 = 5
+    /// The version of an encrypted store: format 5 with the meta row
+    /// `encryption` (``EncryptionRow``) and its values sealed. A plain
+    /// store stays at ``version``; builds that read format 5 at most
+    /// refuse an encrypted store instead of reading sealed bytes as
+    /// corrupt ones.
+    static let encryptedVersion: UInt16 = 6
 
-    static func encoded() -> [UInt8] {
+    static func encoded(version: UInt16 = version) -> [UInt8] {
         var writer = ByteWriter()
         writer.write(raw: magic)
         writer.write(littleEndian: version)

@@ -12,11 +12,18 @@ package struct StoreOpener {
     /// `MDB_NOLOCK` with ``ProcessLocalLocks`` (the default where LMDB's
     /// own locks are unusable; see ``LMDBEnvironment/platformNeedsProcessLocalLocking``).
     var processLocalLocking = LMDBEnvironment.platformNeedsProcessLocalLocking
+    /// Opens an encrypted store without its key, for a job that only
+    /// copies its bytes as they are (compaction): ``Opened/encryption`` is
+    /// then `nil` and nothing may be read through it.
+    var skipsKeyCheck = false
 
     struct Opened {
         let environment: LMDBEnvironment
         let databases: StoreDatabases
         let keySeed: UInt64
+        /// The store's keys when it is encrypted (checked against its
+        /// key check value); `nil` for a plain store.
+        let encryption: StoreEncryption?
     }
 
     func open() throws(StoreError) -> Opened {
@@ -57,8 +64,8 @@ package struct StoreOpener {
             try? environment.growMap(minimum: configuration.effectiveInitialMapSize)
         }
         do {
-            let (databases, seed) = try openDatabases(environment)
-            return Opened(environment: environment, databases: databases, keySeed: seed)
+            let (databases, seed, encryption) = try openDatabases(environment)
+            return Opened(environment: environment, databases: databases, keySeed: seed, encryption: encryption)
         } catch {
             throw StoreError(error, openingStoreAt: path)
         }
@@ -96,29 +103,37 @@ package struct StoreOpener {
         }
     }
 
-    private func openDatabases(_ environment: LMDBEnvironment) throws -> (StoreDatabases, UInt64) {
+    private func openDatabases(_ environment: LMDBEnvironment) throws -> (StoreDatabases, UInt64, StoreEncryption?) {
         // Look before creating anything: a foreign LMDB file must stay untouched.
         let probe = try LMDBTransaction(environment: environment, readOnly: true)
         // The unnamed (main) database; dbi 0 is LMDB's free list, which is
         // empty in a fresh file but also in a compacted copy or a foreign file.
         let mainCount = try probe.count(probe.openMainDatabase())
         var formatBytes: [UInt8]?
+        var encryption: StoreEncryption?
         if mainCount > 0 {
+            var meta: LMDBDatabase?
             do {
-                let meta = try probe.openDatabase("meta", create: false)
-                formatBytes = try probe.value(meta, key: Array("format".utf8))
+                meta = try probe.openDatabase("meta", create: false)
+                formatBytes = try meta.flatMap { try probe.value($0, key: Array("format".utf8)) }
             } catch let error as LMDBError where error == .notFound || error == .incompatible {
                 formatBytes = nil
             }
-            guard let formatBytes else {
+            guard let formatBytes, let meta else {
                 throw StoreError.notAStore(path: directory.path, reason: "an LMDB file without a media store in it")
             }
             guard let version = StoreFormat.version(of: formatBytes) else {
                 throw StoreError.notAStore(path: directory.path, reason: "an LMDB file with a foreign format tag")
             }
-            guard version <= StoreFormat.version else {
-                throw StoreError.unsupportedFormatVersion(found: Int(version), supported: Int(StoreFormat.version))
+            guard version <= StoreFormat.encryptedVersion else {
+                throw StoreError.unsupportedFormatVersion(
+                    found: Int(version), supported: Int(StoreFormat.encryptedVersion))
             }
+            // Before anything else is read or written: a store opened
+            // with the wrong key (or none) must stay exactly as it is.
+            encryption = try checkKey(probe, meta, isEncrypted: version == StoreFormat.encryptedVersion)
+        } else if let key = configuration.encryption?.key {
+            encryption = StoreEncryption(key: key)
         }
         probe.abort()
         let isNew = mainCount == 0
@@ -139,9 +154,17 @@ package struct StoreOpener {
         var seed: UInt64
         if isNew {
             seed = UInt64.random(in: 1...UInt64.max)
-            try transaction.put(databases.meta, key: Array("format".utf8), value: StoreFormat.encoded())
+            try transaction.put(
+                databases.meta, key: Array("format".utf8),
+                value: StoreFormat.encoded(
+                    version: encryption == nil ? StoreFormat.version : StoreFormat.encryptedVersion))
             try transaction.put(
                 databases.meta, key: Array("seed".utf8), value: withUnsafeBytes(of: seed.littleEndian) { Array($0) })
+            if let encryption {
+                try transaction.put(
+                    databases.meta, key: EncryptionRow.key,
+                    value: EncryptionRow(keyCheckValue: encryption.keyCheckValue(storeID: seed)).encode())
+            }
             try transaction.put(databases.meta, key: Array("counters".utf8), value: StoreCounters().encode())
         } else {
             guard let bytes = try transaction.value(databases.meta, key: Array("seed".utf8)), bytes.count == 8 else {
@@ -159,6 +182,38 @@ package struct StoreOpener {
             }
         }
         try transaction.commit()
-        return (databases, seed)
+        return (databases, seed, encryption)
+    }
+
+    /// Checks the key given in the configuration against the store's
+    /// key check value, reading only `meta` in the probe transaction.
+    /// Returns the store's keys (`nil` for a plain store, or when
+    /// ``skipsKeyCheck``).
+    private func checkKey(
+        _ probe: LMDBTransaction, _ meta: LMDBDatabase, isEncrypted: Bool
+    ) throws -> StoreEncryption? {
+        let path = directory.path
+        let rowBytes = try probe.value(meta, key: EncryptionRow.key)
+        guard isEncrypted == (rowBytes != nil) else {
+            throw StoreError.damagedStore(
+                reason: isEncrypted
+                    ? "an encrypted store's meta has no encryption row" : "a plain store's meta has an encryption row")
+        }
+        if skipsKeyCheck { return nil }
+        guard let key = configuration.encryption?.key else {
+            if isEncrypted { throw StoreError.encryptionMismatch(path: path, storeIsEncrypted: true) }
+            return nil
+        }
+        guard let rowBytes else { throw StoreError.encryptionMismatch(path: path, storeIsEncrypted: false) }
+        guard let row = EncryptionRow(rowBytes) else {
+            throw StoreError.damagedStore(reason: "the encryption row has an unknown scheme or size")
+        }
+        guard let seedBytes = try probe.value(meta, key: Array("seed".utf8)), seedBytes.count == 8 else {
+            throw StoreError.notAStore(path: path, reason: "the store has no key seed")
+        }
+        let seed = seedBytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+        let encryption = StoreEncryption(key: key)
+        guard encryption.checks(row.keyCheckValue, storeID: seed) else { throw StoreError.wrongKey(path: path) }
+        return encryption
     }
 }

@@ -30,6 +30,10 @@ extension ChunkStore {
             guard let buffer else { throw ChunkFault.missing }
             let digest = slot.digest
             guard let value = ChunkValue(buffer) else { throw ChunkFault.header }
+            if let encryption {
+                return try Self.openSealed(value, slot: slot, encryption).withUnsafeBytes(body)
+            }
+            guard value.header.codec != .sealed else { throw ChunkFault.header }
             // Only a read transaction's buffers are the map (a write
             // transaction's own pages are copies until it commits).
             let memory = txn.isReadOnly ? verified : nil
@@ -74,6 +78,8 @@ extension ChunkStore {
             let digest = slot.digest
             guard let value = ChunkValue(buffer) else { throw ChunkFault.header }
             guard value.header.rawLength == length else { throw ChunkFault.length }
+            if let encryption { return try Self.openSealed(value, slot: slot, encryption, part: part, body) }
+            guard value.header.codec != .sealed else { throw ChunkFault.header }
             let memory = txn.isReadOnly ? verified : nil
             let known = memory?.verifiedBlocks(slot: slot, digest: digest, payload: buffer) ?? 0
             if known == .max {
@@ -115,6 +121,48 @@ extension ChunkStore {
         }
     }
 
+    /// Every block of a chunk of an encrypted store, authenticated and
+    /// opened (a chunk that is not sealed is refused: an encrypted store
+    /// holds no other).
+    static func openSealed(_ value: ChunkValue, slot: Slot, _ encryption: StoreEncryption) throws(ChunkFault)
+        -> [UInt8]
+    {
+        guard value.header.codec == .sealed, slot.ordinal == 0 else { throw .header }
+        do {
+            return try encryption.chunkSealer(for: slot.digest).open(value.payload)
+        } catch {
+            throw .checksum
+        }
+    }
+
+    /// Calls `body` with the bytes `part` of a sealed chunk, block by
+    /// block, each authenticated and opened right before it is handed
+    /// over; only the blocks `part` touches are opened.
+    static func openSealed(
+        _ value: ChunkValue, slot: Slot, _ encryption: StoreEncryption, part: Range<Int>,
+        _ body: (_ piece: UnsafeRawBufferPointer, _ offset: Int) throws -> Void
+    ) throws {
+        guard value.header.codec == .sealed, slot.ordinal == 0 else { throw ChunkFault.header }
+        let length = value.header.rawLength
+        let sealer = encryption.chunkSealer(for: slot.digest)
+        let block = UnsafeMutableRawBufferPointer.allocate(byteCount: ChunkSealer.blockSize, alignment: 16)
+        defer { block.deallocate() }
+        for index in ChunkSealer.blocks(covering: part) {
+            let range = ChunkSealer.plaintextRange(of: index..<index + 1, plaintextCount: length)
+            let plaintext = UnsafeMutableRawBufferPointer(rebasing: block[0..<range.count])
+            do {
+                try sealer.open(value.payload, blocks: index..<index + 1, into: plaintext)
+            } catch {
+                throw ChunkFault.checksum
+            }
+            let from = max(part.lowerBound, range.lowerBound)
+            let to = min(part.upperBound, range.upperBound)
+            try body(
+                UnsafeRawBufferPointer(rebasing: plaintext[(from - range.lowerBound)..<(to - range.lowerBound)]),
+                from - part.lowerBound)
+        }
+    }
+
     /// Whether the stored chunk value decodes to exactly `bytes` (raw
     /// chunks are compared in place, without a copy).
     static func value(_ stored: UnsafeRawBufferPointer, holds bytes: UnsafeRawBufferPointer) -> Bool {
@@ -151,6 +199,9 @@ extension ChunkStore {
                 ZstdCodec.decompress(value.payload, into: $0, expectedCount: header.rawLength)
             }
             guard ok else { throw .decompression }
+        case .sealed:
+            // Opened only with the store's keys (``openSealed(_:slot:_:)``).
+            throw .header
         }
         if let expected, ContentDigest(of: raw) != expected { throw .checksum }
         return raw

@@ -7,6 +7,13 @@ import MediaSupport
 /// pays, and verified against their digest when read (once per store
 /// instance and place in the map: ``VerifiedChunks``). Knows nothing
 /// of entries.
+///
+/// In an encrypted store a chunk's slot is its keyed identity
+/// (``StoreEncryption/chunkIdentity(of:)``, ordinal 0: a MAC under a
+/// secret key is not collided by chance or on purpose, so equal
+/// identities are equal bytes and nothing is compared), its bytes are
+/// sealed (``ChunkSealer``, ``ChunkHeader/Codec/sealed``, not compressed)
+/// and every read authenticates the blocks it returns.
 package struct ChunkStore {
     let txn: LMDBTransaction
     let db: StoreDatabases
@@ -17,6 +24,8 @@ package struct ChunkStore {
     /// The chunks this store instance verified: consulted and filled by
     /// reads in read transactions, told about deleted chunks.
     let verified: VerifiedChunks
+    /// The keys of an encrypted store; `nil` for a plain one.
+    let encryption: StoreEncryption?
 
     /// Stores one chunk (or shares an identical stored one) and returns
     /// its slot, holding one new reference.
@@ -25,6 +34,7 @@ package struct ChunkStore {
     ///   attempt saved too little, so that the caller skips the attempt
     ///   for the rest of an entry whose first chunk did not compress.
     func store(_ bytes: UnsafeRawBufferPointer, compress: inout Bool) throws -> Slot {
+        if let encryption { return try storeSealed(bytes, encryption) }
         let digest = ContentDigest(of: bytes)
         let first = Slot(digest, ordinal: 0)
         let cursor = try txn.cursor(db.chunks)
@@ -62,6 +72,34 @@ package struct ChunkStore {
             } else {
                 ChunkValue.write(header, payload: bytes, into: out)
             }
+        }
+        try txn.put(db.refs, key: slot, value: ChunkReferences(count: 1).encode())
+        counters.update {
+            $0.chunkCount += 1
+            $0.storedBytes += total
+            $0.uniqueChunkBytes += bytes.count
+        }
+        return slot
+    }
+
+    /// Stores one chunk of an encrypted store sealed under its keyed
+    /// identity (or shares the one stored under it).
+    private func storeSealed(_ bytes: UnsafeRawBufferPointer, _ encryption: StoreEncryption) throws -> Slot {
+        precondition(bytes.count <= ChunkSealer.maximumPlaintextCount, "chunk too large to seal")
+        let identity = encryption.chunkIdentity(of: bytes)
+        let slot = Slot(identity, ordinal: 0)
+        if try contains(slot) {
+            try addReference(slot, delta: 1)
+            return slot
+        }
+        let header = ChunkHeader(
+            codec: .sealed, rawLength: bytes.count,
+            storedLength: ChunkSealer.sealedCount(plaintextCount: bytes.count))
+        let total = ChunkValue.size(header)
+        try txn.putReserved(db.chunks, key: slot, count: total) { out in
+            header.encode(into: out)
+            encryption.chunkSealer(for: identity).seal(
+                bytes, into: UnsafeMutableRawBufferPointer(rebasing: out[ChunkHeader.size...]))
         }
         try txn.put(db.refs, key: slot, value: ChunkReferences(count: 1).encode())
         counters.update {

@@ -5,7 +5,11 @@ extension EntryIndex {
         var result: [(Slot, EntryRecord)] = []
         var item = try cursor.first()
         while let current = item {
-            if let slot = Slot(current.key), let record = current.value.withUnsafeBytes(EntryRecord.decode) {
+            if let slot = Slot(current.key),
+                let record = current.value.withUnsafeBytes({
+                    records.decode($0, context: RecordCodec.context(slot: slot))
+                })
+            {
                 result.append((slot, try withCurrentAccess(record, slot: slot)))
             }
             item = try cursor.next()
@@ -20,7 +24,11 @@ extension EntryIndex {
         var item = try slot.map { try cursor.seek(atLeast: $0.bytes) } ?? cursor.first()
         if let slot, item?.key == slot.bytes { item = try cursor.next() }
         while let current = item, result.count < limit {
-            if let slot = Slot(current.key), let record = current.value.withUnsafeBytes(EntryRecord.decode) {
+            if let slot = Slot(current.key),
+                let record = current.value.withUnsafeBytes({
+                    records.decode($0, context: RecordCodec.context(slot: slot))
+                })
+            {
                 result.append((slot, try withCurrentAccess(record, slot: slot)))
             }
             item = try cursor.next()

@@ -2,11 +2,15 @@
 /// their entry id, until ``EntryWriter/finish()`` moves them into `keys`.
 extension EntryIndex {
     func stagingRecord(_ id: UInt64) throws -> EntryRecord? {
-        try txn.withValue(db.staging, key: StoreKeys.entryID(id)) { $0.flatMap(EntryRecord.decode) }
+        let key = StoreKeys.entryID(id)
+        return try txn.withValue(db.staging, key: key) {
+            $0.flatMap { records.decode($0, context: RecordCodec.context(stagingKey: key)) }
+        }
     }
 
     func saveStaging(_ record: EntryRecord) throws {
-        try txn.put(db.staging, key: StoreKeys.entryID(record.entryID), value: record.encode())
+        let key = StoreKeys.entryID(record.entryID)
+        try txn.put(db.staging, key: key, value: records.encode(record, context: RecordCodec.context(stagingKey: key)))
     }
 
     func deleteStaging(_ id: UInt64) throws {
@@ -42,7 +46,9 @@ extension EntryIndex {
         var abandoned: [(key: [UInt8], record: EntryRecord)] = []
         var item = try cursor.first()
         while let current = item {
-            if let record = current.value.withUnsafeBytes(EntryRecord.decode) {
+            if let record = current.value.withUnsafeBytes({
+                records.decode($0, context: RecordCodec.context(stagingKey: current.key))
+            }) {
                 if isAbandoned(record) { abandoned.append((current.key, record)) }
             } else {
                 try txn.delete(db.staging, key: current.key)

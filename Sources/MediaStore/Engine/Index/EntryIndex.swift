@@ -9,6 +9,8 @@ struct EntryIndex {
     let db: StoreDatabases
     let counters: CounterLedger
     let keyDigest: (String) -> ContentDigest
+    /// How records are stored (sealed in an encrypted store).
+    let records: RecordCodec
 
     /// The slot holding `key`, if any, with its record.
     ///
@@ -32,8 +34,8 @@ struct EntryIndex {
         // Fast path: almost every key sits at ordinal 0 — one lookup, and
         // the record is decoded only when its key matches.
         let direct = try txn.withValue(db.keys, key: first) { buffer -> EntryRecord? in
-            guard let buffer, EntryRecord.storedKeyMatches(buffer, key) else { return nil }
-            guard let record = EntryRecord.decode(buffer, storedKey: key) else {
+            guard let buffer else { return nil }
+            guard let record = records.decode(buffer, ifKey: key, context: RecordCodec.context(slot: first)) else {
                 throw StoreError.corrupted(key: key, reason: "unreadable index record")
             }
             return record
@@ -45,7 +47,7 @@ struct EntryIndex {
         var next: UInt16 = 0
         while let current = item, let slot = Slot(current.key), first.sharesDigest(with: current.key) {
             let record = try current.value.withUnsafeBytes { buffer in
-                guard let record = EntryRecord.decode(buffer) else {
+                guard let record = records.decode(buffer, context: RecordCodec.context(slot: slot)) else {
                     throw StoreError.corrupted(key: key, reason: "unreadable index record")
                 }
                 return record
@@ -63,7 +65,10 @@ struct EntryIndex {
 
     /// The record at `slot` with its current access, if there is one.
     func record(at slot: Slot) throws -> EntryRecord? {
-        guard let record = try txn.withValue(db.keys, key: slot, { buffer in buffer.flatMap(EntryRecord.decode) })
+        guard
+            let record = try txn.withValue(
+                db.keys, key: slot,
+                { buffer in buffer.flatMap { records.decode($0, context: RecordCodec.context(slot: slot)) } })
         else {
             return nil
         }
@@ -83,7 +88,7 @@ struct EntryIndex {
     }
 
     func save(_ record: EntryRecord, at slot: Slot) throws {
-        try txn.put(db.keys, key: slot, value: record.encode())
+        try txn.put(db.keys, key: slot, value: records.encode(record, context: RecordCodec.context(slot: slot)))
     }
 
     /// Creates a fresh record (not yet saved) with a new entry id.

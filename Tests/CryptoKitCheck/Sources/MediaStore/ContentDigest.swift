@@ -1,0 +1,1 @@
+../../../../Sources/MediaStore/Hashing/ContentDigest.swift
