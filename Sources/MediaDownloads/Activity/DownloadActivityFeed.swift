@@ -43,6 +43,11 @@ public actor DownloadActivityFeed {
         self.title = title
     }
 
+    /// What the activity shows as of the changes told so far on the
+    /// current ``changes()`` stream: `nil` when none runs (nothing in
+    /// flight since its last end, or no stream yet).
+    public var state: DownloadActivityState? { model.state }
+
     /// The activity's changes: first the one for the queue's downloads now
     /// (a start when any is in flight), then one for each change of the
     /// queue's downloads that changes what the activity shows, until the
