@@ -49,7 +49,9 @@ import MediaSupport
 /// - **Errors with no caller.** A failed index save, store write or
 ///   status change of the queue's own work (a download that ended, a
 ///   scheduling pass, a progress save, a release or removal) is told on
-///   ``problems()``; calls (``stop(_:reason:)``, ``cancel(_:)``…) throw their own.
+///   ``problems()``, and so is the save of an enqueue (its download is
+///   queued all the same); other calls (``stop(_:reason:)``,
+///   ``cancel(_:)``…) throw their own.
 ///
 /// ```swift
 /// let queue = try await DownloadQueue.open(cache: cache, monitor: SystemConditionsMonitor(volume: store.directory))
@@ -256,6 +258,9 @@ public actor DownloadQueue {
     ///   - kind: the ``DownloadPerformer`` kind; progressive by default.
     ///   - priority: what its transfers yield to; `FetchPriority/download` by default.
     ///   - conditions: when it may run; anything goes by default.
+    /// A failed save of the index is told on ``problems()``: the download
+    /// is queued all the same, and the next save writes it.
+    ///
     /// - returns: its record (status queued, or waiting with the reasons).
     @discardableResult
     public func enqueue(
@@ -289,7 +294,9 @@ public actor DownloadQueue {
         }
         runners[record.id] = runner(of: record)
         board.activate(record.id, bytes: record.bytesStored, total: record.totalBytes)
-        try await commit([record.id])
+        // Registered: it is queued (another call may start it at this
+        // await), so a failed save is told on `problems()`, not thrown.
+        await commitReporting([record.id])
         await holdEntries(of: [record.id])
         await schedule()
         return records[record.id] ?? record
@@ -572,10 +579,11 @@ public actor DownloadQueue {
         if let hook = configuration.indexSaveHook { await hook() }
         let saved: Result<Void, DownloadError>
         do {
-            saved = try await cache.storeIO.write { [lastSaveWritten] store in
+            saved = try await cache.storeIO.write { [lastSaveWritten, configuration] store in
                 Result<Void, DownloadError> { () throws(DownloadError) in
                     // Writes run one at a time: nothing comes between the check and the mark.
                     guard lastSaveWritten.current < number else { return }
+                    do throws(StoreError) { try configuration.indexWriteHook?() } catch { throw .store(error) }
                     try DownloadIndex(store: store).save(list, unadopted: unadopted)
                     lastSaveWritten.withLock { $0 = number }
                 }
