@@ -403,6 +403,40 @@ public actor DownloadQueue {
         try await commit(cancelled)
     }
 
+    /// Cancels each of `ids` as ``cancel(_:)`` does, in one pass: one
+    /// release of their holds and one save of the index for all of them;
+    /// the batch's ``progress`` is cancelled, as by ``cancelAll()``.
+    ///
+    /// - returns: each cancel's result: a download unknown or past
+    ///   cancelling fails its own (and is left as it is); a failed save
+    ///   fails each cancelled one's.
+    func cancelAll(_ ids: [UUID]) async -> [UUID: Result<Void, DownloadError>] {
+        var results: [UUID: Result<Void, DownloadError>] = [:]
+        var cancelled: [UUID] = []
+        for id in ids {
+            do throws(DownloadError) {
+                try apply(.cancel, to: id)
+                board.end(id, as: .cancelled)
+                cancelled.append(id)
+            } catch {
+                results[id] = .failure(error)
+            }
+        }
+        guard !cancelled.isEmpty else { return results }
+        board.cancelBatch()
+        await releaseHolds(of: cancelled)
+        let saved: Result<Void, DownloadError>
+        do throws(DownloadError) {
+            try await commit(cancelled)
+            saved = .success(())
+        } catch {
+            saved = .failure(error)
+        }
+        for id in cancelled { results[id] = saved }
+        await schedule()
+        return results
+    }
+
     /// Removes download `id` and every entry of it nobody else holds (the
     /// app's, another download's, an HLS asset's stay, held). When that
     /// store work fails (told on ``problems()``), the download stays,
