@@ -251,6 +251,9 @@ public actor DownloadQueue {
     /// ``holder(of:)``); others' holds on them are theirs, and stay
     /// through ``cancel(_:)`` and ``remove(_:)``.
     ///
+    /// A failed save of the index is told on ``problems()``: the download
+    /// is queued all the same, and the next save writes it.
+    ///
     /// - parameters:
     ///   - url: what to download.
     ///   - cacheKey: its key; the cache's `CacheKeyPolicy` by default.
@@ -258,9 +261,6 @@ public actor DownloadQueue {
     ///   - kind: the ``DownloadPerformer`` kind; progressive by default.
     ///   - priority: what its transfers yield to; `FetchPriority/download` by default.
     ///   - conditions: when it may run; anything goes by default.
-    /// A failed save of the index is told on ``problems()``: the download
-    /// is queued all the same, and the next save writes it.
-    ///
     /// - returns: its record (status queued, or waiting with the reasons).
     @discardableResult
     public func enqueue(
