@@ -55,7 +55,9 @@ import MediaSupport
 /// - **Errors with no caller.** A failed index save, store write or
 ///   status change of the queue's own work (a download that ended, a
 ///   scheduling pass, a progress save, a release or removal) is told on
-///   ``problems()``; calls (``stop(_:reason:)``, ``cancel(_:)``…) throw their own.
+///   ``problems()``, and so is the save of an enqueue (its download is
+///   queued all the same); other calls (``stop(_:reason:)``,
+///   ``cancel(_:)``…) throw their own.
 ///
 /// ```swift
 /// let queue = try await DownloadQueue.open(cache: cache, monitor: SystemConditionsMonitor(volume: store.directory))
@@ -273,6 +275,9 @@ public actor DownloadQueue {
     /// ``holder(of:)``); others' holds on them are theirs, and stay
     /// through ``cancel(_:)`` and ``remove(_:)``.
     ///
+    /// A failed save of the index is told on ``problems()``: the download
+    /// is queued all the same, and the next save writes it.
+    ///
     /// - parameters:
     ///   - url: what to download.
     ///   - cacheKey: its key; the cache's `CacheKeyPolicy` by default.
@@ -313,7 +318,9 @@ public actor DownloadQueue {
         }
         runners[record.id] = runner(of: record)
         board.activate(record.id, bytes: record.bytesStored, total: record.totalBytes)
-        try await commit([record.id])
+        // Registered: it is queued (another call may start it at this
+        // await), so a failed save is told on `problems()`, not thrown.
+        await commitReporting([record.id])
         await holdEntries(of: [record.id])
         await schedule()
         return records[record.id] ?? record
@@ -418,6 +425,40 @@ public actor DownloadQueue {
         board.cancelBatch()
         await releaseHolds(of: cancelled)
         try await commit(cancelled)
+    }
+
+    /// Cancels each of `ids` as ``cancel(_:)`` does, in one pass: one
+    /// release of their holds and one save of the index for all of them;
+    /// the batch's ``progress`` is cancelled, as by ``cancelAll()``.
+    ///
+    /// - returns: each cancel's result: a download unknown or past
+    ///   cancelling fails its own (and is left as it is); a failed save
+    ///   fails each cancelled one's.
+    func cancelAll(_ ids: [UUID]) async -> [UUID: Result<Void, DownloadError>] {
+        var results: [UUID: Result<Void, DownloadError>] = [:]
+        var cancelled: [UUID] = []
+        for id in ids {
+            do throws(DownloadError) {
+                try apply(.cancel, to: id)
+                board.end(id, as: .cancelled)
+                cancelled.append(id)
+            } catch {
+                results[id] = .failure(error)
+            }
+        }
+        guard !cancelled.isEmpty else { return results }
+        board.cancelBatch()
+        await releaseHolds(of: cancelled)
+        let saved: Result<Void, DownloadError>
+        do throws(DownloadError) {
+            try await commit(cancelled)
+            saved = .success(())
+        } catch {
+            saved = .failure(error)
+        }
+        for id in cancelled { results[id] = saved }
+        await schedule()
+        return results
     }
 
     /// Removes download `id` and every entry of it nobody else holds (the
@@ -602,10 +643,11 @@ public actor DownloadQueue {
         if let hook = configuration.indexSaveHook { await hook() }
         let saved: Result<Void, DownloadError>
         do {
-            saved = try await cache.storeIO.write { [lastSaveWritten] store in
+            saved = try await cache.storeIO.write { [lastSaveWritten, configuration] store in
                 Result<Void, DownloadError> { () throws(DownloadError) in
                     // Writes run one at a time: nothing comes between the check and the mark.
                     guard lastSaveWritten.current < number else { return }
+                    do throws(StoreError) { try configuration.indexWriteHook?() } catch { throw .store(error) }
                     try DownloadIndex(store: store).save(list, unadopted: unadopted)
                     lastSaveWritten.withLock { $0 = number }
                 }

@@ -28,6 +28,10 @@ public struct DownloadQueueConfiguration: Sendable {
     /// delay one save with, as the concurrency pool may delay its hop to
     /// the write queue). `nil` by default.
     package var indexSaveHook: (@Sendable () async -> Void)?
+    /// Called by each save of the download index on the store's write
+    /// queue, before it writes: a throw fails that save, as a failed store
+    /// write does (the seam tests fail it with). `nil` by default.
+    package var indexWriteHook: (@Sendable () throws(StoreError) -> Void)?
     /// Awaited by each release of downloads' holds (a cancel's) before its
     /// store write is queued (the seam tests delay one with). `nil` by default.
     package var holdsReleaseHook: (@Sendable () async -> Void)?

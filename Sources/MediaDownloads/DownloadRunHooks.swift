@@ -16,6 +16,11 @@ package final class DownloadRunHooks: Sendable {
     /// once it found itself still the downloading run and before it holds
     /// the entries (a test pauses or cancels it there).
     package let hold = Locked<(@Sendable () -> Void)?>(nil)
+    /// Called by each telling of the download's progress (a
+    /// `MediaDownload`'s) with the snapshot it read, before it sets the
+    /// download's `Progress` (a test holds one there while a later one
+    /// goes through).
+    package let publish = Locked<(@Sendable (DownloadProgress) -> Void)?>(nil)
 
     package init() {}
 }

@@ -70,10 +70,13 @@ public final class MediaDownload: Sendable {
         let (progress, observers) = (
             Progress(totalUnitCount: 0), Locked<[UUID: AsyncStream<DownloadProgress>.Continuation]>([:])
         )
+        // Orders the settings of `progress`: each telling's number, taken
+        // with its snapshot, and the last one set.
+        let order = (told: Locked<UInt64>(0), set: Locked<UInt64>(0))
         self.progress = progress
         self.observers = observers
         self.runner = DownloadRunner(record: record, holder: holder, hooks: hooks) { runner in
-            Self.publish(runner, to: observers, progress: progress)
+            Self.publish(runner, to: observers, progress: progress, order: order)
         }
     }
 
@@ -212,20 +215,32 @@ public final class MediaDownload: Sendable {
     /// snapshot twice).
     private static func publish(
         _ runner: DownloadRunner, to observers: Locked<[UUID: AsyncStream<DownloadProgress>.Continuation]>,
-        progress: Progress
+        progress: Progress, order: (told: Locked<UInt64>, set: Locked<UInt64>)
     ) {
-        let (current, ended) = observers.withLock {
-            observers -> (DownloadProgress, [AsyncStream<DownloadProgress>.Continuation]) in
+        let (current, number, ended) = observers.withLock {
+            observers -> (DownloadProgress, UInt64, [AsyncStream<DownloadProgress>.Continuation]) in
             let current = runner.snapshot
+            let number = order.told.withLock {
+                $0 += 1
+                return $0
+            }
             for continuation in observers.values { continuation.yield(current) }
-            guard Self.endsUpdates(current.state) else { return (current, []) }
+            guard Self.endsUpdates(current.state) else { return (current, number, []) }
             defer { observers = [:] }
-            return (current, Array(observers.values))
+            return (current, number, Array(observers.values))
         }
         // Outside the lock: a stream's termination handler takes it.
         for continuation in ended { continuation.finish() }
-        let inResources = current.totalResources > 0
-        progress.totalUnitCount = Int64(inResources ? current.totalResources : current.total)
-        progress.completedUnitCount = Int64(inResources ? current.resources : current.bytes)
+        runner.hooks.publish.current?(current)
+        // In the order the snapshots were read: an older one told late is
+        // dropped (Progress notifies its observers synchronously: not under
+        // the observers' lock).
+        order.set.withLock { set in
+            guard number > set else { return }
+            set = number
+            let inResources = current.totalResources > 0
+            progress.totalUnitCount = Int64(inResources ? current.totalResources : current.total)
+            progress.completedUnitCount = Int64(inResources ? current.resources : current.bytes)
+        }
     }
 }

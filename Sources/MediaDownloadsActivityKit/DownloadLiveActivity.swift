@@ -31,6 +31,7 @@
     ///   Live Activity (`Activity.request(attributes:content:pushType:)`, no
     ///   push updates); when one of these attributes' type already runs (left
     ///   by an earlier launch of the app), that one is updated instead: never two.
+    ///   One left running while the feed shows nothing is ended by ``run()``.
     /// - An update updates it (`update(_:)`); an update with none running
     ///   (its start was lost, or an earlier request failed) requests one.
     /// - An end ends it with the final state (`end(_:dismissalPolicy:)`):
@@ -61,8 +62,15 @@
         }
 
         /// Shows the feed's changes until the calling task is cancelled.
+        ///
+        /// When the feed shows nothing at the start (nothing in flight: no
+        /// change will come), a Live Activity of these attributes' type an
+        /// earlier launch left running is ended at once; else the first
+        /// change updates it.
         public func run() async {
-            for await change in await feed.changes() {
+            let changes = await feed.changes()
+            if await feed.state == nil { await endUnbacked() }
+            for await change in changes {
                 await apply(change)
             }
         }
@@ -96,6 +104,16 @@
         public func handle(_ url: URL) async -> [UUID: Result<Void, DownloadError>]? {
             guard url == attributes.cancelAllURL else { return nil }
             return await feed.cancelAll()
+        }
+
+        /// Ends every running Live Activity of these attributes' type at
+        /// once (the feed backs none).
+        private func endUnbacked() async {
+            activity = nil
+            for leftover in Activity<DownloadActivityAttributes>.activities
+            where leftover.activityState == .active || leftover.activityState == .stale {
+                await leftover.end(nil, dismissalPolicy: .immediate)
+            }
         }
 
         /// The Live Activity shown: this one's, else one an earlier launch left running.

@@ -187,8 +187,9 @@ public final class HLSDownloader: Sendable {
     public func release(_ url: URL) async throws(StoreError) -> Int {
         let assetKey = resources.resourceKey(for: url).storeKey
         let running = list.withLock { list -> [MediaDownload] in
-            let matching = list.filter { $0.key == assetKey }
-            list.removeAll { $0.key == assetKey }
+            // By the key's bytes, as the store keeps assets apart.
+            let matching = list.filter { ExactKey.equal($0.key, assetKey) }
+            list.removeAll { ExactKey.equal($0.key, assetKey) }
             return matching
         }
         for download in running { download.cancel() }

@@ -43,6 +43,11 @@ public actor DownloadActivityFeed {
         self.title = title
     }
 
+    /// What the activity shows as of the changes told so far on the
+    /// current ``changes()`` stream: `nil` when none runs (nothing in
+    /// flight since its last end, or no stream yet).
+    public var state: DownloadActivityState? { model.state }
+
     /// The activity's changes: first the one for the queue's downloads now
     /// (a start when any is in flight), then one for each change of the
     /// queue's downloads that changes what the activity shows, until the
@@ -86,9 +91,11 @@ public actor DownloadActivityFeed {
 
     /// Cancels every download the activity shows (the model's
     /// ``DownloadActivityModel/cancelAllTargets`` for the queue's downloads
-    /// now), in resume order, through ``DownloadQueue/cancel(_:)``: each
-    /// then ends with ``DownloadError/cancelled``. Discretionary downloads
-    /// are left alone.
+    /// now), in resume order, as ``DownloadQueue/cancel(_:)`` does but in
+    /// one pass (one save of the index for all): each then ends with
+    /// ``DownloadError/cancelled``, and the queue's `progress` is
+    /// cancelled, as by ``DownloadQueue/cancelAll()``. Discretionary
+    /// downloads are left alone.
     ///
     /// - returns: each cancel's result; a download that ended or was
     ///   removed in between fails its cancel (and is left as it is).
@@ -96,16 +103,7 @@ public actor DownloadActivityFeed {
         var current = DownloadActivityModel()
         let title = title
         _ = current.apply(snapshot: await queue.downloads.map { .init($0, title: title($0)) }, at: now())
-        var results: [UUID: Result<Void, DownloadError>] = [:]
-        for id in current.cancelAllTargets {
-            do throws(DownloadError) {
-                try await queue.cancel(id)
-                results[id] = .success(())
-            } catch {
-                results[id] = .failure(error)
-            }
-        }
-        return results
+        return await queue.cancelAll(current.cancelAllTargets)
     }
 
     /// The queue's updates, unbounded (one save may tell more changes than

@@ -121,4 +121,30 @@ struct DownloadActivityFeedTests {
         #expect(await queue.download(background.id)?.status.isActive == true)
         try await queue.cancel(background.id)
     }
+
+    @Test(
+        "Cancel-all saves the index once for all its downloads and cancels the queue's progress, as the queue's cancelAll"
+    )
+    func cancelAllSavesOnce() async throws {
+        let test = try TestCache()
+        let saves = Locked(0)
+        var configuration = DownloadQueueConfiguration(maxConcurrentDownloads: 2, pollInterval: .seconds(60))
+        configuration.indexSaveHook = { saves.withLock { $0 += 1 } }
+        let queue = try await DownloadQueue.open(
+            cache: test.cache, configuration: configuration, performers: [performer])
+        let feed = DownloadActivityFeed(queue: queue)
+        let count = 12
+        var ids: Set<UUID> = []
+        for index in 0..<count { ids.insert(try await enqueue(queue, "k\(index)").id) }
+        #expect(!queue.progress.isCancelled)
+        let before = saves.current
+        let results = await feed.cancelAll()
+        let during = saves.current - before
+        #expect(Set(results.keys) == ids)
+        #expect(results.values.allSatisfy { (try? $0.get()) != nil })
+        // One save for the cancels; a run that ended in between may add its own.
+        #expect(during < count / 2, "\(during) saves for \(count) cancels")
+        #expect(queue.progress.isCancelled)
+        for id in ids { #expect(await queue.download(id)?.status == .failed(.cancelled)) }
+    }
 }

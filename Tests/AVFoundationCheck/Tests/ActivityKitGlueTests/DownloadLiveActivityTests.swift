@@ -111,6 +111,48 @@ final class DownloadLiveActivityTests {
         #expect(Activity<DownloadActivityAttributes>.activities.first?.standInCalls == [.request(resumed)])
     }
 
+    @Test("Run with nothing in flight ends at once the activity an earlier launch left running")
+    func runEndsAnUnbackedLeftover() async throws {
+        let earlier = try await glue()
+        let shown = state(.downloading, inFlight: 1, fraction: 0.2)
+        await earlier.apply(.start(shown))
+        let leftover = try #require(Activity<DownloadActivityAttributes>.activities.first)
+        // The app relaunched with nothing in flight: the feed tells no change.
+        let live = try await glue()
+        let running = Task { await live.run() }
+        defer { running.cancel() }
+        for _ in 0..<2000 where leftover.activityState == .active {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(leftover.activityState == .dismissed)
+        #expect(leftover.standInCalls == [Call.request(shown), .end(nil, .immediate)])
+        #expect(leftover.standInViolations.isEmpty)
+        #expect(Activity<DownloadActivityAttributes>.activities.count == 1)
+    }
+
+    @Test("Run with a download in flight keeps the activity an earlier launch left running, updated")
+    func runAdoptsABackedLeftover() async throws {
+        let earlier = try await glue()
+        await earlier.apply(.start(state(.downloading, inFlight: 1, fraction: 0.2)))
+        let leftover = try #require(Activity<DownloadActivityAttributes>.activities.first)
+        let queue = try await openQueue()
+        _ = try await queue.enqueue(URL(string: "https://example.invalid/a")!, cacheKey: "a", kind: "hanging")
+        let live = DownloadLiveActivity(attributes: attributes, feed: DownloadActivityFeed(queue: queue))
+        let running = Task { await live.run() }
+        defer { running.cancel() }
+        for _ in 0..<2000 where leftover.standInCalls.count < 2 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(leftover.activityState == .active)
+        guard case .update(let shown) = leftover.standInCalls.dropFirst().first else {
+            Issue.record("not updated: \(leftover.standInCalls)")
+            return
+        }
+        #expect(shown.inFlight == 1)
+        #expect(Activity<DownloadActivityAttributes>.activities.count == 1)
+        try await queue.cancelAll()
+    }
+
     @Test("A refused request is kept; the next change asks again")
     func refusal() async throws {
         let live = try await glue()
