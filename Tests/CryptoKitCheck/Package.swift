@@ -8,8 +8,14 @@
 // order, how a sealed box splits into ciphertext and tag, key sizes) is
 // checked, not CryptoKit itself.
 //
+// MediaStore's Keychain helper (Sources/MediaStore/Crypto/KeychainStoreKey.swift)
+// is compiled here too, against a stand-in of the Security API it uses
+// (Sources/Security here: SecItem* over an in-memory list of items with the
+// documented result codes), and its tests run against that stand-in.
+//
 // A package of its own, built in its own scratch folder, so that the
-// stand-in module named CryptoKit never lands in the root package's build.
+// stand-in modules named CryptoKit and Security never land in the root
+// package's build.
 // Its target MediaStore holds only the crypto layer's files, by symlink;
 // CCrypto is the root package's, by symlink.
 //
@@ -22,8 +28,9 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "CryptoKit", dependencies: ["CCrypto"]),
-        .target(name: "MediaStore", dependencies: ["CryptoKit"]),
-        .testTarget(name: "CryptoKitGlueTests", dependencies: ["MediaStore"]),
+        .target(name: "Security"),
+        .target(name: "MediaStore", dependencies: ["CryptoKit", "Security"]),
+        .testTarget(name: "CryptoKitGlueTests", dependencies: ["MediaStore", "Security"]),
     ],
     swiftLanguageModes: [.v6]
 )
