@@ -77,6 +77,15 @@ import Testing
         #expect(try item.read() != nil)
     }
 
+    @Test func anItemThatKeepsComingAndGoingEndsInATypedError() throws {
+        // Every add finds the item taken, every look-up finds none: the
+        // helper gives up after its bounded attempts instead of looping.
+        for _ in 0..<3 { keychain.failNext(.add, service: item.service, status: errSecDuplicateItem) }
+        #expect(throws: KeychainStoreKeyError.itemKeepsChanging) { try item.getOrCreate() }
+        #expect(try item.read() == nil)
+        #expect(try item.getOrCreate() == item.read())
+    }
+
     @Test func aFailedRandomSourceIsATypedErrorAndStoresNothing() throws {
         keychain.failNextRandom(status: -1)
         #expect(throws: KeychainStoreKeyError.randomFailed(status: -1)) { try item.getOrCreate() }
