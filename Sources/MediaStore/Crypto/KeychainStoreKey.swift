@@ -1,6 +1,6 @@
 #if canImport(Security)
     import Foundation
-    import Security
+    internal import Security
 
     /// A store's ``StoreKey`` kept in the Keychain as a generic password
     /// item, named by a service and an account the app chooses.
