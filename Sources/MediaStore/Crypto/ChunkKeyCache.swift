@@ -1,4 +1,7 @@
-import MediaSupport
+#if canImport(MediaSupport)
+    // Tests/CryptoKitCheck compiles this file with `Locked` beside it.
+    import MediaSupport
+#endif
 
 /// The chunk keys an encrypted store derived most recently, so that
 /// reading a chunk again (a range read opens one or a few blocks) does not
