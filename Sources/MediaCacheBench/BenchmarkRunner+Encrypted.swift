@@ -7,7 +7,8 @@ extension BenchmarkRunner {
     /// each large value in 64 KiB appends, gets of whole values in a
     /// random order (warm: the plain store skips hashing chunks it
     /// verified before, the encrypted one opens every block on every
-    /// read), and 64 KiB range reads at random offsets.
+    /// read), 64 KiB range reads at random offsets, and a cached track
+    /// served through `MediaServer` (``runEncryptedServer()``).
     func runEncrypted() throws {
         let w = workloads
         let size = Workloads.describe(bytes: w.largeSize)
@@ -107,5 +108,6 @@ extension BenchmarkRunner {
             baselines: [("plain store", Stopwatch.median(ranges[0]))])
         plain.close()
         encrypted.close()
+        try runEncryptedServer()
     }
 }

@@ -122,6 +122,71 @@ extension BenchmarkRunner {
         )
     }
 
+    /// The encrypted group's server row: one cached track served through
+    /// `MediaServer` from a plain and from an encrypted store (each filled
+    /// from the same nginx origin through its own `StreamingCache`), to
+    /// curl in turn, the plain store as the baseline.
+    func runEncryptedServer() throws {
+        let w = workloads
+        let trackSize = w.playbackEntryBytes
+        guard Self.which("curl") else {
+            note("encrypted store: server row skipped, curl not installed (Tools/bootstrap installs it)")
+            return
+        }
+        let web = try freshDirectory("encrypted-server-www")
+        defer { remove(web) }
+        var rng = SplitMix64(seed: Workloads.largeSeed ^ 0x5E4E_0029)
+        try Self.writeFile(web.appendingPathComponent("track.bin"), bytes: trackSize, &rng)
+        let nginx: LoopbackNginx
+        do {
+            nginx = try LoopbackNginx(
+                serving: web, in: try freshDirectory("encrypted-server-nginx"), accessLog: false,
+                httpDirectives: "keepalive_requests 100000;")
+        } catch {
+            note("encrypted store: server row skipped, \(error)")
+            return
+        }
+        defer { nginx.stop() }
+        let plainDirectory = try freshDirectory("encrypted-server-plain")
+        let encryptedDirectory = try freshDirectory("encrypted-server-encrypted")
+        defer {
+            remove(plainDirectory)
+            remove(encryptedDirectory)
+        }
+        var configuration = StoreConfiguration()
+        configuration.encryption = StoreConfiguration.Encryption(key: StoreKey.random())
+        let stores = [
+            try MediaStore(directory: plainDirectory),
+            try MediaStore(directory: encryptedDirectory, configuration: configuration),
+        ]
+        let origin = nginx.url("track.bin")
+        var servers: [MediaServer] = []
+        defer { for server in servers { server.stop() } }
+        for store in stores {
+            let cache = StreamingCache(store: store)
+            try PlaybackConsumer().load(cache.loader(for: origin))
+            try waitForEntry(store, key: origin.absoluteString)
+            let server = MediaServer(cache: cache)
+            try server.start()
+            servers.append(server)
+        }
+        var rates: [[Double]] = [[], []]
+        for _ in 0..<w.repetitions {
+            for (position, server) in servers.enumerated() {
+                let figures = try Self.curl(server.url(for: origin).absoluteString)
+                verify(figures.bytes == trackSize, "encrypted server: got \(figures.bytes) of \(trackSize) bytes")
+                rates[position].append(Double(figures.bytes) / figures.total / 1e6)
+            }
+        }
+        record(
+            "encrypted store: serve a cached \(trackSize / 1_000_000) MB track through MediaServer (curl, body to /dev/null)",
+            unit: BenchResult.megabytesPerSecond, engine: Stopwatch.median(rates[1]),
+            baselines: [("plain store", Stopwatch.median(rates[0]))])
+        for server in servers { server.stop() }
+        servers.removeAll()
+        for store in stores { store.close() }
+    }
+
     private func waitForEntry(_ store: MediaStore, key: String) throws {
         for _ in 0..<2000 {
             if try store.info(forKey: key)?.isComplete == true { return }

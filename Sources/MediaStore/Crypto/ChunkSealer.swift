@@ -40,15 +40,26 @@ package struct ChunkSealer {
     private let cipher: AES256GCM
 
     init(identity: ContentDigest, sealingSubkey: [UInt8]) {
+        self.init(identity: identity, key: Self.key(of: identity, sealingSubkey: sealingSubkey))
+    }
+
+    /// A sealer with the chunk key already derived by
+    /// ``key(of:sealingSubkey:)``.
+    init(identity: ContentDigest, key: [UInt8]) {
         self.identity = identity
-        let info = Self.keyInfoLabel + identity.canonicalBytes
-        let key = sealingSubkey.withUnsafeBytes { subkey in
+        cipher = AES256GCM(key: key)
+    }
+
+    /// The key of the chunk `identity`: HKDF-Expand of the chunk-sealing
+    /// subkey with the label and the identity.
+    static func key(of identity: ContentDigest, sealingSubkey: [UInt8]) -> [UInt8] {
+        let info = keyInfoLabel + identity.canonicalBytes
+        return sealingSubkey.withUnsafeBytes { subkey in
             info.withUnsafeBytes {
                 CryptoPrimitives.hkdfExpandSHA256(
                     pseudoRandomKey: subkey, info: $0, outputByteCount: CryptoPrimitives.keySize)
             }
         }
-        cipher = AES256GCM(key: key)
     }
 
     // MARK: Sizes
@@ -139,12 +150,32 @@ package struct ChunkSealer {
         _ sealed: UnsafeRawBufferPointer, blocks: Range<Int>, into plaintext: UnsafeMutableRawBufferPointer
     ) throws {
         let plaintextCount = try Self.plaintextCount(sealedCount: sealed.count)
+        let wanted = Self.plaintextRange(of: blocks, plaintextCount: plaintextCount)
+        precondition(plaintext.count == wanted.count, "wrong plaintext buffer size")
+        try openEach(sealed, blocks: blocks) { range in
+            UnsafeMutableRawBufferPointer(
+                rebasing: plaintext[range.lowerBound - wanted.lowerBound..<range.upperBound - wanted.lowerBound])
+        } opened: { _, _ in
+        }
+    }
+
+    /// Authenticates and decrypts `blocks` of `sealed` one by one, each
+    /// into the buffer `destination` gives for its plaintext range (of
+    /// exactly that many bytes), and calls `opened` with the block's index
+    /// and its opened bytes before the next block is opened. Throws
+    /// ``SealedDataError`` as ``open(_:blocks:into:)`` does (a block that
+    /// fails authentication is never handed to `opened`), or what
+    /// `opened` throws.
+    package func openEach(
+        _ sealed: UnsafeRawBufferPointer, blocks: Range<Int>,
+        into destination: (_ plaintextRange: Range<Int>) -> UnsafeMutableRawBufferPointer,
+        opened: (_ block: Int, _ plaintext: UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        let plaintextCount = try Self.plaintextCount(sealedCount: sealed.count)
         let count = Self.blockCount(plaintextCount: plaintextCount)
         guard blocks.lowerBound >= 0, blocks.upperBound <= count else {
             throw SealedDataError.blocksOutOfRange(blocks, blockCount: count)
         }
-        let wanted = Self.plaintextRange(of: blocks, plaintextCount: plaintextCount)
-        precondition(plaintext.count == wanted.count, "wrong plaintext buffer size")
         var aad = associatedData(plaintextCount: plaintextCount, blockCount: count)
         var nonce = [UInt8](repeating: 0, count: CryptoPrimitives.nonceSize)
         for block in blocks {
@@ -154,14 +185,15 @@ package struct ChunkSealer {
             let ciphertext = UnsafeRawBufferPointer(rebasing: sealed[sealedStart..<sealedStart + range.count])
             let tag = UnsafeRawBufferPointer(
                 rebasing: sealed[sealedStart + range.count..<sealedStart + range.count + Self.tagSize])
-            let output = UnsafeMutableRawBufferPointer(
-                rebasing: plaintext[range.lowerBound - wanted.lowerBound..<range.upperBound - wanted.lowerBound])
+            let output = destination(range)
+            precondition(output.count == range.count, "wrong plaintext buffer size")
             let authentic = nonce.withUnsafeBytes { nonceBytes in
                 aad.withUnsafeBytes { aadBytes in
                     cipher.open(ciphertext, tag: tag, nonce: nonceBytes, authenticating: aadBytes, plaintext: output)
                 }
             }
             guard authentic else { throw SealedDataError.authenticationFailed(block: block) }
+            try opened(block, UnsafeRawBufferPointer(output))
         }
     }
 

@@ -190,6 +190,16 @@
             return true
         }
 
+        /// Finishes a GCM operation (GCM writes no bytes there; `scratch`
+        /// is where it may, without a heap allocation per block).
+        private static func final(
+            _ context: OpaquePointer, _ scratch: inout (UInt64, UInt64), _ length: inout Int32
+        ) -> Bool {
+            withUnsafeMutableBytes(of: &scratch) {
+                EVP_CipherFinal_ex(context, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), &length) == 1
+            }
+        }
+
         /// Seals `plaintext` into `ciphertext` (the same length) and `tag`
         /// (16 bytes).
         package func seal(
@@ -201,13 +211,13 @@
             precondition(ciphertext.count == plaintext.count)
             let context = context(encrypting: true)
             var finalLength: Int32 = 0
-            var scratch = [UInt8](repeating: 0, count: 16)
+            var scratch: (UInt64, UInt64) = (0, 0)
             let ok =
                 EVP_CipherInit_ex(context, nil, nil, nil, nonce.baseAddress!.assumingMemoryBound(to: UInt8.self), 1)
                 == 1
                 && Self.update(context, aad, output: nil)
                 && Self.update(context, plaintext, output: ciphertext)
-                && EVP_CipherFinal_ex(context, &scratch, &finalLength) == 1 && finalLength == 0
+                && Self.final(context, &scratch, &finalLength) && finalLength == 0
                 && EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, Int32(CryptoPrimitives.tagSize), tag.baseAddress)
                     == 1
             precondition(ok, "libcrypto's AES-256-GCM seal failed")
@@ -224,7 +234,7 @@
             guard tag.count == CryptoPrimitives.tagSize else { return false }
             let context = context(encrypting: false)
             var finalLength: Int32 = 0
-            var scratch = [UInt8](repeating: 0, count: 16)
+            var scratch: (UInt64, UInt64) = (0, 0)
             let ok =
                 EVP_CipherInit_ex(context, nil, nil, nil, nonce.baseAddress!.assumingMemoryBound(to: UInt8.self), 0)
                 == 1
@@ -234,7 +244,7 @@
                     context, EVP_CTRL_GCM_SET_TAG, Int32(CryptoPrimitives.tagSize),
                     UnsafeMutableRawPointer(mutating: tag.baseAddress)
                 ) == 1
-                && EVP_CipherFinal_ex(context, &scratch, &finalLength) == 1 && finalLength == 0
+                && Self.final(context, &scratch, &finalLength) && finalLength == 0
             if !ok, let base = plaintext.baseAddress {
                 base.initializeMemory(as: UInt8.self, repeating: 0, count: plaintext.count)
             }

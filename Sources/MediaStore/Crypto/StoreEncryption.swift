@@ -77,6 +77,12 @@ package struct StoreEncryption: Sendable {
     private let chunkSealingSubkey: [UInt8]
     private let indexSubkey: [UInt8]
     private let keyCheckSubkey: [UInt8]
+    /// The chunk keys derived last, kept with this value (and so with this
+    /// store key) only.
+    private let chunkKeys: ChunkKeyCache
+    /// Chunk keys kept at most: 32 bytes each plus the table's own, about
+    /// 100 KiB in all, enough for the chunks of the tracks being played.
+    package static let chunkKeyCacheCapacity = 1024
     /// Seals and opens records and small values.
     package let recordSealer: RecordSealer
 
@@ -88,6 +94,7 @@ package struct StoreEncryption: Sendable {
         indexSubkey = Self.subkey(key, .indexKeys)
         recordSealer = RecordSealer(subkey: Self.subkey(key, .recordSealing))
         keyCheckSubkey = Self.subkey(key, .keyCheck)
+        chunkKeys = ChunkKeyCache(capacity: Self.chunkKeyCacheCapacity)
     }
 
     /// The key check value of the store with id `storeID`: stored in the
@@ -131,10 +138,16 @@ package struct StoreEncryption: Sendable {
         Array(key.utf8).withUnsafeBytes { ContentDigest(mac: indexSubkey, of: $0) }
     }
 
-    /// The sealer of the chunk with `identity` (its key derived once).
+    /// The sealer of the chunk with `identity` (its key derived once and
+    /// kept among the last ``chunkKeyCacheCapacity``).
     package func chunkSealer(for identity: ContentDigest) -> ChunkSealer {
-        ChunkSealer(identity: identity, sealingSubkey: chunkSealingSubkey)
+        let subkey = chunkSealingSubkey
+        let key = chunkKeys.key(for: identity) { ChunkSealer.key(of: $0, sealingSubkey: subkey) }
+        return ChunkSealer(identity: identity, key: key)
     }
+
+    /// How many chunk keys are kept now (at most ``chunkKeyCacheCapacity``).
+    package var keptChunkKeyCount: Int { chunkKeys.count }
 }
 
 extension ContentDigest {

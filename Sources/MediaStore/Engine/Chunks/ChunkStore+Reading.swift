@@ -147,19 +147,19 @@ extension ChunkStore {
         let sealer = encryption.chunkSealer(for: slot.digest)
         let block = UnsafeMutableRawBufferPointer.allocate(byteCount: ChunkSealer.blockSize, alignment: 16)
         defer { block.deallocate() }
-        for index in ChunkSealer.blocks(covering: part) {
-            let range = ChunkSealer.plaintextRange(of: index..<index + 1, plaintextCount: length)
-            let plaintext = UnsafeMutableRawBufferPointer(rebasing: block[0..<range.count])
-            do {
-                try sealer.open(value.payload, blocks: index..<index + 1, into: plaintext)
-            } catch {
-                throw ChunkFault.checksum
+        do {
+            try sealer.openEach(value.payload, blocks: ChunkSealer.blocks(covering: part)) { range in
+                UnsafeMutableRawBufferPointer(rebasing: block[0..<range.count])
+            } opened: { index, plaintext in
+                let range = ChunkSealer.plaintextRange(of: index..<index + 1, plaintextCount: length)
+                let from = max(part.lowerBound, range.lowerBound)
+                let to = min(part.upperBound, range.upperBound)
+                try body(
+                    UnsafeRawBufferPointer(rebasing: plaintext[(from - range.lowerBound)..<(to - range.lowerBound)]),
+                    from - part.lowerBound)
             }
-            let from = max(part.lowerBound, range.lowerBound)
-            let to = min(part.upperBound, range.upperBound)
-            try body(
-                UnsafeRawBufferPointer(rebasing: plaintext[(from - range.lowerBound)..<(to - range.lowerBound)]),
-                from - part.lowerBound)
+        } catch is SealedDataError {
+            throw ChunkFault.checksum
         }
     }
 

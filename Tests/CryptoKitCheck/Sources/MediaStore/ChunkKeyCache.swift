@@ -1,0 +1,1 @@
+../../../../Sources/MediaStore/Crypto/ChunkKeyCache.swift

@@ -1,0 +1,1 @@
+../../../../Sources/MediaSupport/Locked.swift
