@@ -1,4 +1,5 @@
 import Foundation
+import MediaSupport
 import TestSupport
 import Testing
 
@@ -82,6 +83,47 @@ import Testing
         }
         let description = KeyFileError.accessibleByOthers(path: "/k", mode: 0o644).description
         #expect(description.contains("644") && description.contains("chmod 600"))
+    }
+
+    /// A named pipe given as the key file is refused at once: opening it
+    /// for reading must not wait for a writer that never comes.
+    @Test func refusesANamedPipeWithoutWaitingForAWriter() throws {
+        let directory = try TemporaryDirectory("keyfile")
+        defer { directory.remove() }
+        let path = directory.path("pipe")
+        #expect(mkfifo(path, 0o600) == 0)
+        let outcome = Locked<Result<StoreKey, KeyFileError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            outcome.withLock { $0 = Result { () throws(KeyFileError) in try KeyFile.read(from: path) } }
+            done.signal()
+        }
+        let answered = done.wait(timeout: .now() + 5) == .success
+        if !answered {
+            // Unblock the reader: a writer opens the pipe and closes it.
+            let writer = open(path, O_WRONLY | O_NONBLOCK)
+            if writer >= 0 { _ = close(writer) }
+            _ = done.wait(timeout: .now() + 5)
+        }
+        #expect(answered, "reading a named pipe waited for a writer")
+        #expect(outcome.withLock { $0 } == .failure(.notARegularFile(path: path)))
+    }
+
+    /// A key file another user owns is refused even with mode 0600: its
+    /// owner could replace the key the store is sealed with.
+    @Test(.enabled(if: geteuid() == 0, "only root can give a file to another user"))
+    func refusesAFileAnotherUserOwns() throws {
+        let directory = try TemporaryDirectory("keyfile")
+        defer { directory.remove() }
+        let path = try Self.writeFile(directory, "theirs", Self.keyBytes, mode: 0o600)
+        #expect(chown(path, 4242, 4242) == 0)
+        #expect(throws: KeyFileError.ownedByAnotherUser(path: path, owner: 4242)) { try KeyFile.read(from: path) }
+        // Through a symbolic link it is the same file, and refused alike.
+        let link = directory.path("link")
+        #expect(symlink(path, link) == 0)
+        #expect(throws: KeyFileError.ownedByAnotherUser(path: link, owner: 4242)) { try KeyFile.read(from: link) }
+        #expect(chown(path, geteuid(), getegid()) == 0)
+        #expect(try KeyFile.read(from: link).bytes == Self.keyBytes)
     }
 
     @Test func writesANewFileWithMode0600ThatReadsBack() throws {

@@ -8,8 +8,10 @@
 /// 64 hex digits (either case) with an optional line break after them.
 ///
 /// Reading refuses a file that its group or others may read or write (as
-/// ssh does for a private key), a file that is not a regular file, and
-/// any other length. Writing makes a new file (never replaces one) with
+/// ssh does for a private key), a file another user owns (its owner could
+/// replace the key), a file that is not a regular file (a named pipe is
+/// refused at once, without waiting for a writer), and any other length.
+/// A symbolic link is followed; the checks apply to the file it names. Writing makes a new file (never replaces one) with
 /// mode 0600 holding the key in hex and a line break.
 package enum KeyFile {
     /// The most bytes read: a hex key, a CR LF, and one byte to tell a
@@ -18,12 +20,16 @@ package enum KeyFile {
 
     /// The key in the file at `path`.
     package static func read(from path: String) throws(KeyFileError) -> StoreKey {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: opening a named pipe returns at once instead of
+        // waiting for a writer; fstat then refuses it. Reads of a regular
+        // file do not depend on it.
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard descriptor >= 0 else { throw .cannotOpen(path: path, reason: lastErrorText()) }
         defer { _ = close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw .cannotOpen(path: path, reason: lastErrorText()) }
         guard status.st_mode & S_IFMT == S_IFREG else { throw .notARegularFile(path: path) }
+        guard status.st_uid == geteuid() else { throw .ownedByAnotherUser(path: path, owner: UInt32(status.st_uid)) }
         let mode = UInt32(status.st_mode) & 0o777
         guard mode & 0o077 == 0 else { throw .accessibleByOthers(path: path, mode: mode) }
         var bytes = [UInt8](repeating: 0, count: readLimit)
@@ -137,6 +143,8 @@ package enum KeyFileError: Error, Equatable, Sendable, CustomStringConvertible {
     case notARegularFile(path: String)
     /// Its group or others may read or write it (`mode`, such as 0o644).
     case accessibleByOthers(path: String, mode: UInt32)
+    /// Another user (`owner`, a user id) owns it.
+    case ownedByAnotherUser(path: String, owner: UInt32)
     /// It holds neither 32 bytes nor 64 hex digits (`count` bytes, or
     /// more than 67).
     case wrongLength(path: String, count: Int)
@@ -153,6 +161,8 @@ package enum KeyFileError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notARegularFile(let path): "the key file \(path) is not a regular file"
         case .accessibleByOthers(let path, let mode):
             "the key file \(path) has mode \(String(mode, radix: 8)): other users may read it; chmod 600 it"
+        case .ownedByAnotherUser(let path, let owner):
+            "the key file \(path) belongs to user \(owner), not to this user (\(geteuid())); its owner could replace the key"
         case .wrongLength(let path, let count):
             "the key file \(path) has \(count) bytes; it must hold \(StoreKey.byteCount) bytes or \(2 * StoreKey.byteCount) hex digits"
         case .notHex(let path):
