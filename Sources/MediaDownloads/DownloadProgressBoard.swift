@@ -33,8 +33,12 @@ final class DownloadProgressBoard: Sendable {
     }
 
     private let state = Locked(State())
-    /// The last change applied to the `Progress`.
-    private let applied = Locked<UInt64>(0)
+    /// Sets the batch's `Progress` in the order of the changes, outside
+    /// any lock (`Progress` notifies its observers synchronously, and an
+    /// observer may pause or cancel a download, which changes the board).
+    private let setter = OrderedApplier<(AggregateDownloadProgress, Progress)> { snapshot, progress in
+        DownloadProgressBoard.apply(snapshot, to: progress)
+    }
     /// How far back the throughput looks.
     private let window: Duration = .seconds(3)
 
@@ -123,13 +127,7 @@ final class DownloadProgressBoard: Sendable {
             state.sequence += 1
             return (snapshot, state.progress, state.sequence)
         }
-        // Outside the state's lock (Progress notifies its observers
-        // synchronously), in order, the latest snapshot only.
-        applied.withLock { applied in
-            guard sequence > applied else { return }
-            applied = sequence
-            Self.apply(snapshot, to: progress)
-        }
+        setter.offer((snapshot, progress), number: sequence)
     }
 
     /// Sets `progress` to `snapshot`. Foundation on Linux traps when a

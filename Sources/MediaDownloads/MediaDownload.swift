@@ -70,13 +70,19 @@ public final class MediaDownload: Sendable {
         let (progress, observers) = (
             Progress(totalUnitCount: 0), Locked<[UUID: AsyncStream<DownloadProgress>.Continuation]>([:])
         )
-        // Orders the settings of `progress`: each telling's number, taken
-        // with its snapshot, and the last one set.
-        let order = (told: Locked<UInt64>(0), set: Locked<UInt64>(0))
+        // Sets `progress` in the order the snapshots were read, outside
+        // any lock: `Progress` notifies its observers synchronously, and an
+        // observer may change this download again.
+        let told = Locked<UInt64>(0)
+        let setter = OrderedApplier<DownloadProgress> { current in
+            let inResources = current.totalResources > 0
+            progress.totalUnitCount = Int64(inResources ? current.totalResources : current.total)
+            progress.completedUnitCount = Int64(inResources ? current.resources : current.bytes)
+        }
         self.progress = progress
         self.observers = observers
         self.runner = DownloadRunner(record: record, holder: holder, hooks: hooks) { runner in
-            Self.publish(runner, to: observers, progress: progress, order: order)
+            Self.publish(runner, to: observers, told: told, setter: setter)
         }
     }
 
@@ -215,12 +221,12 @@ public final class MediaDownload: Sendable {
     /// snapshot twice).
     private static func publish(
         _ runner: DownloadRunner, to observers: Locked<[UUID: AsyncStream<DownloadProgress>.Continuation]>,
-        progress: Progress, order: (told: Locked<UInt64>, set: Locked<UInt64>)
+        told: Locked<UInt64>, setter: OrderedApplier<DownloadProgress>
     ) {
         let (current, number, ended) = observers.withLock {
             observers -> (DownloadProgress, UInt64, [AsyncStream<DownloadProgress>.Continuation]) in
             let current = runner.snapshot
-            let number = order.told.withLock {
+            let number = told.withLock {
                 $0 += 1
                 return $0
             }
@@ -233,14 +239,7 @@ public final class MediaDownload: Sendable {
         for continuation in ended { continuation.finish() }
         runner.hooks.publish.current?(current)
         // In the order the snapshots were read: an older one told late is
-        // dropped (Progress notifies its observers synchronously: not under
-        // the observers' lock).
-        order.set.withLock { set in
-            guard number > set else { return }
-            set = number
-            let inResources = current.totalResources > 0
-            progress.totalUnitCount = Int64(inResources ? current.totalResources : current.total)
-            progress.completedUnitCount = Int64(inResources ? current.resources : current.bytes)
-        }
+        // dropped.
+        setter.offer(current, number: number)
     }
 }
