@@ -5,9 +5,10 @@ import Foundation
 /// activity. Statuses come from ``DownloadQueue/updates()`` (with no
 /// bound on the records waiting for this actor, so a burst of changes
 /// loses none); progress from there too and, while an
-/// activity runs, from ``DownloadQueue/downloads`` read every
+/// activity runs, from the progress of the downloads in flight read every
 /// `refreshInterval` (``DownloadQueue/updates()`` tells progress at the
-/// queue's polls and saves, not at each step);
+/// queue's polls and saves, not at each step, and an HLS download's
+/// record has bytes but no total: its fraction counts resources);
 /// cancel-all through ``DownloadQueue/cancel(_:)``.
 ///
 /// ```swift
@@ -24,6 +25,9 @@ public actor DownloadActivityFeed {
     private var refresher: Task<Void, Never>?
     /// Which ``changes()`` stream is current (an earlier one's records are dropped).
     private var generation = 0
+    /// The fractions last read from the runs in flight, by id: an HLS
+    /// download counts resources, which its record does not carry.
+    private var runFractions: [UUID: Double] = [:]
 
     /// - parameters:
     ///   - queue: the downloads.
@@ -63,6 +67,7 @@ public actor DownloadActivityFeed {
         generation += 1
         let generation = generation
         model = DownloadActivityModel()
+        runFractions = [:]
         let (stream, continuation) = AsyncStream<DownloadActivityChange>.makeStream(
             bufferingPolicy: .bufferingNewest(256))
         // Subscribed and read in one turn of the queue: no change falls between.
@@ -106,6 +111,23 @@ public actor DownloadActivityFeed {
         return await queue.cancelAll(current.cancelAllTargets)
     }
 
+    /// The fractions of the downloads in flight: from their runs' progress
+    /// when it has a total (resources of an HLS plan, or bytes), else from
+    /// their records.
+    private static func inFlightFractions(_ queue: isolated DownloadQueue) -> [UUID: Double] {
+        var fractions: [UUID: Double] = [:]
+        for record in queue.downloads where record.status.isActive {
+            let progress = queue.runners[record.id]?.snapshot
+            fractions[record.id] =
+                if let progress, progress.totalResources > 0 || progress.total > 0 {
+                    progress.fraction
+                } else {
+                    DownloadActivityModel.Download(record, title: "").fraction
+                }
+        }
+        return fractions
+    }
+
     /// The queue's updates, unbounded (one save may tell more changes than
     /// ``DownloadQueue/updates()`` buffers, while this actor is busy), and its downloads now.
     private static func subscribe(_ queue: isolated DownloadQueue) -> (AsyncStream<DownloadRecord>, [DownloadRecord]) {
@@ -117,7 +139,13 @@ public actor DownloadActivityFeed {
         _ record: DownloadRecord, generation: Int, into continuation: AsyncStream<DownloadActivityChange>.Continuation
     ) -> Bool {
         guard generation == self.generation else { return false }
-        if let change = model.apply(.init(record, title: title(record)), at: now()) { continuation.yield(change) }
+        var download = DownloadActivityModel.Download(record, title: title(record))
+        if record.status.isActive, let fraction = runFractions[record.id] {
+            download.fraction = fraction
+        } else {
+            runFractions[record.id] = nil
+        }
+        if let change = model.apply(download, at: now()) { continuation.yield(change) }
         return true
     }
 
@@ -128,12 +156,9 @@ public actor DownloadActivityFeed {
     ) async -> Bool {
         guard generation == self.generation else { return false }
         guard model.state != nil else { return true }
-        let downloads = await queue.downloads
+        let fractions = await Self.inFlightFractions(queue)
         guard generation == self.generation else { return false }
-        var fractions: [UUID: Double] = [:]
-        for record in downloads where record.status.isActive {
-            fractions[record.id] = DownloadActivityModel.Download(record, title: "").fraction
-        }
+        runFractions = fractions
         if let change = model.refresh(fractions: fractions, at: now()) { continuation.yield(change) }
         return true
     }

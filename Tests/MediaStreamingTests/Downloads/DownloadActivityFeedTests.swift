@@ -90,6 +90,56 @@ struct DownloadActivityFeedTests {
         #expect(end.state.failed == 1)
     }
 
+    /// Reports what the HLS performer reports: resources of a plan, and
+    /// bytes without a total (an HLS asset's length is never known ahead).
+    struct ResourcePerformer: DownloadPerformer {
+        let kind = "resources"
+
+        func perform(_ record: DownloadRecord, context: DownloadContext) async throws(DownloadError) -> [StoredEntry] {
+            context.report { progress in
+                progress.totalResources = 4
+                progress.resources = 1
+                progress.bytes = 300_000
+            }
+            while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(5)) }
+            throw .cancelled
+        }
+
+        func keys(of record: DownloadRecord, in cache: StreamingCache) -> [String] { [record.cacheKey] }
+    }
+
+    @Test("A download that counts resources (HLS) shows its fraction in the activity, not 0 until it ends")
+    func resourceCountedDownloadShowsItsFraction() async throws {
+        let test = try TestCache()
+        let resources = ResourcePerformer()
+        let queue = try await DownloadQueue.open(
+            cache: test.cache,
+            configuration: DownloadQueueConfiguration(maxConcurrentDownloads: 3, pollInterval: .milliseconds(20)),
+            performers: [resources])
+        let feed = DownloadActivityFeed(queue: queue, refreshInterval: .milliseconds(20)) { _ in "Asset" }
+        let changes = await feed.changes()
+        let record = try await queue.enqueue(
+            URL(string: "https://example.invalid/master.m3u8")!, cacheKey: "master", kind: resources.kind)
+        // The fraction its progress gives (1 of 4 resources), within a few refreshes.
+        let watcher = Task {
+            var iterator = changes.makeAsyncIterator()
+            var last: Double?
+            while let change = await iterator.next() {
+                last = change.state.fractionCompleted
+                if last == 0.25 { break }
+            }
+            return last
+        }
+        let timeout = Task {
+            try await Task.sleep(for: .seconds(5))
+            watcher.cancel()
+        }
+        let fraction = await watcher.value
+        timeout.cancel()
+        #expect(fraction == 0.25, "the activity showed \(String(describing: fraction)) for 1 of 4 resources")
+        try await queue.cancel(record.id)
+    }
+
     @Test(
         "Cancel-all cancels every non-discretionary download in flight through the queue; each fails as the user cancelled"
     )
