@@ -17,7 +17,8 @@
 // stand-in modules named CryptoKit and Security never land in the root
 // package's build.
 // Its target MediaStore holds only the crypto layer's files, by symlink;
-// CCrypto is the root package's, by symlink.
+// CCrypto is the root package's, and MediaSupport holds its `Locked`, by
+// symlink.
 //
 //   swift build --package-path Tests/CryptoKitCheck --scratch-path .build-cryptokit-check --build-tests
 //   swift test --package-path Tests/CryptoKitCheck --scratch-path .build-cryptokit-check --skip-build
@@ -29,7 +30,8 @@ let package = Package(
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "CryptoKit", dependencies: ["CCrypto"]),
         .target(name: "Security"),
-        .target(name: "MediaStore", dependencies: ["CryptoKit", "Security"]),
+        .target(name: "MediaSupport"),
+        .target(name: "MediaStore", dependencies: ["CryptoKit", "MediaSupport", "Security"]),
         .testTarget(name: "CryptoKitGlueTests", dependencies: ["MediaStore", "Security"]),
     ],
     swiftLanguageModes: [.v6]

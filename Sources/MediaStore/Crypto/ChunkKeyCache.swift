@@ -1,7 +1,4 @@
-#if canImport(MediaSupport)
-    // Tests/CryptoKitCheck compiles this file with `Locked` beside it.
-    import MediaSupport
-#endif
+import MediaSupport
 
 /// The chunk keys an encrypted store derived most recently, so that
 /// reading a chunk again (a range read opens one or a few blocks) does not
