@@ -5,7 +5,8 @@ import Testing
 
 /// Point 5: zstd per chunk; raw when it saves < ~3% or the bytes are
 /// already-compressed media.
-@Suite struct CompressionTests {
+@Suite(.disabled(if: TestStore.encryptsByDefault, "an encrypted store does not compress its chunks"))
+struct CompressionTests {
     static let header = ChunkHeader.size
 
     /// About 1 MB of highly compressible text.
@@ -134,7 +135,8 @@ import Testing
 }
 
 /// An entry whose first chunk does not compress is not tried again.
-@Suite struct AdaptiveCompressionTests {
+@Suite(.disabled(if: TestStore.encryptsByDefault, "an encrypted store does not compress its chunks"))
+struct AdaptiveCompressionTests {
     @Test func chunksAfterAnIncompressibleOneAreStoredRawUntried() throws {
         let chunk = 4096
         let t = try TestStore(configuration: StoreConfiguration(chunkSize: chunk, initialMapSize: 16 << 20))

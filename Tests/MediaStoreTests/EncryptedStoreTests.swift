@@ -6,7 +6,8 @@ import Testing
 
 /// An encrypted store as a whole: created encrypted or plain and refused
 /// with the wrong key (or none) before anything is read or changed.
-@Suite struct EncryptedStoreTests {
+@Suite(.disabled(if: TestStore.encryptsByDefault, "its tests choose plain and encrypted stores themselves"))
+struct EncryptedStoreTests {
     static let key = try! StoreKey(bytes: Array(0..<32))
     static let otherKey = try! StoreKey(bytes: Array(1...32))
 
