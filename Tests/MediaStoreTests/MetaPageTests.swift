@@ -86,7 +86,8 @@ import Testing
     @Test func commitsWhileCheckingAreNeverDamage() throws {
         let directory = temporaryPath("meta-pages-busy")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try MediaStore(directory: directory, configuration: StoreConfiguration(initialMapSize: 64 << 20))
+        let store = try TestStore.open(
+            directory: directory, configuration: StoreConfiguration(initialMapSize: 64 << 20))
         defer { store.close() }
         let path = directory.appendingPathComponent("data.mdb").path
         let writing = Locked(true)

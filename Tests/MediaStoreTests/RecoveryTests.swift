@@ -16,9 +16,13 @@ import Testing
     static let configuration = StoreConfiguration(initialMapSize: 64 << 20)
 
     /// A closed store with `count` incompressible entries of 100 KB (each
-    /// chunk an overflow value in LMDB).
-    static func makeStore(_ directory: URL, count: Int = 12) throws {
-        let store = try MediaStore(directory: directory, configuration: configuration)
+    /// chunk an overflow value in LMDB). `plain` for a store the
+    /// crash-writer app opens (it gives no key).
+    static func makeStore(_ directory: URL, count: Int = 12, plain: Bool = false) throws {
+        let store =
+            plain
+            ? try MediaStore(directory: directory, configuration: configuration)
+            : try TestStore.open(directory: directory, configuration: configuration)
         var generator = SplitMix64(seed: 8)
         for index in 0..<count { try store.put(generator.bytes(100_000), forKey: "track-\(index)") }
         store.close()
@@ -29,7 +33,7 @@ import Testing
     @Test func closeThenReopenInTheSameProcess() throws {
         let directory = temporaryPath("close")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try MediaStore(directory: directory, configuration: Self.configuration)
+        let store = try TestStore.open(directory: directory, configuration: Self.configuration)
         try store.put(Array("hello".utf8), forKey: "k")
         _ = try store.data(forKey: "k")  // a pending access time, written by close()
         store.close()
@@ -42,7 +46,7 @@ import Testing
         #expect(store.clearStaleReaders() == 0)
 
         // No waiting: the directory is free at once, and the session is clean.
-        let reopened = try MediaStore(directory: directory, configuration: Self.configuration)
+        let reopened = try TestStore.open(directory: directory, configuration: Self.configuration)
         #expect(try reopened.data(forKey: "k") == Data("hello".utf8))
         #expect(reopened.uncleanSessions == 0)
         #expect(reopened.recovery == nil)
@@ -52,7 +56,7 @@ import Testing
     @Test func closeWaitsForReadsAndWritesUnderWay() throws {
         let directory = temporaryPath("close-busy")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try MediaStore(directory: directory, configuration: Self.configuration)
+        let store = try TestStore.open(directory: directory, configuration: Self.configuration)
         try store.put([UInt8](repeating: 7, count: 50_000), forKey: "k")
         let outcomes = Locked<[String]>([])
         let done = DispatchGroup()
@@ -80,7 +84,7 @@ import Testing
         #expect(done.wait(timeout: .now() + 60) == .success)
         // Every worker stopped with the typed error, none with anything else.
         #expect(outcomes.withLock { $0 } == Array(repeating: StoreError.closed.description, count: 4))
-        let reopened = try MediaStore(directory: directory, configuration: Self.configuration)
+        let reopened = try TestStore.open(directory: directory, configuration: Self.configuration)
         #expect(try reopened.data(forKey: "k") == Data(repeating: 7, count: 50_000))
     }
 
@@ -155,7 +159,7 @@ import Testing
         try DamagedFile.pointFirstChunkOutsideTheFile(path)
         // The previous session ended cleanly: no walk, the store opens as it is.
         do {
-            let store = try MediaStore(directory: directory, configuration: Self.configuration)
+            let store = try TestStore.open(directory: directory, configuration: Self.configuration)
             #expect(store.recovery == nil)
             #expect(try store.entries().count == 12)
             store.close()
@@ -164,7 +168,7 @@ import Testing
         let marker = directory.appendingPathComponent(StoreSession.fileName)
         try StoreSession.Record(isOpen: true, uncleanSessions: 0).text(pid: 1).write(
             to: marker, atomically: false, encoding: .utf8)
-        let store = try MediaStore(directory: directory, configuration: Self.configuration)
+        let store = try TestStore.open(directory: directory, configuration: Self.configuration)
         let recovery = try #require(store.recovery)
         #expect(recovery.uncleanSessions == 1)
         #expect(store.uncleanSessions == 1)
@@ -176,7 +180,7 @@ import Testing
         // The new store works, and the copy beside it does not make the directory foreign.
         try store.put([9], forKey: "new")
         store.close()
-        let again = try MediaStore(directory: directory, configuration: Self.configuration)
+        let again = try TestStore.open(directory: directory, configuration: Self.configuration)
         #expect(again.recovery == nil)
         #expect(try again.data(forKey: "new") == Data([9]))
         again.close()
@@ -191,7 +195,7 @@ import Testing
             // A truncated file fails the meta-page check, which runs at every open.
             let path = directory.appendingPathComponent("data.mdb").path
             #expect(truncate(path, 3 * 4096) == 0)
-            let store = try MediaStore(directory: directory, configuration: Self.configuration)
+            let store = try TestStore.open(directory: directory, configuration: Self.configuration)
             let recovery = try #require(store.recovery, "round \(round)")
             #expect(recovery.reason.contains("truncated"))
             #expect(recovery.uncleanSessions == 0)
@@ -238,7 +242,7 @@ import Testing
         let directory = temporaryPath("meta-pair")
         defer { try? FileManager.default.removeItem(at: directory) }
         let damaged = try Self.makeStoreWithAClimbedMetaPage(directory)
-        let store = try MediaStore(directory: directory, configuration: Self.configuration)
+        let store = try TestStore.open(directory: directory, configuration: Self.configuration)
         defer { store.close() }
         let recovery = try #require(store.recovery, "the store was opened at an older commit")
         #expect(recovery.reason.contains("LMDB's meta pages are damaged"), "\(recovery.reason)")
@@ -257,7 +261,7 @@ import Testing
         // What another process's open store holds.
         let other = try #require(MaintenanceLock.shared(directory: directory))
         let error = #expect(throws: StoreError.self, "the store was opened at an older commit") {
-            try MediaStore(directory: directory, configuration: Self.configuration)
+            try TestStore.open(directory: directory, configuration: Self.configuration)
         }
         if case .damagedStore(let reason) = error {
             #expect(reason.contains("LMDB's meta pages are damaged"), "\(reason)")
@@ -312,7 +316,7 @@ import Testing
         let app = try #require(CrashWriterBinary.locate(), "crash-writer is not built beside the tests")
         let directory = temporaryPath("app-kill")
         defer { try? FileManager.default.removeItem(at: directory) }
-        try Self.makeStore(directory)
+        try Self.makeStore(directory, plain: true)
         for kill in 0..<3 {
             let run = try AppRun(app, directory, mode: "hang")
             #expect(run.signal == SIGKILL, "\(run)")
@@ -333,7 +337,7 @@ import Testing
         let app = try #require(CrashWriterBinary.locate(), "crash-writer is not built beside the tests")
         let directory = temporaryPath("app-shared")
         defer { try? FileManager.default.removeItem(at: directory) }
-        try Self.makeStore(directory)
+        try Self.makeStore(directory, plain: true)
         // A live app has the store open (its marker says open) ...
         let child = Process()
         child.executableURL = app
@@ -509,7 +513,7 @@ enum DamagedFile {
         let count = Int(ProcessInfo.processInfo.environment["WALK_COST_ENTRIES"] ?? "") ?? 10_000
         let directory = temporaryPath("walk-cost")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try MediaStore(directory: directory, configuration: StoreConfiguration(initialMapSize: 1 << 30))
+        let store = try TestStore.open(directory: directory, configuration: StoreConfiguration(initialMapSize: 1 << 30))
         var generator = SplitMix64(seed: 3)
         let large = generator.bytes(1 << 20)
         var done = 0

@@ -23,6 +23,12 @@ final class TestStore {
         store = try MediaStore(directory: directory, configuration: Self.withDefaultEncryption(configuration))
     }
 
+    /// The store at `directory`, opened as a ``TestStore`` opens its own
+    /// (encrypted with ``defaultKey`` in an encrypted run).
+    static func open(directory: URL, configuration: StoreConfiguration) throws -> MediaStore {
+        try MediaStore(directory: directory, configuration: withDefaultEncryption(configuration))
+    }
+
     /// `configuration`, encrypted with ``defaultKey`` in an encrypted run.
     static func withDefaultEncryption(_ configuration: StoreConfiguration) -> StoreConfiguration {
         guard encryptsByDefault, configuration.encryption == nil else { return configuration }
