@@ -30,6 +30,14 @@ final class FakeTransferService: Sendable {
         var autoFinish = false
         /// Faults of the next ends, in order.
         var faults: [Fault] = []
+        /// Faults of the next ends of the tasks of one resource (by
+        /// ``name(of:)``), in order (before ``faults``).
+        var taskFaults: [String: [Fault]] = [:]
+        /// Ends of the tasks of one resource (by ``name(of:)``) that fail
+        /// (with resume data) when they end at once (``autoFinish``).
+        var taskFailures: [String: Int] = [:]
+        /// The most tasks that ran at once.
+        var mostRunning = 0
         /// Each end carries a new `ETag` (the resource changes all the time).
         var rotateETags = false
         var ends = 0
@@ -54,6 +62,15 @@ final class FakeTransferService: Sendable {
     }
 
     var started: [(request: TransferRequest, resumeData: Data?)] { state.withLock { $0.started } }
+
+    /// The resource a request asks for: its URL, and its range if any.
+    static func name(of request: TransferRequest) -> String {
+        name(request.url, range: request.range)
+    }
+
+    static func name(_ url: URL, range: Range<Int>? = nil) -> String {
+        url.absoluteString + (range.map { " \($0.lowerBound)-\($0.upperBound)" } ?? "")
+    }
     var running: [String] { state.withLock { $0.running.keys.sorted() } }
     var cancelled: [String] { state.withLock { $0.cancelled } }
 
@@ -133,14 +150,29 @@ final class FakeTransferService: Sendable {
         var sessionIdentifier: String { service.sessionIdentifier }
 
         func start(_ request: TransferRequest, resumeData: Data?) async throws(DownloadError) {
-            let (auto, fault) = service.state.withLock { state -> (Bool, Fault?) in
+            let (auto, fault, fails) = service.state.withLock { state -> (Bool, Fault?, Bool) in
                 state.running[request.identifier] = request
                 state.started.append((request, resumeData))
-                return (state.autoFinish, state.faults.isEmpty ? nil : state.faults.removeFirst())
+                state.mostRunning = max(state.mostRunning, state.running.count)
+                let name = FakeTransferService.name(of: request)
+                let fails = state.autoFinish && state.taskFailures[name, default: 0] > 0
+                if fails { state.taskFailures[name]! -= 1 }
+                if let fault = state.taskFaults[name]?.first {
+                    state.taskFaults[name]!.removeFirst()
+                    return (state.autoFinish, fault, fails)
+                }
+                return (state.autoFinish, state.faults.isEmpty ? nil : state.faults.removeFirst(), fails)
             }
             if auto {
                 let service = service
-                Task { service.finish(request.identifier, fault: fault) }
+                let id = request.identifier
+                Task {
+                    if fails {
+                        service.fail(id, resumeData: Data("partial \(id)".utf8))
+                    } else {
+                        service.finish(id, fault: fault)
+                    }
+                }
             }
         }
 
