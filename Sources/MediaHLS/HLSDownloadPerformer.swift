@@ -41,8 +41,9 @@ public struct HLSDownloadPerformer: DownloadPerformer, CompletionKeyedPerformer 
     /// while the app is suspended nothing schedules more, so the tasks
     /// scheduled are what moves until the system wakes it; and each task
     /// is an entry of the queue's `TransferInbox` (bounded), a file on
-    /// disk once it ends, and a cancel when the download stops.
-    public let backgroundTasks: Int
+    /// disk once it ends, and a cancel when the download stops. Below 1
+    /// counts as 1.
+    public var backgroundTasks = 16
     /// Where its downloads fetch and store resources (over the download's
     /// cache); `nil`: a store of their own for each run.
     public let resources: HLSResourceStore?
@@ -58,17 +59,14 @@ public struct HLSDownloadPerformer: DownloadPerformer, CompletionKeyedPerformer 
     ///   - audio: the audio renditions to download.
     ///   - subtitles: the subtitle renditions to download.
     ///   - parallelFetches: resources fetched at once by one download.
-    ///   - backgroundTasks: background tasks scheduled at once by one
-    ///     download (through a queue's background transfer), at least 1.
     ///   - resources: the app's resource store over the queue's cache (shared with
     ///     its `MediaServer`, so that a download and playback fetch a resource once).
     ///   - uriRule: which URIs of a playlist may be fetched besides those on its own origin.
     public init(
         kind: String = Self.kind, variant: VariantChoice = .first, audio: RenditionRequest = .automatic,
-        subtitles: RenditionRequest = .none, parallelFetches: Int = 4, backgroundTasks: Int = 16,
-        resources: HLSResourceStore? = nil, uriRule: PlaylistURIRule = .publicHosts
+        subtitles: RenditionRequest = .none, parallelFetches: Int = 4, resources: HLSResourceStore? = nil,
+        uriRule: PlaylistURIRule = .publicHosts
     ) {
-        self.backgroundTasks = max(1, backgroundTasks)
         self.kind = kind
         self.variant = variant
         self.audio = audio

@@ -220,7 +220,7 @@ struct HLSRun: Sendable {
         _ list: [HLSResource], policy: CacheKeyPolicy, variantTrack: URL?, foreground: Set<String>
     ) async throws(DownloadError) {
         // Background tasks: at most the performer's `backgroundTasks` scheduled at once.
-        let parallel = background == nil ? performer.parallelFetches : performer.backgroundTasks
+        let parallel = background == nil ? performer.parallelFetches : max(1, performer.backgroundTasks)
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 var next = 0

@@ -71,7 +71,9 @@ struct BackgroundHLSQueueTests {
             test = try TestCache()
             service = try FakeTransferService(scratch: test.directory.appendingPathExtension("scratch"))
             inboxDirectory = test.directory.appendingPathExtension("inbox")
-            performer = HLSDownloadPerformer(backgroundTasks: backgroundTasks)
+            var performer = HLSDownloadPerformer()
+            performer.backgroundTasks = backgroundTasks
+            self.performer = performer
             for (url, data) in BackgroundHLSQueueTests.resources { service.publish(data, at: url) }
         }
 
