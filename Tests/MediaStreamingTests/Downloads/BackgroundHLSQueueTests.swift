@@ -95,6 +95,15 @@ struct BackgroundHLSQueueTests {
             return BackgroundFetch.identifier(download: id, key: key).description
         }
 
+        /// The store key of the resource task `identifier` fetches.
+        func key(of identifier: String) -> String? {
+            guard let request = service.started.first(where: { $0.request.identifier == identifier })?.request else {
+                return nil
+            }
+            let range = request.range.flatMap { ByteRange(offset: $0.lowerBound, length: $0.count) }
+            return HLSResourceKey(key: test.cache.cacheKey(for: request.url), byteRange: range).storeKey
+        }
+
         /// Every resource's entry holds its bytes, complete and held by download `id`.
         func expectStored(_ id: UUID) throws {
             let store = test.store!
@@ -164,18 +173,19 @@ struct BackgroundHLSQueueTests {
     @Test("Killed mid-way and relaunched: running tasks adopted, delivered files imported, nothing fetched twice")
     func killedAndRelaunched() async throws {
         let setup = try Setup()
-        var queue: DownloadQueue? = try await setup.open()
+        let failures = Locked<[String]>([])
+        var queue: DownloadQueue? = try await setup.open { _, error in failures.withLock { $0.append("\(error)") } }
         let record = try await queue!.enqueue(master, kind: HLSDownloadPerformer.kind)
         try await finishPlaylists(of: record.id, in: setup, thenRunning: Self.resourceCount - 2)
         let segments = setup.service.running
         // Two imported while the process runs.
         for task in segments.prefix(2) { setup.service.finish(task) }
+        let imported = segments.prefix(2).compactMap(setup.key(of:))
+        #expect(imported.count == 2)
         #expect(
             try await eventually {
-                setup.service.running.count == segments.count - 2
-                    && setup.service.state.withLock { $0.attached }?.pending.isEmpty == true
+                try imported.allSatisfy { try setup.test.store.info(forKey: $0)?.isComplete == true }
             })
-        try await Task.sleep(for: .milliseconds(50))
         // The process ends: its queue goes, the service keeps the tasks.
         setup.service.detach()
         queue = nil
@@ -184,7 +194,7 @@ struct BackgroundHLSQueueTests {
         // Two end while the app is not running.
         for task in segments.dropFirst(2).prefix(2) { setup.service.finish(task) }
         try await setup.test.relaunch()
-        let relaunched = try await setup.open()
+        let relaunched = try await setup.open { _, error in failures.withLock { $0.append("second \(error)") } }
         #expect(try await eventually { await relaunched.download(record.id)?.status == .downloading })
         try await Task.sleep(for: .milliseconds(100))
         #expect(setup.service.started.count == Self.resourceCount, "adopted, none started again")
@@ -192,7 +202,10 @@ struct BackgroundHLSQueueTests {
         try await relaunched.completion(of: record.id)
         try setup.expectStored(record.id)
         let started = setup.service.started.map(\.request.identifier)
-        #expect(started.count == Self.resourceCount && Set(started).count == started.count)
+        #expect(
+            started.count == Self.resourceCount && Set(started).count == started.count,
+            "\(setup.service.started.map { FakeTransferService.name(of: $0.request) })")
+        #expect(failures.current.isEmpty, "no import failed")
         #expect(setup.service.cancelled.isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: setup.inboxDirectory.path).isEmpty)
     }

@@ -21,6 +21,11 @@ final class FakeTransferService: Sendable {
         var resources: [URL: Data] = [:]
         var etags: [URL: String] = [:]
         var running: [String: TransferRequest] = [:]
+        /// Tasks that ended and are being handed over: still listed by
+        /// `tasks()` until delivered, as the system's are (the adapter's
+        /// `tasks()` returns once the callbacks queued before it ran), so
+        /// an ended task is never seen neither running nor delivered.
+        var ending: Set<String> = []
         /// Every task started, in order, with the resume data it was given.
         var started: [(request: TransferRequest, resumeData: Data?)] = []
         var cancelled: [String] = []
@@ -92,11 +97,13 @@ final class FakeTransferService: Sendable {
     func finish(_ identifier: String, fault: Fault? = nil) {
         let end = state.withLock { state -> (request: TransferRequest, data: Data?, etag: String?)? in
             guard let request = state.running.removeValue(forKey: identifier) else { return nil }
+            state.ending.insert(identifier)
             state.ends += 1
             let etag = state.rotateETags ? "\"v\(state.ends + 1)\"" : state.etags[request.url]
             return (request, state.resources[request.url], etag)
         }
         guard let end else { return }
+        defer { state.withLock { _ = $0.ending.remove(identifier) } }
         guard let data = end.data else {
             return handOver((identifier, nil, TransferResponse(statusCode: 404), nil))
         }
@@ -119,7 +126,13 @@ final class FakeTransferService: Sendable {
 
     /// Ends task `identifier` with a failure and `resumeData`.
     func fail(_ identifier: String, resumeData: Data?) {
-        guard state.withLock({ $0.running.removeValue(forKey: identifier) }) != nil else { return }
+        let ended = state.withLock { state in
+            guard state.running.removeValue(forKey: identifier) != nil else { return false }
+            state.ending.insert(identifier)
+            return true
+        }
+        guard ended else { return }
+        defer { state.withLock { _ = $0.ending.remove(identifier) } }
         handOver((identifier, nil, nil, resumeData))
     }
 
@@ -186,7 +199,7 @@ final class FakeTransferService: Sendable {
 
         func tasks() async -> [TransferTaskInfo] {
             service.state.withLock { state in
-                state.running.keys.sorted().map {
+                Set(state.running.keys).union(state.ending).sorted().map {
                     TransferTaskInfo(identifier: $0, bytesReceived: state.received[$0] ?? 0)
                 }
             }
