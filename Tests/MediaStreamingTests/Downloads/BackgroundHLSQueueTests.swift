@@ -13,8 +13,8 @@ import Testing
 /// segments, byte ranges of one file) fetched as a task and imported,
 /// a relaunch mid-way that fetches nothing twice, ends that arrived
 /// while the app was not running, short and corrupt files reported and
-/// fetched again, failed tasks retried, the bound on tasks at once, and
-/// a cancel that cancels the tasks.
+/// fetched again, failed tasks retried, the bound on tasks at once, a
+/// stop and resume, and a cancel that cancels the tasks.
 @Suite("Background transfer of HLS downloads", .timeLimit(.minutes(1)))
 struct BackgroundHLSQueueTests {
     static let base = URL(string: "https://media.example/show/")!
@@ -308,6 +308,31 @@ struct BackgroundHLSQueueTests {
         try await queue.completion(of: record.id)
         try setup.expectStored(record.id)
         #expect(setup.service.state.withLock { $0.mostRunning } == 3)
+    }
+
+    @Test("Stopped: its tasks are cancelled; resumed: only the resources it lacks get a task")
+    func stopAndResume() async throws {
+        let setup = try Setup()
+        let queue = try await setup.open()
+        let record = try await queue.enqueue(master, kind: HLSDownloadPerformer.kind)
+        try await finishPlaylists(of: record.id, in: setup, thenRunning: Self.resourceCount - 2)
+        let segments = setup.service.running
+        for task in segments.prefix(3) { setup.service.finish(task) }
+        let imported = segments.prefix(3).compactMap(setup.key(of:))
+        #expect(
+            try await eventually {
+                try imported.allSatisfy { try setup.test.store.info(forKey: $0)?.isComplete == true }
+            })
+        try await queue.stop(record.id)
+        #expect(try await eventually { setup.service.running.isEmpty })
+        #expect(setup.service.cancelled.sorted() == Array(segments.dropFirst(3)).sorted())
+        setup.service.state.withLock { $0.autoFinish = true }
+        try await queue.resume(record.id)
+        try await queue.completion(of: record.id)
+        try setup.expectStored(record.id)
+        let again = setup.service.started.dropFirst(Self.resourceCount).map(\.request.identifier)
+        #expect(again.sorted() == Array(segments.dropFirst(3)).sorted(), "the playlists and imported ones stored")
+        #expect(setup.service.started.dropFirst(Self.resourceCount).allSatisfy { $0.resumeData == nil })
     }
 
     @Test("Cancelling the download cancels its tasks; its entries stay cached, not held")
