@@ -560,7 +560,7 @@ public actor DownloadQueue {
             return
         }
         // Progressive downloads have their own performer for it (BackgroundTransferPerformer).
-        let background = runner.record.kind.map { $0 != ProgressiveDownloadPerformer.kind } == true ? background : nil
+        let background = LaunchReconciliation.hasManyTasks(runner.record) ? background : nil
         if runner.start(
             performer: performer, cache: cache, background: background,
             ended: { [weak self] run in await self?.ended(id, run: run) })

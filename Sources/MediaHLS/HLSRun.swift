@@ -215,7 +215,9 @@ struct HLSRun: Sendable {
     }
 
     /// Fetches (or finds in the store and holds) each of `list`, up to
-    /// the performer's `parallelFetches` at once, in plan order.
+    /// the performer's `parallelFetches` at once (`backgroundTasks` through
+    /// background tasks), in plan order; those of `foreground` (store keys)
+    /// never through background tasks.
     private func fetchAll(
         _ list: [HLSResource], policy: CacheKeyPolicy, variantTrack: URL?, foreground: Set<String>
     ) async throws(DownloadError) {
