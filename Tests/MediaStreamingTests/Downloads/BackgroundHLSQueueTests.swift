@@ -170,6 +170,39 @@ struct BackgroundHLSQueueTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: setup.inboxDirectory.path).isEmpty)
     }
 
+    @Test(
+        "The background run keeps the same entries as a foreground run: keys, bytes, metadata, digest, holds, no expiry"
+    )
+    func sameEntriesAsForeground() async throws {
+        let background = try Setup()
+        background.service.state.withLock { $0.autoFinish = true }
+        let backgroundQueue = try await background.open()
+        let backgroundRecord = try await backgroundQueue.enqueue(master, kind: HLSDownloadPerformer.kind)
+        try await backgroundQueue.completion(of: backgroundRecord.id)
+
+        let foreground = try TestCache(origin: MemoryOrigin(Self.resources))
+        let foregroundQueue = try await DownloadQueue.open(
+            cache: foreground.cache, performers: [HLSDownloadPerformer()])
+        let foregroundRecord = try await foregroundQueue.enqueue(master, kind: HLSDownloadPerformer.kind)
+        try await foregroundQueue.completion(of: foregroundRecord.id)
+        #expect(foreground.origin.requestCount == Self.resourceCount)
+
+        let keys = try HLSDownloader(cache: foreground.cache).entries(of: master).map(\.key).sorted()
+        #expect(keys.count == Self.resourceCount)
+        #expect(try HLSDownloader(cache: background.test.cache).entries(of: master).map(\.key).sorted() == keys)
+        for key in keys {
+            let expected = try #require(try foreground.store.info(forKey: key))
+            let info = try #require(try background.test.store.info(forKey: key))
+            #expect(try background.test.store.data(forKey: key) == foreground.store.data(forKey: key), "\(key)")
+            #expect(info.metadata == expected.metadata, "\(key)")
+            #expect(info.length == expected.length && info.isComplete && expected.isComplete, "\(key)")
+            #expect(info.contentDigest == expected.contentDigest, "\(key)")
+            #expect(info.expiry == expected.expiry, "\(key)")
+            #expect(try background.test.store.holders(of: key) == [DownloadQueue.holder(of: backgroundRecord.id)])
+            #expect(try foreground.store.holders(of: key) == [DownloadQueue.holder(of: foregroundRecord.id)])
+        }
+    }
+
     @Test("Killed mid-way and relaunched: running tasks adopted, delivered files imported, nothing fetched twice")
     func killedAndRelaunched() async throws {
         let setup = try Setup()
@@ -349,5 +382,39 @@ struct BackgroundHLSQueueTests {
         #expect(setup.service.cancelled.sorted() == Array(segments.dropFirst()).sorted())
         try await Task.sleep(for: .milliseconds(50))
         #expect(setup.service.started.count == Self.resourceCount, "nothing started after the cancel")
+    }
+}
+
+/// An origin answering from resources in memory, by URL: 200 with the
+/// whole body, 206 to a range (for the foreground run compared with a
+/// background one).
+private struct MemoryOrigin: Origin {
+    let resources: [URL: Data]
+
+    init(_ resources: [(url: URL, data: Data)]) {
+        self.resources = Dictionary(resources.map { ($0.url, $0.data) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    func fetch(_ request: OriginRequest) async throws(OriginError) -> OriginResponse {
+        guard let data = resources[request.url] else {
+            return OriginResponse(statusCode: 404, headers: [:], body: AsyncThrowingStream { $0.finish() })
+        }
+        var headers = ["ETag": "\"v1\"", "Content-Type": "application/octet-stream"]
+        var body = data
+        var status = 200
+        if let range = request.range {
+            let clamped = range.clamped(to: 0..<data.count)
+            body = data[clamped]
+            status = 206
+            headers["Content-Range"] = "bytes \(clamped.lowerBound)-\(clamped.upperBound - 1)/\(data.count)"
+        }
+        headers["Content-Length"] = String(body.count)
+        let bytes = Data(body)
+        return OriginResponse(
+            statusCode: status, headers: headers,
+            body: AsyncThrowingStream {
+                $0.yield(bytes)
+                $0.finish()
+            })
     }
 }
