@@ -45,6 +45,10 @@ public struct DownloadContext: Sendable {
     private let change: @Sendable ((inout DownloadProgress) -> Void) -> Void
     private let tell: @Sendable (any Sendable) -> Void
     private let keepResume: @Sendable (TransferResumeData?) -> Void
+    /// Where a performer of many resources (an HLS asset) fetches them as
+    /// background tasks: a queue's ``DownloadQueueConfiguration/backgroundTransfer``;
+    /// `nil`: in the foreground, through the cache's loader.
+    package let background: BackgroundFetch?
 
     /// - parameters:
     ///   - cache: the cache the bytes go into.
@@ -65,8 +69,10 @@ public struct DownloadContext: Sendable {
         cache: StreamingCache, holder: String, isLive: @escaping @Sendable () -> Bool,
         report: @escaping @Sendable ((inout DownloadProgress) -> Void) -> Void,
         detail: @escaping @Sendable (any Sendable) -> Void,
-        keepResumeData: @escaping @Sendable (TransferResumeData?) -> Void = { _ in }
+        keepResumeData: @escaping @Sendable (TransferResumeData?) -> Void = { _ in },
+        background: BackgroundFetch? = nil
     ) {
+        self.background = background
         self.cache = cache
         self.holder = holder
         self.live = isLive

@@ -33,7 +33,8 @@ import MediaSupport
 /// - **Background transfers.** With
 ///   ``DownloadQueueConfiguration/backgroundTransfer`` set, progressive
 ///   downloads run as download-to-file tasks that go on while the app is
-///   suspended (``BackgroundTransferPerformer``); opening the queue
+///   suspended (``BackgroundTransferPerformer``), and so do the resources
+///   of an HLS download (`HLSDownloadPerformer`); opening the queue
 ///   adopts the tasks the system still runs and imports what ended
 ///   meanwhile (see <doc:BackgroundTransfers>).
 /// - **Holds.** Each download holds its entries in the store by its own
@@ -108,6 +109,9 @@ public actor DownloadQueue {
     /// The downloads that run (queued, waiting, downloading), read by the
     /// background transfer's inbox (its events' handler waits for their deliveries).
     nonisolated let runningDownloads = Locked<Set<UUID>>([])
+    /// What the runs of performers of many resources (HLS) fetch with when
+    /// ``DownloadQueueConfiguration/backgroundTransfer`` is set.
+    private let background: BackgroundFetch?
 
     private init(
         cache: StreamingCache, configuration: DownloadQueueConfiguration, monitor: any ConditionsMonitor,
@@ -118,17 +122,21 @@ public actor DownloadQueue {
         self.monitor = monitor
         // Import failures go to the configuration's hook and to ``problems()``.
         let reporter = Locked<(@Sendable (DownloadError) -> Void)?>(nil)
-        let importFailed = configuration.importFailed
+        let importFailed: @Sendable (DownloadRecord, TransferImportError) -> Void = {
+            [hook = configuration.importFailed] record, error in
+            hook(record, error)
+            reporter.current?(.transfer("import for \(record.id): \(error)"))
+        }
         var byKind: [String: any DownloadPerformer] = [
             ProgressiveDownloadPerformer.kind: configuration.backgroundTransfer.map {
                 BackgroundTransferPerformer(
                     transfer: $0, progressInterval: configuration.backgroundProgressInterval,
-                    importFailed: { record, error in
-                        importFailed(record, error)
-                        reporter.current?(.transfer("import for \(record.id): \(error)"))
-                    })
+                    importFailed: importFailed)
             } ?? ProgressiveDownloadPerformer()
         ]
+        self.background = configuration.backgroundTransfer.map {
+            BackgroundFetch(transfer: $0, importFailed: importFailed)
+        }
         for performer in performers { byKind[performer.kind] = performer }
         self.performers = byKind
         let report: @Sendable (DownloadError) -> Void = { [weak self] error in
@@ -551,8 +559,11 @@ public actor DownloadQueue {
             applyReporting(.fail(.unsupported("no performer for \(runner.record.kind ?? "?")")), to: id)
             return
         }
+        // Progressive downloads have their own performer for it (BackgroundTransferPerformer).
+        let background = LaunchReconciliation.hasManyTasks(runner.record) ? background : nil
         if runner.start(
-            performer: performer, cache: cache, ended: { [weak self] run in await self?.ended(id, run: run) })
+            performer: performer, cache: cache, background: background,
+            ended: { [weak self] run in await self?.ended(id, run: run) })
         {
             slots[id] = runner.latestRun
         }

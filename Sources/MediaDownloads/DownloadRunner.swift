@@ -144,13 +144,15 @@ package final class DownloadRunner: Sendable {
     }
 
     /// Starts a run of `performer` if queued: downloading, as run number
-    /// one more than the last. `ended` is awaited with the run's number once
+    /// one more than the last (fetching in `background` when given: see
+    /// ``DownloadContext/background``). `ended` is awaited with the run's number once
     /// the run changed the state (completed or failed); never for a stopped run.
     ///
     /// - returns: whether a run started.
     @discardableResult
     package func start(
-        performer: any DownloadPerformer, cache: StreamingCache, ended: @escaping @Sendable (_ run: Int) async -> Void
+        performer: any DownloadPerformer, cache: StreamingCache, background: BackgroundFetch? = nil,
+        ended: @escaping @Sendable (_ run: Int) async -> Void
     ) -> Bool {
         let begun = state.withLock { state -> (run: Int, record: DownloadRecord)? in
             guard (try? state.record.apply(.start)) != nil else { return nil }
@@ -167,7 +169,7 @@ package final class DownloadRunner: Sendable {
                 guard let self else { return }
                 self.edit { $0.resumeData = data }
                 self.resumeKept(self)
-            })
+            }, background: background)
         let running = Task { [weak self] in
             let result: Result<[StoredEntry], DownloadError>
             do throws(DownloadError) {

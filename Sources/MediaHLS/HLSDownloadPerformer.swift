@@ -12,6 +12,12 @@ import MediaStreaming
 /// assets are queued, kept across relaunches and resumed like progressive
 /// files. A resumed run fetches only the resources the store lacks.
 ///
+/// In a queue with a `DownloadQueueConfiguration/backgroundTransfer`,
+/// each resource is fetched as a background download-to-file task
+/// (at most ``backgroundTasks`` scheduled at once) and its file imported
+/// into the store as a fetched one is stored: the same entries, holds and
+/// metadata (see MediaDownloads' Background Transfers article).
+///
 /// ```swift
 /// let queue = try await DownloadQueue.open(cache: cache, performers: [HLSDownloadPerformer()])
 /// try await queue.enqueue(masterURL, kind: HLSDownloadPerformer.kind)
@@ -30,6 +36,14 @@ public struct HLSDownloadPerformer: DownloadPerformer, CompletionKeyedPerformer 
     public let subtitles: RenditionRequest
     /// Resources fetched at once by one download.
     public let parallelFetches: Int
+    /// Background tasks scheduled at once by one download, when its queue
+    /// has a `DownloadQueueConfiguration/backgroundTransfer`. 16 by default:
+    /// while the app is suspended nothing schedules more, so the tasks
+    /// scheduled are what moves until the system wakes it; and each task
+    /// is an entry of the queue's `TransferInbox` (bounded), a file on
+    /// disk once it ends, and a cancel when the download stops. Below 1
+    /// counts as 1.
+    public var backgroundTasks = 16
     /// Where its downloads fetch and store resources (over the download's
     /// cache); `nil`: a store of their own for each run.
     public let resources: HLSResourceStore?
@@ -65,10 +79,21 @@ public struct HLSDownloadPerformer: DownloadPerformer, CompletionKeyedPerformer 
     public func perform(_ record: DownloadRecord, context: DownloadContext) async throws(DownloadError)
         -> [StoredEntry]
     {
+        var background: HLSBackgroundFetcher?
+        if let fetch = context.background {
+            background = await HLSBackgroundFetcher.begin(fetch, record: record, context: context)
+        }
         let run = HLSRun(
             record: record, performer: self, resources: resources ?? HLSResourceStore(cache: context.cache),
-            context: context)
-        let plan = try await run.perform()
+            context: context, background: background)
+        let plan: HLSDownloadPlan
+        do {
+            plan = try await run.perform()
+        } catch {
+            // Stopped (not its queue going away): no task of it goes on.
+            if let background, !context.isLive() { await background.cancelAll() }
+            throw error
+        }
         // What the plan kept, the master last; never every entry grouped
         // with the asset (a selection released earlier stays evictable).
         var seen: Set<String> = []

@@ -63,7 +63,7 @@ public final class HLSResourceStore: Sendable {
     /// stored, and before a download keeps a resource
     /// (``write(_:key:metadata:holder:pinWhile:)`` with a holder,
     /// ``keep(_:metadata:holder:pinWhile:)``).
-    private let hooks: ResourceStoreHooks
+    let hooks: ResourceStoreHooks
 
     /// A resource store over `cache`. Make one per cache and pass it to
     /// whatever shares its fetches (the loopback server, the downloaders):

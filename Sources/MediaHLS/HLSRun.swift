@@ -17,9 +17,15 @@ struct HLSRun: Sendable {
     let context: DownloadContext
     /// The store key of the master playlist: what the asset's entries are grouped under.
     let assetKey: String
+    /// Where resources are fetched as background tasks (a queue's
+    /// `DownloadQueueConfiguration/backgroundTransfer`); `nil`: in the foreground.
+    let background: HLSBackgroundFetcher?
 
-    init(record: DownloadRecord, performer: HLSDownloadPerformer, resources: HLSResourceStore, context: DownloadContext)
-    {
+    init(
+        record: DownloadRecord, performer: HLSDownloadPerformer, resources: HLSResourceStore,
+        context: DownloadContext, background: HLSBackgroundFetcher? = nil
+    ) {
+        self.background = background
         self.url = record.url
         self.headers = record.headers
         self.priority = record.priority
@@ -121,7 +127,15 @@ struct HLSRun: Sendable {
                 variantTrack: variantTrack)
         }
         let rest = plan.resources.filter { playlists[$0.cacheKey] == nil }
-        try await fetchAll(rest, policy: policy, variantTrack: variantTrack)
+        var foreground: Set<String> = []
+        if let background {
+            // Tasks and deliveries of resources no longer in the plan go; two
+            // resources whose tasks would be named alike: the later ones in the foreground.
+            let keys = plan.resources.map(\.cacheKey.storeKey)
+            await background.dropStrays(keeping: Set(keys.map(background.identifier(of:))))
+            foreground = BackgroundFetch.collisions(rest.map(\.cacheKey.storeKey), download: background.record.id)
+        }
+        try await fetchAll(rest, policy: policy, variantTrack: variantTrack, foreground: foreground)
         return plan
     }
 
@@ -140,6 +154,7 @@ struct HLSRun: Sendable {
     private func playlistBytes(_ resource: HLSResource) async throws(DownloadError) -> (Data, Bool) {
         let url = resource.url
         let limits = resources.limits.playlist
+        if let background { return try await backgroundPlaylistBytes(resource, through: background) }
         do {
             return try await resources.data(
                 for: resource,
@@ -150,6 +165,36 @@ struct HLSRun: Sendable {
         } catch {
             throw error.downloadError
         }
+    }
+
+    /// ``playlistBytes(_:)`` through a background task: stored ones, else
+    /// its task's file (then stored, not held, if it can be downloaded).
+    private func backgroundPlaylistBytes(_ resource: HLSResource, through background: HLSBackgroundFetcher)
+        async throws(DownloadError) -> (Data, Bool)
+    {
+        let key = resource.cacheKey.storeKey
+        do {
+            if let stored = try await resources.stored(resource.cacheKey) {
+                await background.found(key)
+                return (stored, false)
+            }
+        } catch {
+            throw HLSResourceError.streaming(error).downloadError
+        }
+        let request = background.request(for: resource, headers: headers(for: resource.url))
+        let data = try await background.obtain(request) { file, response throws(HLSImportFailure) in
+            try resources.importPlaylist(file, request: request, response: response, resource: resource)
+        }
+        if HLSDownloader.isDownloadable(data, url: resource.url, limits: resources.limits.playlist) {
+            let metadata = HLSEntryMetadata.metadata(
+                for: resource, assetKey: nil, playlistKey: nil, mimeType: HLSContentType.playlist)
+            do {
+                try await resources.write(data, key: key, metadata: metadata, holder: nil)
+            } catch {
+                throw .store(error)
+            }
+        }
+        return (data, true)
     }
 
     private func keepPlaylist(_ resource: HLSResource, data: Data) async throws(DownloadError) {
@@ -170,10 +215,14 @@ struct HLSRun: Sendable {
     }
 
     /// Fetches (or finds in the store and holds) each of `list`, up to
-    /// the performer's `parallelFetches` at once, in plan order.
-    private func fetchAll(_ list: [HLSResource], policy: CacheKeyPolicy, variantTrack: URL?) async throws(DownloadError)
-    {
-        let parallel = performer.parallelFetches
+    /// the performer's `parallelFetches` at once (`backgroundTasks` through
+    /// background tasks), in plan order; those of `foreground` (store keys)
+    /// never through background tasks.
+    private func fetchAll(
+        _ list: [HLSResource], policy: CacheKeyPolicy, variantTrack: URL?, foreground: Set<String>
+    ) async throws(DownloadError) {
+        // Background tasks: at most the performer's `backgroundTasks` scheduled at once.
+        let parallel = background == nil ? performer.parallelFetches : max(1, performer.backgroundTasks)
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 var next = 0
@@ -182,7 +231,9 @@ struct HLSRun: Sendable {
                     let resource = list[next]
                     next += 1
                     group.addTask { [self] in
-                        try await self.obtain(resource, policy: policy, variantTrack: variantTrack)
+                        try await self.obtain(
+                            resource, policy: policy, variantTrack: variantTrack,
+                            foreground: foreground.contains(resource.cacheKey.storeKey))
                     }
                 }
                 for _ in 0..<parallel { add() }
@@ -200,7 +251,7 @@ struct HLSRun: Sendable {
         WebOrigin.same(url, self.url) ? headers : [:]
     }
 
-    private func obtain(_ resource: HLSResource, policy: CacheKeyPolicy, variantTrack: URL?)
+    private func obtain(_ resource: HLSResource, policy: CacheKeyPolicy, variantTrack: URL?, foreground: Bool)
         async throws(DownloadError)
     {
         if Task.isCancelled { throw .cancelled }
@@ -208,12 +259,10 @@ struct HLSRun: Sendable {
             for: resource, assetKey: assetKey, playlistKey: resource.playlistURL.map { policy.key(for: $0) },
             mimeType: HLSContentType.mimeType(for: resource.url, kind: resource.kind, mediaType: resource.mediaType))
         let obtained: (outcome: HLSResourceStore.Outcome, fetched: Bool)
-        do {
-            obtained = try await resources.obtain(
-                resource, metadata: metadata, holder: context.holder, headers: headers(for: resource.url),
-                priority: priority, store: { _ in true }, pinWhile: context.isLive)
-        } catch {
-            throw error.downloadError
+        if let background, !foreground {
+            obtained = try await backgroundObtain(resource, metadata: metadata, through: background)
+        } else {
+            obtained = try await foregroundObtain(resource, metadata: metadata)
         }
         let (outcome, fetched) = obtained
         if !fetched {
@@ -226,6 +275,57 @@ struct HLSRun: Sendable {
             }
         }
         record(resource, bytes: outcome.count, fetched: fetched, variantTrack: variantTrack)
+    }
+
+    /// `resource` from the store, or through a background task whose file
+    /// is imported (held by the download's holder while the run counts).
+    private func backgroundObtain(
+        _ resource: HLSResource, metadata: EntryMetadata, through background: HLSBackgroundFetcher
+    ) async throws(DownloadError) -> (outcome: HLSResourceStore.Outcome, fetched: Bool) {
+        let key = resource.cacheKey.storeKey
+        do {
+            if let info = try await resources.info(resource.cacheKey), info.isComplete {
+                await background.found(key)
+                return (.body(.stored(info)), false)
+            }
+        } catch {
+            throw HLSResourceError.streaming(error).downloadError
+        }
+        let request = background.request(for: resource, headers: headers(for: resource.url))
+        let (resources, holder, live) = (resources, context.holder, context.isLive)
+        let imported = try await background.obtain(request) { file, response throws(HLSImportFailure) in
+            try await resources.importResource(
+                file, request: request, response: response, resource: resource, metadata: metadata,
+                holder: holder, pinWhile: live)
+        }
+        guard let imported else {
+            // Stored meanwhile (a player fetched it): kept as found.
+            let info: EntryInfo?
+            do {
+                info = try await resources.info(resource.cacheKey)
+            } catch {
+                throw HLSResourceError.streaming(error).downloadError
+            }
+            guard let info else { throw .transfer("\(key): stored by another fetch, then gone") }
+            return (.body(.stored(info)), false)
+        }
+        return (imported, true)
+    }
+
+    /// `resource` from the store or the origin, through the resource store
+    /// (a fetch of it a player started is joined).
+    private func foregroundObtain(_ resource: HLSResource, metadata: EntryMetadata)
+        async throws(DownloadError) -> (outcome: HLSResourceStore.Outcome, fetched: Bool)
+    {
+        let obtained: (outcome: HLSResourceStore.Outcome, fetched: Bool)
+        do {
+            obtained = try await resources.obtain(
+                resource, metadata: metadata, holder: context.holder, headers: headers(for: resource.url),
+                priority: priority, store: { _ in true }, pinWhile: context.isLive)
+        } catch {
+            throw error.downloadError
+        }
+        return obtained
     }
 
     private func record(_ resource: HLSResource, bytes: Int, fetched: Bool, variantTrack: URL?) {

@@ -23,8 +23,11 @@ import MediaStreaming
 /// removed) cancels its task and keeps the resume data the service
 /// produced in the record; one cancelled while the download still runs
 /// (its queue is going away) leaves the task to the service, for the
-/// next launch to adopt. A failed task keeps its resume data
-/// too and fails the run. A file that cannot be imported (short, long,
+/// next launch to adopt. A failed task (a transport error) keeps its
+/// resume data too and is started again from it after the wait of the
+/// cache's `RetryPolicy` (`StreamingConfiguration/retryPolicy`), as many
+/// times in a row as it allows (a range imported starts the count
+/// again); then the run fails with it. A file that cannot be imported (short, long,
 /// a response that is not the range asked for, an entry replaced
 /// meanwhile) is reported to ``importFailed`` and fetched again, up to
 /// ``importAttempts`` times in a run; then the run fails with it. So do
@@ -75,7 +78,11 @@ public struct BackgroundTransferPerformer: DownloadPerformer {
         let io = context.cache.storeIO
         let key = record.cacheKey
         var resume = record.resumeData
+        // Whether the record keeps resume data (dropped once its range is imported).
+        var recordResumes = record.resumeData != nil
         var failures = 0
+        // Tasks failed in a row (a transport error): retried by the cache's `RetryPolicy`.
+        var transportFailures = 0
         // Imports that replaced the entry holding bytes (the origin's
         // validators changed): an origin whose `ETag` changes at each
         // response would replace it forever.
@@ -129,18 +136,30 @@ public struct BackgroundTransferPerformer: DownloadPerformer {
             switch completion.outcome {
             case .failed(let reason, let data):
                 transfer.inbox.settle(completion)
-                context.keep(resumeData: data.flatMap { TransferResumeData(identifier: identifier, data: $0) })
-                throw .transfer(reason)
+                let kept = data.flatMap { TransferResumeData(identifier: identifier, data: $0) }
+                context.keep(resumeData: kept)
+                recordResumes = kept != nil
+                // Started again from its resume data after the cache's retry
+                // policy's wait, while retries in a row remain.
+                transportFailures += 1
+                guard let delay = context.cache.configuration.retryPolicy.delay(beforeRetry: transportFailures) else {
+                    throw .transfer(reason)
+                }
+                do { try await Task.sleep(for: delay) } catch { throw .cancelled }
+                resume = kept
             case .file(let file, let response):
                 let imported: EntryInfo
                 do throws(TransferImportError) {
                     imported = try await TransferredFileImporter.importFile(
                         file, request: request, response: response, key: key, io: io)
                     transfer.inbox.settle(completion)
-                    if record.resumeData != nil { context.keep(resumeData: nil) }
+                    transportFailures = 0
+                    if recordResumes { context.keep(resumeData: nil) }
+                    recordResumes = false
                 } catch {
                     transfer.inbox.settle(completion)
                     context.keep(resumeData: nil)
+                    recordResumes = false
                     importFailed(record, error)
                     failures += 1
                     if failures >= importAttempts { throw .transfer("import of \(identifier): \(error)") }

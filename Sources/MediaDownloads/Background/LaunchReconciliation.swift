@@ -8,9 +8,13 @@ import Foundation
 ///
 /// - A download that will run (queued, waiting, downloading) keeps one
 ///   task: the one of its lowest offset (the first range it misses);
-///   its run adopts it rather than starting another.
+///   its run adopts it rather than starting another. A download of many
+///   resources (HLS: ``hasManyTasks(_:)``) keeps every task, one per
+///   resource; its run adopts those of the resources it lacks and
+///   cancels the others.
 /// - A stopped or failed download keeps none: its tasks are cancelled,
-///   their resume data kept in its record.
+///   their resume data kept in its record (not for a download of many
+///   resources: its tasks start again).
 /// - The tasks and deliveries of a download the index does not hold, or
 ///   that completed, was cancelled or is being removed, are cancelled and
 ///   dropped.
@@ -27,6 +31,10 @@ package struct LaunchReconciliation: Sendable, Equatable {
     package var discard: [String] = []
     /// The task each download that will run adopts.
     package var adopt: [UUID: String] = [:]
+    /// The tasks each download of many resources (HLS) that will run
+    /// keeps, one per resource: its run adopts those of resources it
+    /// lacks, cancels the others.
+    package var adoptAll: [UUID: [String]] = [:]
     /// Deliveries kept for the next run of their download.
     package var keep: [String] = []
 
@@ -42,10 +50,17 @@ package struct LaunchReconciliation: Sendable, Equatable {
         }
         for (download, identifiers) in running {
             let ordered = identifiers.sorted { $0.offset < $1.offset }
-            switch byID[download].map({ Self.fate(of: $0.status) }) ?? .gone {
+            let record = byID[download]
+            switch record.map({ Self.fate(of: $0.status) }) ?? .gone {
+            case .runs where record.map(Self.hasManyTasks) == true:
+                // Its run takes those of the resources it still lacks and cancels the rest.
+                plan.adoptAll[download] = ordered.map(\.description)
             case .runs:
                 plan.adopt[download] = ordered[0].description
                 plan.cancel += ordered.dropFirst().map(\.description)
+            case .paused where record.map(Self.hasManyTasks) == true:
+                // One record keeps one resume data: its resources' tasks start again.
+                plan.cancel += ordered.map(\.description)
             case .paused:
                 plan.cancelKeepingResumeData += ordered.map(\.description)
             case .gone:
@@ -65,6 +80,12 @@ package struct LaunchReconciliation: Sendable, Equatable {
         plan.discard.sort()
         plan.keep.sort()
         return plan
+    }
+
+    /// Whether `record`'s download fetches many resources, a task each
+    /// (a kind other than progressive: HLS).
+    package static func hasManyTasks(_ record: DownloadRecord) -> Bool {
+        record.kind.map { $0 != ProgressiveDownloadPerformer.kind } ?? false
     }
 
     private enum Fate { case runs, paused, gone }

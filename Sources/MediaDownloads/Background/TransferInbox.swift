@@ -34,20 +34,25 @@ public final class TransferInbox: Sendable {
         var waiters: [String: CheckedContinuation<TransferCompletion?, Never>] = [:]
         /// Deliveries taken and not settled yet.
         var inFlight: Set<String> = []
-        var handler: (@Sendable () -> Void)?
-        var finishedEvents = false
+        /// The events' completion handler of each session (`""`: the
+        /// session of a transfer that has one).
+        var handlers: [String: @Sendable () -> Void] = [:]
+        /// The sessions that told they delivered their events.
+        var finishedEvents: Set<String> = []
         /// Whether a delivery is one a download will take now (``setClaims(_:)``);
         /// `nil`: every delivery is (no queue looked yet).
         var claims: (@Sendable (String) -> Bool)?
 
-        /// The handler to call now, if its time came (taken out of the state).
-        mutating func dueHandler() -> (@Sendable () -> Void)? {
-            guard finishedEvents, inFlight.isEmpty, let handler else { return nil }
+        /// The handlers to call now, those whose time came (taken out of the state).
+        mutating func dueHandlers() -> [@Sendable () -> Void] {
+            let sessions = handlers.keys.filter { finishedEvents.contains($0) }
+            guard !sessions.isEmpty, inFlight.isEmpty else { return [] }
             let awaited = claims.map { claims in delivered.keys.contains(where: claims) } ?? !delivered.isEmpty
-            guard !awaited else { return nil }
-            self.handler = nil
-            finishedEvents = false
-            return handler
+            guard !awaited else { return [] }
+            return sessions.sorted().compactMap { session in
+                finishedEvents.remove(session)
+                return handlers.removeValue(forKey: session)
+            }
         }
     }
 
@@ -214,11 +219,11 @@ public final class TransferInbox: Sendable {
     /// removed, and the events' completion handler called if it was the last.
     package func settle(_ completion: TransferCompletion) {
         removeFiles(of: completion.identifier)
-        let handler = state.withLock { state -> (@Sendable () -> Void)? in
+        let handlers = state.withLock { state -> [@Sendable () -> Void] in
             state.inFlight.remove(completion.identifier)
-            return state.dueHandler()
+            return state.dueHandlers()
         }
-        handler?()
+        for handler in handlers { handler() }
     }
 
     /// Drops the delivery of `identifier` (a download that is gone), files and all.
@@ -258,11 +263,17 @@ public final class TransferInbox: Sendable {
     /// downloads that do not run (stopped, failed) stay on disk for their
     /// next run and are not waited for.
     public func handleEvents(completionHandler: @escaping @Sendable () -> Void) {
+        handleEvents(forSession: "", completionHandler: completionHandler)
+    }
+
+    /// ``handleEvents(completionHandler:)`` for the session `session` of a
+    /// transfer that has several (the system calls the app delegate once
+    /// per session with events): each session's handler is kept apart and
+    /// called after that session's ``didFinishEvents(forSession:)``.
+    public func handleEvents(forSession session: String, completionHandler: @escaping @Sendable () -> Void) {
         let due = state.withLock { state -> (@Sendable () -> Void)? in
-            let previous = state.handler
-            state.handler = completionHandler
-            // A second call replaces an earlier handler, which is called now (never dropped).
-            return previous
+            // A second call for a session replaces its earlier handler, which is called now (never dropped).
+            state.handlers.updateValue(completionHandler, forKey: session)
         }
         due?()
         fireIfDue()
@@ -273,12 +284,16 @@ public final class TransferInbox: Sendable {
     /// It may come before the handler (the session was created before the
     /// app delegate was called): the handler is then called when given,
     /// once no delivery taken is being imported.
-    public func didFinishEvents() {
-        state.withLock { $0.finishedEvents = true }
+    public func didFinishEvents() { didFinishEvents(forSession: "") }
+
+    /// ``didFinishEvents()`` of the session `session` (see
+    /// ``handleEvents(forSession:completionHandler:)``).
+    public func didFinishEvents(forSession session: String) {
+        state.withLock { _ = $0.finishedEvents.insert(session) }
         fireIfDue()
     }
 
     private func fireIfDue() {
-        state.withLock { $0.dueHandler() }?()
+        for handler in state.withLock({ $0.dueHandlers() }) { handler() }
     }
 }

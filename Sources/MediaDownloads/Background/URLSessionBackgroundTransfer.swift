@@ -26,7 +26,8 @@
     ///   callback returns (the system removes the file then); a failure is
     ///   delivered with the resume data of its error's `userInfo`.
     ///   `urlSessionDidFinishEvents(forBackgroundURLSession:)` is passed to
-    ///   ``TransferInbox/didFinishEvents()``.
+    ///   ``TransferInbox/didFinishEvents(forSession:)`` with its session:
+    ///   each session's events' handler is kept and called apart.
     ///
     /// Create it at launch and open the queue with it before the app
     /// delegate's `application(_:handleEventsForBackgroundURLSession:completionHandler:)`
@@ -109,7 +110,8 @@
             -> Bool
         {
             guard isSession(session) else { return false }
-            inbox.handleEvents(completionHandler: completionHandler)
+            // Each session its own slot: both may have events at one launch.
+            inbox.handleEvents(forSession: session, completionHandler: completionHandler)
             return true
         }
 
@@ -192,7 +194,7 @@
         }
 
         public func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession) {
-            inbox.didFinishEvents()
+            inbox.didFinishEvents(forSession: session.configuration.identifier ?? sessionIdentifier)
         }
     }
 #endif

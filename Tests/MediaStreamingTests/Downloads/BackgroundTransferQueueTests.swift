@@ -274,6 +274,50 @@ struct BackgroundTransferQueueTests {
         #expect(try setup.test.store.cachedRanges(forKey: key) == [0..<chunk])
     }
 
+    @Test("A failed task is started again from its resume data, after the retry policy's wait, and completes")
+    func failedTaskRetried() async throws {
+        let setup = try Setup()
+        setup.service.publish(data, at: url)
+        let (queue, _) = try await setup.open()
+        let record = try await queue.enqueue(url)
+        let identifier = TransferIdentifier(download: record.id, offset: 0).description
+        #expect(try await eventually { setup.service.running == [identifier] })
+        let partial = Data("partial \(identifier)".utf8)
+        setup.service.fail(identifier, resumeData: partial)
+        #expect(try await eventually { setup.service.started.count == 2 && setup.service.running == [identifier] })
+        #expect(setup.service.started.map(\.resumeData) == [nil, partial], "the second start resumes the first")
+        #expect(await queue.download(record.id)?.status == .downloading)
+        // Another failure in a row, then an end: the count is per run of failures in a row.
+        setup.service.fail(identifier, resumeData: nil)
+        #expect(try await eventually { setup.service.started.count == 3 && setup.service.running == [identifier] })
+        setup.service.finish(identifier)
+        try await queue.completion(of: record.id)
+        #expect(try setup.test.store.data(forKey: record.cacheKey) == data)
+        #expect(try await eventually { try storedRecord(record.id, in: setup.test.store)?.resumeData == nil })
+    }
+
+    @Test("Failures in a row beyond the retry policy's retries fail the download with the transfer's reason")
+    func failedTaskRetriesBounded() async throws {
+        let setup = try Setup()
+        setup.service.publish(data, at: url)
+        let (queue, _) = try await setup.open()
+        let record = try await queue.enqueue(url)
+        let identifier = TransferIdentifier(download: record.id, offset: 0).description
+        let retries = setup.test.cache.configuration.retryPolicy.maxRetries
+        #expect(retries >= 1)
+        for attempt in 1...(retries + 1) {
+            #expect(try await eventually { setup.service.started.count == attempt && setup.service.running.count == 1 })
+            setup.service.fail(identifier, resumeData: nil)
+        }
+        await #expect(throws: DownloadError.self) { try await queue.completion(of: record.id) }
+        #expect(setup.service.started.count == retries + 1, "never more than the policy allows")
+        guard case .failed(.transfer(let reason)) = await queue.download(record.id)?.status else {
+            Issue.record("not failed with a transfer error")
+            return
+        }
+        #expect(reason.contains("status"))
+    }
+
     @Test("An origin whose ETag changes at each response fails the download after a bounded number of replacements")
     func changingContent() async throws {
         let setup = try Setup()

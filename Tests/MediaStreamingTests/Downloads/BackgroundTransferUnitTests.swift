@@ -160,4 +160,52 @@ struct BackgroundTransferUnitTests {
         #expect(plan.keep == [task(queued.id, 16384), task(stopped.id, 0), task(failed.id, 0)].sorted())
         #expect(plan.discard == [task(completed.id, 0), task(unknown, 0)].sorted())
     }
+
+    @Test("Launch: a running HLS download keeps a task per resource; a paused one keeps none and no resume data")
+    func reconciliationOfManyResources() {
+        var running = record(.downloading)
+        running.kind = "hls"
+        var paused = record(.stopped(.user))
+        paused.kind = "hls"
+        var progressive = record(.queued)
+        progressive.kind = ProgressiveDownloadPerformer.kind
+        func task(_ id: UUID, _ key: String) -> String {
+            BackgroundFetch.identifier(download: id, key: key).description
+        }
+        let plan = LaunchReconciliation.plan(
+            records: [running, paused, progressive],
+            tasks: [
+                task(running.id, "segment 2"), task(running.id, "segment 1"), task(paused.id, "segment 1"),
+                task(paused.id, "segment 2"), TransferIdentifier(download: progressive.id, offset: 0).description,
+                TransferIdentifier(download: progressive.id, offset: 16384).description,
+            ],
+            delivered: [task(running.id, "segment 3"), task(paused.id, "segment 3")])
+        #expect(plan.adoptAll.keys.sorted() == [running.id])
+        #expect(
+            plan.adoptAll[running.id]?.sorted()
+                == [task(running.id, "segment 1"), task(running.id, "segment 2")].sorted())
+        #expect(plan.adopt == [progressive.id: TransferIdentifier(download: progressive.id, offset: 0).description])
+        #expect(
+            plan.cancel
+                == [
+                    task(paused.id, "segment 1"), task(paused.id, "segment 2"),
+                    TransferIdentifier(download: progressive.id, offset: 16384).description,
+                ].sorted())
+        #expect(plan.cancelKeepingResumeData.isEmpty)
+        #expect(plan.keep == [task(running.id, "segment 3"), task(paused.id, "segment 3")].sorted())
+    }
+
+    @Test("A resource's task identifier is stable, a TransferIdentifier, and differs between keys")
+    func resourceIdentifiers() {
+        let download = UUID()
+        let first = BackgroundFetch.identifier(download: download, key: "https://a.example/seg1.ts")
+        #expect(first == BackgroundFetch.identifier(download: download, key: "https://a.example/seg1.ts"))
+        #expect(TransferIdentifier(first.description) == first)
+        #expect(first.offset >= 0)
+        // FNV-1a of the empty key is its offset basis (masked to 63 bits): fixed across launches.
+        #expect(BackgroundFetch.identifier(download: download, key: "").offset == 0x4bf2_9ce4_8422_2325)
+        let keys = (0..<2000).map { "https://a.example/seg\($0).ts" }
+        #expect(Set(keys.map { BackgroundFetch.identifier(download: download, key: $0).offset }).count == keys.count)
+        #expect(BackgroundFetch.collisions(keys + [keys[7]], download: download).isEmpty, "a key twice is one resource")
+    }
 }

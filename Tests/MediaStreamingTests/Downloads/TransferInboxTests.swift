@@ -79,6 +79,33 @@ struct TransferInboxTests {
         #expect(second.current == 11)
     }
 
+    @Test("Each session's events' handler has its own slot: called after its own session's events, once each")
+    func handlerPerSession() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let inbox = try TransferInbox(directory: directory)
+        let calls = Locked<[String]>([])
+        inbox.handleEvents(forSession: "plain") { calls.withLock { $0.append("plain") } }
+        inbox.handleEvents(forSession: "discretionary") { calls.withLock { $0.append("discretionary") } }
+        #expect(calls.current.isEmpty, "a second session's handler does not replace the first's")
+        let taken = Task { await inbox.take("a/0") }
+        while inbox.waiting.isEmpty { await Task.yield() }
+        inbox.deliverFailure(identifier: "a/0", reason: "x", resumeData: nil)
+        let delivery = try #require(await taken.value)
+        inbox.didFinishEvents(forSession: "discretionary")
+        #expect(calls.current.isEmpty, "a delivery taken and not settled yet")
+        inbox.settle(delivery)
+        #expect(calls.current == ["discretionary"], "only the session whose events finished")
+        inbox.didFinishEvents(forSession: "plain")
+        #expect(calls.current == ["discretionary", "plain"])
+        inbox.didFinishEvents(forSession: "plain")
+        inbox.didFinishEvents(forSession: "discretionary")
+        #expect(calls.current.count == 2, "once each")
+        // A handler of the same session replaces its earlier one, which is called then.
+        inbox.handleEvents(forSession: "x") { calls.withLock { $0.append("x1") } }
+        inbox.handleEvents(forSession: "x") { calls.withLock { $0.append("x2") } }
+        #expect(calls.current.last == "x1")
+    }
+
     @Test("The events' handler waits for deliveries a running download will take, not for others")
     func handlerWaitsForClaimedDeliveries() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -21,6 +21,11 @@ final class FakeTransferService: Sendable {
         var resources: [URL: Data] = [:]
         var etags: [URL: String] = [:]
         var running: [String: TransferRequest] = [:]
+        /// Tasks that ended and are being handed over: still listed by
+        /// `tasks()` until delivered, as the system's are (the adapter's
+        /// `tasks()` returns once the callbacks queued before it ran), so
+        /// an ended task is never seen neither running nor delivered.
+        var ending: Set<String> = []
         /// Every task started, in order, with the resume data it was given.
         var started: [(request: TransferRequest, resumeData: Data?)] = []
         var cancelled: [String] = []
@@ -30,6 +35,14 @@ final class FakeTransferService: Sendable {
         var autoFinish = false
         /// Faults of the next ends, in order.
         var faults: [Fault] = []
+        /// Faults of the next ends of the tasks of one resource (by
+        /// ``name(of:)``), in order (before ``faults``).
+        var taskFaults: [String: [Fault]] = [:]
+        /// Ends of the tasks of one resource (by ``name(of:)``) that fail
+        /// (with resume data) when they end at once (``autoFinish``).
+        var taskFailures: [String: Int] = [:]
+        /// The most tasks that ran at once.
+        var mostRunning = 0
         /// Each end carries a new `ETag` (the resource changes all the time).
         var rotateETags = false
         var ends = 0
@@ -54,6 +67,15 @@ final class FakeTransferService: Sendable {
     }
 
     var started: [(request: TransferRequest, resumeData: Data?)] { state.withLock { $0.started } }
+
+    /// The resource a request asks for: its URL, and its range if any.
+    static func name(of request: TransferRequest) -> String {
+        name(request.url, range: request.range)
+    }
+
+    static func name(_ url: URL, range: Range<Int>? = nil) -> String {
+        url.absoluteString + (range.map { " \($0.lowerBound)-\($0.upperBound)" } ?? "")
+    }
     var running: [String] { state.withLock { $0.running.keys.sorted() } }
     var cancelled: [String] { state.withLock { $0.cancelled } }
 
@@ -75,11 +97,13 @@ final class FakeTransferService: Sendable {
     func finish(_ identifier: String, fault: Fault? = nil) {
         let end = state.withLock { state -> (request: TransferRequest, data: Data?, etag: String?)? in
             guard let request = state.running.removeValue(forKey: identifier) else { return nil }
+            state.ending.insert(identifier)
             state.ends += 1
             let etag = state.rotateETags ? "\"v\(state.ends + 1)\"" : state.etags[request.url]
             return (request, state.resources[request.url], etag)
         }
         guard let end else { return }
+        defer { state.withLock { _ = $0.ending.remove(identifier) } }
         guard let data = end.data else {
             return handOver((identifier, nil, TransferResponse(statusCode: 404), nil))
         }
@@ -102,7 +126,13 @@ final class FakeTransferService: Sendable {
 
     /// Ends task `identifier` with a failure and `resumeData`.
     func fail(_ identifier: String, resumeData: Data?) {
-        guard state.withLock({ $0.running.removeValue(forKey: identifier) }) != nil else { return }
+        let ended = state.withLock { state in
+            guard state.running.removeValue(forKey: identifier) != nil else { return false }
+            state.ending.insert(identifier)
+            return true
+        }
+        guard ended else { return }
+        defer { state.withLock { _ = $0.ending.remove(identifier) } }
         handOver((identifier, nil, nil, resumeData))
     }
 
@@ -133,14 +163,29 @@ final class FakeTransferService: Sendable {
         var sessionIdentifier: String { service.sessionIdentifier }
 
         func start(_ request: TransferRequest, resumeData: Data?) async throws(DownloadError) {
-            let (auto, fault) = service.state.withLock { state -> (Bool, Fault?) in
+            let (auto, fault, fails) = service.state.withLock { state -> (Bool, Fault?, Bool) in
                 state.running[request.identifier] = request
                 state.started.append((request, resumeData))
-                return (state.autoFinish, state.faults.isEmpty ? nil : state.faults.removeFirst())
+                state.mostRunning = max(state.mostRunning, state.running.count)
+                let name = FakeTransferService.name(of: request)
+                let fails = state.autoFinish && state.taskFailures[name, default: 0] > 0
+                if fails { state.taskFailures[name]! -= 1 }
+                if let fault = state.taskFaults[name]?.first {
+                    state.taskFaults[name]!.removeFirst()
+                    return (state.autoFinish, fault, fails)
+                }
+                return (state.autoFinish, state.faults.isEmpty ? nil : state.faults.removeFirst(), fails)
             }
             if auto {
                 let service = service
-                Task { service.finish(request.identifier, fault: fault) }
+                let id = request.identifier
+                Task {
+                    if fails {
+                        service.fail(id, resumeData: Data("partial \(id)".utf8))
+                    } else {
+                        service.finish(id, fault: fault)
+                    }
+                }
             }
         }
 
@@ -154,7 +199,7 @@ final class FakeTransferService: Sendable {
 
         func tasks() async -> [TransferTaskInfo] {
             service.state.withLock { state in
-                state.running.keys.sorted().map {
+                Set(state.running.keys).union(state.ending).sorted().map {
                     TransferTaskInfo(identifier: $0, bytesReceived: state.received[$0] ?? 0)
                 }
             }

@@ -152,6 +152,46 @@ final class BackgroundSessionTests {
         #expect(system.standInStarts.count == 1, "nothing fetched again")
     }
 
+    @Test("Both sessions had events: each session's handler is kept in its own slot and called once, after the imports")
+    func handlerPerSession() async throws {
+        let other = URL(string: "https://media.example/bonus.mp3")!
+        system.standInPublish(data, at: other)
+        var app: App? = try await launch()
+        let plain = try await app!.queue.enqueue(url)
+        #expect(try await eventually { system.standInRunning == [task(of: plain)] })
+        // Started while the app is in the background: the discretionary session.
+        appInBackground.record()
+        let discretionary = try await app!.queue.enqueue(other)
+        #expect(try await eventually { system.standInRunning.count == 2 })
+        #expect(system.standInStarts.map(\.isDiscretionary) == [false, true])
+        system.standInTerminateApp()
+        app = nil
+        #expect(system.standInFinish(task(of: plain)))
+        #expect(system.standInFinish(task(of: discretionary)))
+        let calls = SessionCalls()
+        let sessions = [sessionIdentifier, sessionIdentifier + ".discretionary"]
+        let keys = [plain.cacheKey, discretionary.cacheKey]
+        let relaunched = try await launch(beforeOpen: { transfer, store in
+            // The system calls the app delegate once per session that has events.
+            for session in sessions {
+                let taken = transfer.handleEvents(
+                    forSession: session,
+                    completionHandler: {
+                        let imported = keys.allSatisfy { (try? store.info(forKey: $0))?.isComplete == true }
+                        calls.record(session, imported)
+                    })
+                #expect(taken)
+            }
+        })
+        try await relaunched.queue.completion(of: plain.id)
+        try await relaunched.queue.completion(of: discretionary.id)
+        #expect(try await eventually { calls.current.count == 2 })
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(
+            calls.current == [sessions[0]: [true], sessions[1]: [true]], "each once, both imports committed by then")
+        #expect(system.standInStarts.count == 2, "nothing fetched again")
+    }
+
     @Test("Stopped: the task is cancelled with resume data, kept in the index and used on resume")
     func stopAndResume() async throws {
         let app = try await launch()
@@ -172,18 +212,35 @@ final class BackgroundSessionTests {
         #expect(try app.store.data(forKey: record.cacheKey) == data)
     }
 
-    @Test("A lost connection fails the download with its resume data, which a resume uses")
+    @Test(
+        "A lost connection: started again from its resume data; past the retry policy the download fails, keeping it"
+    )
     func failureResumeData() async throws {
         let app = try await launch()
         let record = try await app.queue.enqueue(url)
         #expect(try await eventually { system.standInRunning == [task(of: record)] })
         system.standInReceive(task(of: record), bytes: 5000)
         #expect(system.standInFail(task(of: record)))
+        // Started again by the cache's retry policy, from where it was.
+        #expect(try await eventually { system.standInStarts.count == 2 && system.standInRunning == [task(of: record)] })
+        #expect(system.standInStarts.last?.resumedFrom == 5000)
+        #expect(await app.queue.download(record.id)?.status == .downloading)
+        // Lost again at every retry: the download fails, its resume data kept for a resume.
+        let retries = app.queue.cache.configuration.retryPolicy.maxRetries
+        for attempt in 2...(retries + 1) {
+            #expect(
+                try await eventually {
+                    system.standInStarts.count == attempt && system.standInRunning == [task(of: record)]
+                })
+            system.standInReceive(task(of: record), bytes: 6000)
+            #expect(system.standInFail(task(of: record)))
+        }
         await #expect(throws: DownloadError.self) { try await app.queue.completion(of: record.id) }
+        #expect(system.standInStarts.count == retries + 1)
         #expect(try await eventually { await app.queue.download(record.id)?.resumeData != nil })
         try await app.queue.resume(record.id)
         #expect(try await eventually { system.standInRunning == [task(of: record)] })
-        #expect(system.standInStarts.last?.resumedFrom == 5000)
+        #expect(system.standInStarts.last?.resumedFrom == 6000)
         #expect(system.standInFinish(task(of: record)))
         try await app.queue.completion(of: record.id)
         #expect(try app.store.data(forKey: record.cacheKey) == data)
@@ -246,4 +303,14 @@ final class HandlerLog: @unchecked Sendable {
 
     func record() { lock.withLock { calls += 1 } }
     var count: Int { lock.withLock { calls } }
+}
+
+/// The calls of each session's events handler, from any thread: whether
+/// the imports were committed at each.
+final class SessionCalls: @unchecked Sendable {
+    private let lock = NSLock()
+    private var calls: [String: [Bool]] = [:]
+
+    func record(_ session: String, _ imported: Bool) { lock.withLock { calls[session, default: []].append(imported) } }
+    var current: [String: [Bool]] { lock.withLock { calls } }
 }
