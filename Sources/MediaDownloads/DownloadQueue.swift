@@ -127,7 +127,7 @@ public actor DownloadQueue {
                         importFailed(record, error)
                         reporter.current?(.transfer("import for \(record.id): \(error)"))
                     })
-            } ?? ProgressiveDownloadPerformer()
+            } ?? ProgressiveDownloadPerformer(connections: configuration.connectionsPerDownload)
         ]
         for performer in performers { byKind[performer.kind] = performer }
         self.performers = byKind
