@@ -67,13 +67,18 @@ import Testing
     func fourConnectionsAtOnce() async throws {
         // Every response holds after its first chunk: requests pile up only if sent at once.
         let origin = FakeOrigin(versions: [.init(bytes: Self.content)], holdAfter: [0: Self.chunk])
-        let test = try TestCache(origin: origin)
+        // No stall while held: each request in flight is a connection, not a retry.
+        let test = try TestCache(
+            configuration: StreamingConfiguration(chunksPerRequest: 2, stallTimeout: .seconds(60)), origin: origin)
         // Asks for more than the host allows: the scheduler's 4 bound it.
         let downloader = OfflineDownloader(cache: test.cache, connectionsPerDownload: 8)
         let download = downloader.download(Self.url)
         await eventually("four requests in flight") { origin.requestCount >= 4 }
         try await Task.sleep(for: .milliseconds(200))
         #expect(origin.requestCount == 4)
+        // Four places of the file at once: the probe's (joined by the first segment) and three segments'.
+        let starts = Set(origin.requests.compactMap { $0.request.range?.lowerBound })
+        #expect(starts.count == 4)
         origin.release(0)
         try await download.completion()
         #expect(try test.storedBytes(of: Self.url) == Self.content)
