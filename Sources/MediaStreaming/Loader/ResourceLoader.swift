@@ -219,9 +219,9 @@ public final class ResourceLoader: Sendable {
     /// Already cached chunks are not fetched again; cancelling the calling task stops it.
     ///
     /// With more than one connection, the missing ranges are split into
-    /// about equal segments at chunk boundaries (``DownloadSegments``),
-    /// fetched by that many transfers at once, each in requests of at
-    /// least ``segmentRequestBytes``. Each is admitted by the cache's
+    /// about equal segments at chunk boundaries, fetched by that many
+    /// transfers at once, each in requests of at least 8 MiB (fewer round
+    /// trips). Each is admitted by the cache's
     /// ``FetchScheduler`` like any transfer (so never more than its
     /// `connectionsPerHost` at once, and a player takes a connection
     /// first); each request carries the version's validators and writes
