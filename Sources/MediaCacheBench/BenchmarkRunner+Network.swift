@@ -21,7 +21,8 @@ extension BenchmarkRunner {
     /// progressive first play through the loader (time to first byte and to
     /// 10 s of audio, and a whole track, against `curl` through the same
     /// proxy); a seek in a half-cached track; a progressive offline
-    /// download against `curl` and `aria2c -x 4`. A missing tool skips its
+    /// download (ours over ``ProgressiveDownloadPerformer/defaultConnections``
+    /// connections) against `curl` and `aria2c -x 4`. A missing tool skips its
     /// rows, or fails the run when `MEDIACACHE_REQUIRE_TOOLS` is set.
     func runNetwork() throws {
         let shape = LinkShape(delay: options.networkDelayMilliseconds / 1000, rate: options.networkRate * 1e6)
@@ -376,7 +377,9 @@ extension BenchmarkRunner {
     ) throws {
         let megabytes = Double(assets.offlineBytes) / 1e6
         let limit = 60.0 + 4 * Double(assets.offlineBytes) / link.shape.rate
-        let ours = try shaped("offline download, ours (OfflineDownloader)", link) { proxy -> Double in
+        let connections = ProgressiveDownloadPerformer.defaultConnections
+        let ours = try shaped("offline download, ours (OfflineDownloader, \(connections) connections)", link) {
+            proxy -> Double in
             let directory = try freshDirectory("network-offline-store")
             defer { remove(directory) }
             let store = try MediaStore(directory: directory)
@@ -385,7 +388,8 @@ extension BenchmarkRunner {
             let url = proxy.url(NetworkAssets.offline)
             let seconds = try Self.blocking { () async throws -> Double in
                 let start = Stopwatch.now()
-                try await OfflineDownloader(cache: cache).download(url).completion()
+                try await OfflineDownloader(cache: cache, connectionsPerDownload: connections).download(url)
+                    .completion()
                 return BenchmarkRunner.seconds(since: start)
             }
             let info = try store.info(forKey: cache.cacheKey(for: url))
@@ -426,8 +430,16 @@ extension BenchmarkRunner {
                 "link limit, 1 connection",
                 megabytes / link.shape.limitSeconds(bytes: assets.offlineBytes, requests: 1, connections: 1)
             ))
+        // The length is known after a first response; then a request per connection.
+        baselines.append(
+            (
+                "link limit over \(connections) connections (bytes at \(connections) × rate, a request each after the first)",
+                megabytes
+                    / link.shape.limitSeconds(
+                        bytes: assets.offlineBytes, requests: connections, connections: connections, serialRequests: 1)
+            ))
         record(
-            "network: progressive offline download of \(assets.offlineBytes / 1_000_000) MB (OfflineDownloader), shaped link",
+            "network: progressive offline download of \(assets.offlineBytes / 1_000_000) MB (OfflineDownloader, \(connections) connections), shaped link",
             unit: BenchResult.megabytesPerSecond, engine: megabytes / ours, baselines: baselines)
     }
 }

@@ -132,7 +132,7 @@ public actor DownloadQueue {
                 BackgroundTransferPerformer(
                     transfer: $0, progressInterval: configuration.backgroundProgressInterval,
                     importFailed: importFailed)
-            } ?? ProgressiveDownloadPerformer()
+            } ?? ProgressiveDownloadPerformer(connections: configuration.connectionsPerDownload)
         ]
         self.background = configuration.backgroundTransfer.map {
             BackgroundFetch(transfer: $0, importFailed: importFailed)

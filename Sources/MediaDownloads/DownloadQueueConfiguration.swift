@@ -45,6 +45,11 @@ public struct DownloadQueueConfiguration: Sendable {
     /// `URLSession`) runs them as download-to-file tasks that go on while
     /// the app is suspended (``BackgroundTransferPerformer``).
     public var backgroundTransfer: (any BackgroundTransfer)?
+    /// Connections each progressive download fetches over at once, when
+    /// streamed in the foreground (``ProgressiveDownloadPerformer/connections``):
+    /// ``ProgressiveDownloadPerformer/defaultConnections`` by default. The
+    /// downloads to one host share the cache's connections per host.
+    public var connectionsPerDownload: Int = ProgressiveDownloadPerformer.defaultConnections
     /// Told of each background file that could not be imported (it is
     /// fetched again); the queue's `problems()` tells it too.
     public var importFailed: @Sendable (DownloadRecord, TransferImportError) -> Void = { _, _ in }

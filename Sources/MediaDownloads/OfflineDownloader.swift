@@ -26,11 +26,23 @@ public final class OfflineDownloader: Sendable {
     public let cache: StreamingCache
     /// Most downloads fetching at once.
     public let maxParallelDownloads: Int
+    /// Connections each download fetches over at once
+    /// (``ProgressiveDownloadPerformer/connections``).
+    public let connectionsPerDownload: Int
     private let queue = Locked<[MediaDownload]>([])
 
-    public init(cache: StreamingCache, maxParallelDownloads: Int = 3) {
+    /// - parameters:
+    ///   - maxParallelDownloads: most downloads fetching at once (3 by default).
+    ///   - connectionsPerDownload: connections each download fetches over
+    ///     (``ProgressiveDownloadPerformer/defaultConnections`` by default;
+    ///     all downloads to one host share the cache's connections per host).
+    public init(
+        cache: StreamingCache, maxParallelDownloads: Int = 3,
+        connectionsPerDownload: Int = ProgressiveDownloadPerformer.defaultConnections
+    ) {
         self.cache = cache
         self.maxParallelDownloads = max(1, maxParallelDownloads)
+        self.connectionsPerDownload = max(1, connectionsPerDownload)
     }
 
     /// Queues `url` (or returns its existing download, resuming it when
@@ -44,7 +56,8 @@ public final class OfflineDownloader: Sendable {
             }
             let download = MediaDownload(
                 record: DownloadRecord(url: url, cacheKey: key, headers: headers, queueOrder: 0), key: key,
-                holder: Self.holder(ofKey: key), performer: ProgressiveDownloadPerformer(), cache: cache
+                holder: Self.holder(ofKey: key),
+                performer: ProgressiveDownloadPerformer(connections: connectionsPerDownload), cache: cache
             ) { [weak self] in
                 self?.schedule()
             }

@@ -32,9 +32,14 @@ extension ResourceFetcher: TransferCoordinator {
     {
         if isResolving(transfer) { return try await acceptFirst(response, requested: requested, transfer) }
         guard let length = information?.contentLength else { throw OriginError.malformedResponse(reason: "no length") }
-        return try ResponseValidator.checkRange(
+        let body = try ResponseValidator.checkRange(
             response, requested: requested, length: length, validators: validators, chunkSize: chunkSize,
             url: transfer.url)
+        // A segment never reads the bytes before it: the origin ignored `Range`.
+        if body.isWholeResource && transfer.refusesWholeBody && requested.lowerBound > 0 {
+            throw StreamingError.origin(.httpStatus(code: response.statusCode, url: transfer.url))
+        }
+        return body
     }
 
     func didReceive(byteCount: Int) { count { $0.originBytes += byteCount } }
@@ -90,6 +95,10 @@ extension ResourceFetcher: TransferCoordinator {
     func finished(_ transfer: Transfer) {
         // A probe abandoned by every waiter was removed already: a newer one may resolve now.
         let isCurrent = transfers.removeValue(forKey: transfer.id) != nil
+        // Stopped by a change of the resource: `contentChanged` fails its
+        // readers once the old entry is dropped (a reader whose bytes just
+        // ended would plan again against a resource no longer known).
+        if transfer.stoppedByChange { return }
         for subscriber in transfer.subscribers.values { subscriber.channel.finish() }
         transfer.subscribers = [:]
         if isCurrent && transfer.isProbe && information == nil {

@@ -150,9 +150,13 @@ actor ResourceFetcher {
     /// A new transfer starts at the chunk boundary before `offset`, or at
     /// the end of the short chunk stored there, and stops at `until`, when
     /// given (what it received of its last chunk is stored as a short one).
+    ///
+    /// A download's segment (``ResourceLoader/downloadAll(priority:connections:progress:)``)
+    /// gives `segment`: the bytes per request of the transfer it starts or
+    /// joins (at least), and whether a new transfer refuses a `200`.
     func plan(
         from offset: Int, url: URL, headers: [String: String], priority: FetchPriority = .playback,
-        until: Int? = nil
+        until: Int? = nil, segment: SegmentRequests? = nil
     ) async throws -> ReadPlan {
         guard let info = information else {
             throw StreamingError.origin(.malformedResponse(reason: "no content information"))
@@ -179,6 +183,9 @@ actor ResourceFetcher {
             !$0.isStopped && $0.bufferStart <= offset && offset < $0.end && offset <= $0.position + lookahead
         }
         if let transfer = joinable.min(by: { $0.position > $1.position }) {
+            if let segment, segment.requestBytes > transfer.requestBytes ?? requestBytes {
+                transfer.requestBytes = segment.requestBytes
+            }
             return .stream(subscribe(transfer, from: offset, priority: priority, until: until))
         }
         if let until { holeEnd = min(holeEnd, max(offset + 1, until)) }
@@ -188,6 +195,10 @@ actor ResourceFetcher {
         }
         let transfer = makeTransfer(
             start: start, end: holeEnd, url: url, headers: headers, isProbe: false, priority: priority)
+        if let segment {
+            transfer.requestBytes = max(requestBytes, segment.requestBytes)
+            transfer.refusesWholeBody = segment.refusesWholeBody
+        }
         let stream = subscribe(transfer, from: offset, priority: priority, until: until)
         launch(transfer)
         return .stream(stream)
@@ -201,6 +212,20 @@ actor ResourceFetcher {
             position = range.upperBound
         }
         return position < length ? position : nil
+    }
+
+    /// The ranges of the resource not in the store (all of it while the
+    /// length is unknown: none then).
+    func missingRanges() async throws -> [Range<Int>] {
+        guard let length = information?.contentLength else { return [] }
+        var missing: [Range<Int>] = []
+        var position = 0
+        for range in try await servedRanges() where range.upperBound > position {
+            if range.lowerBound > position { missing.append(position..<min(range.lowerBound, length)) }
+            position = max(position, range.upperBound)
+        }
+        if position < length { missing.append(position..<length) }
+        return missing.filter { !$0.isEmpty }
     }
 
     /// The cached ranges of the entry version this fetcher serves. When the
@@ -312,6 +337,7 @@ actor ResourceFetcher {
         let stopped = Array(transfers.values)
         for transfer in stopped {
             stop(transfer)
+            transfer.stoppedByChange = true
             transfer.sink.stopStoring()
         }
         if let version {

@@ -33,6 +33,9 @@ final class Transfer: @unchecked Sendable {
     let url: URL
     let headers: [String: String]
     var isStopped = false
+    /// Stopped because the resource changed: its readers fail once the
+    /// change is handled (the old entry dropped), never see its bytes just end.
+    var stoppedByChange = false
     var lastProgress = ContinuousClock.now
     /// Waiting for a slow reader to take its backlog (not a stall).
     var waitingForReaders = false
@@ -53,6 +56,15 @@ final class Transfer: @unchecked Sendable {
     /// Bytes its first request asks for while the length is unknown, when
     /// not a whole request's worth (a preload's probe asks for little).
     var firstRequestBytes: Int?
+    /// Bytes each request asks for once the length is known, when not the
+    /// runner's ``TransferRunner/requestBytes`` (a download's segment asks
+    /// for more per request: fewer round trips).
+    var requestBytes: Int?
+    /// Whether a `200` (the whole resource) to one of its range requests
+    /// is refused rather than read on from its first byte: a segment of a
+    /// download over several connections, where an origin that ignores
+    /// `Range` would send every connection the bytes before its segment.
+    var refusesWholeBody = false
 
     init(
         id: Int, start: Int, end: Int, url: URL, headers: [String: String], isProbe: Bool, sink: ChunkSink,

@@ -63,7 +63,7 @@ struct TransferRunner: Sendable {
             let end =
                 transfer.end == Int.max
                 ? start + (transfer.firstRequestBytes ?? requestBytes)
-                : min(transfer.end, start + requestBytes, wanted)
+                : min(transfer.end, start + (transfer.requestBytes ?? requestBytes), wanted)
             let request = coordinator.request(for: transfer, range: start..<end)
             let kept = transfer.bufferStart
             do {

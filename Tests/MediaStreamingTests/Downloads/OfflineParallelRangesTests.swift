@@ -1,0 +1,192 @@
+import Foundation
+import MediaDownloads
+import MediaStore
+import MediaSupport
+import Testing
+
+@testable import MediaStreaming
+
+/// Issue 27: a progressive offline download fetches its missing ranges
+/// over several connections at once, each request bound to the version
+/// being cached, into that exact entry version; a hostile or changing
+/// origin never leaves mixed bytes.
+@Suite struct OfflineParallelRangesTests {
+    static let url = URL(string: "https://origin.test/big.bin")!
+    static let chunk = TestCache.chunkSize
+    /// Not a multiple of the chunk size: the last segment ends in a short chunk.
+    static let content = FakeOrigin.content(count: 1_000_003, seed: 27)
+
+    /// Routes range requests that start at or after `pivot` to `late`,
+    /// the others to `early` (a change or a fault that only segments past
+    /// the first see).
+    final class PivotOrigin: Origin, @unchecked Sendable {
+        let early: FakeOrigin
+        let late: FakeOrigin
+        private let pivot: Locked<Int>
+
+        init(early: FakeOrigin, late: FakeOrigin, pivot: Int) {
+            self.early = early
+            self.late = late
+            self.pivot = Locked(pivot)
+        }
+
+        func movePivot(to offset: Int) { pivot.withLock { $0 = offset } }
+
+        func fetch(_ request: OriginRequest) async throws(OriginError) -> OriginResponse {
+            let start = request.range?.lowerBound ?? 0
+            return start >= pivot.current ? try await late.fetch(request) : try await early.fetch(request)
+        }
+    }
+
+    @Test("The missing bytes are split into chunk-aligned segments of about an equal share each")
+    func segmentsSplitEvenly() {
+        let chunk = 100
+        #expect(DownloadSegments.split([], connections: 4, chunkSize: chunk) == [])
+        #expect(
+            DownloadSegments.split([0..<1_000], connections: 4, chunkSize: chunk) == [
+                0..<300, 300..<600, 600..<900, 900..<1_000,
+            ])
+        // A hole after a short chunk starts where it ends; cuts stay on chunk boundaries.
+        #expect(DownloadSegments.split([150..<1_000], connections: 2, chunkSize: chunk) == [150..<600, 600..<1_000])
+        // Ranges smaller than a share are segments of their own, never merged across what is stored.
+        #expect(
+            DownloadSegments.split([0..<100, 500..<650], connections: 4, chunkSize: chunk) == [
+                0..<100, 500..<600, 600..<650,
+            ])
+        #expect(DownloadSegments.split([0..<1_000], connections: 1, chunkSize: chunk) == [0..<1_000])
+        // Every byte once, in order, whatever the count.
+        for connections in 1...9 {
+            let segments = DownloadSegments.split([7..<5_003, 6_000..<9_999], connections: connections, chunkSize: 64)
+            let bytes = segments.flatMap { Array($0) }
+            #expect(bytes == Array(7..<5_003) + Array(6_000..<9_999))
+            #expect(segments.dropLast().allSatisfy { $0.upperBound % 64 == 0 || $0.upperBound == 5_003 })
+        }
+    }
+
+    @Test("Four connections fetch four segments at once; the bytes are the origin's, every request bound to its ETag")
+    func fourConnectionsAtOnce() async throws {
+        // Every response holds after its first chunk: requests pile up only if sent at once.
+        let origin = FakeOrigin(versions: [.init(bytes: Self.content)], holdAfter: [0: Self.chunk])
+        // No stall while held: each request in flight is a connection, not a retry.
+        let test = try TestCache(
+            configuration: StreamingConfiguration(chunksPerRequest: 2, stallTimeout: .seconds(60)), origin: origin)
+        // Asks for more than the host allows: the scheduler's 4 bound it.
+        let downloader = OfflineDownloader(cache: test.cache, connectionsPerDownload: 8)
+        let download = downloader.download(Self.url)
+        await eventually("four requests in flight") { origin.requestCount >= 4 }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(origin.requestCount == 4)
+        // Four places of the file at once: the probe's (joined by the first segment) and three segments'.
+        let starts = Set(origin.requests.compactMap { $0.request.range?.lowerBound })
+        #expect(starts.count == 4)
+        origin.release(0)
+        try await download.completion()
+        #expect(try test.storedBytes(of: Self.url) == Self.content)
+        let requests = origin.requests.map(\.request)
+        // Segment requests are conditional on the version's strong ETag (If-Range).
+        #expect(requests.dropFirst().allSatisfy { $0.ifRange == "\"v1\"" })
+        #expect(requests.allSatisfy { ($0.range?.lowerBound ?? 0) < Self.content.count })
+        // Each byte once: the origin sent the file and no more.
+        #expect(origin.bodyBytes == Self.content.count)
+        #expect(download.snapshot.bytes == Self.content.count)
+    }
+
+    @Test("Resumed after a pause, a parallel download asks only for the ranges it lacks")
+    func resumeFetchesOnlyMissingRanges() async throws {
+        let content = FakeOrigin.content(count: 2_000_000, seed: 28)
+        let origin = FakeOrigin(versions: [.init(bytes: content)], pieceDelay: .milliseconds(5))
+        let test = try TestCache(origin: origin)
+        let key = test.cache.cacheKey(for: Self.url)
+        let downloader = OfflineDownloader(cache: test.cache, connectionsPerDownload: 4)
+        let download = downloader.download(Self.url)
+        for await update in download.progressUpdates() where update.bytes > content.count / 3 { break }
+        download.pause()
+        #expect(download.state == .paused)
+        // Every connection stops: a chunk at most each, then nothing more.
+        try await Task.sleep(for: .milliseconds(300))
+        let settled = origin.bodyBytes
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(origin.bodyBytes == settled)
+        let kept = try test.store.cachedRanges(forKey: key)
+        // Several segments were under way: what is kept is in pieces.
+        #expect(kept.count >= 2)
+        let keptBytes = kept.reduce(0) { $0 + $1.count }
+        #expect(keptBytes > 0 && keptBytes < content.count)
+
+        origin.reset()
+        download.resume()
+        try await download.completion()
+        #expect(try test.storedBytes(of: Self.url) == content)
+        // No request asks for a byte that was kept, and the bytes sent are the missing ones.
+        for request in origin.requests.map(\.request) {
+            let asked = try #require(request.range)
+            #expect(!kept.contains { $0.overlaps(asked) }, "asked again for kept bytes: \(asked)")
+        }
+        #expect(origin.bodyBytes >= content.count - keptBytes)
+        #expect(origin.bodyBytes <= content.count - keptBytes + 4 * Self.chunk)
+    }
+
+    @Test("An origin that ignores Range: segments refuse its 200s, one connection reads on; bytes exact and bounded")
+    func originIgnoringRange() async throws {
+        let origin = FakeOrigin(
+            versions: [.init(bytes: Self.content)], pieceDelay: .milliseconds(1), fault: .ignoreRange)
+        let test = try TestCache(origin: origin)
+        let downloader = OfflineDownloader(cache: test.cache, connectionsPerDownload: 4)
+        let download = downloader.download(Self.url)
+        try await download.completion()
+        #expect(try test.storedBytes(of: Self.url) == Self.content)
+        // Read on from each segment's 200, every connection would bring the
+        // bytes before its segment too (about 2.5 times the file in all).
+        #expect(origin.bodyBytes <= 2 * Self.content.count)
+    }
+
+    @Test("A Content-Range that is not the segment asked for fails the download with a typed error, no byte mixed")
+    func wrongContentRangeInASegment() async throws {
+        let early = FakeOrigin(versions: [.init(bytes: Self.content)])
+        let late = FakeOrigin(versions: [.init(bytes: Self.content)], fault: .wrongContentRange(shift: Self.chunk))
+        let origin = PivotOrigin(early: early, late: late, pivot: Self.content.count / 2)
+        let test = try TestCache(origin: origin)
+        let downloader = OfflineDownloader(cache: test.cache, connectionsPerDownload: 4)
+        let download = downloader.download(Self.url)
+        await #expect(throws: DownloadError.self) { try await download.completion() }
+        guard case .failed(.transfer(let reason)) = download.state else {
+            Issue.record("expected a transfer failure, got \(download.state)")
+            return
+        }
+        #expect(reason.contains("Content-Range"))
+        #expect(late.injected >= 1)
+        #expect(try test.cachedBytesMatch(Self.url, Self.content))
+    }
+
+    @Test(
+        "The origin's version changes under some segments: the download fails as a single stream does, then resumes whole"
+    )
+    func versionChangeMidDownload() async throws {
+        let newContent = FakeOrigin.content(count: Self.content.count, seed: 99)
+        let early = FakeOrigin(versions: [.init(bytes: Self.content, etag: "\"v1\"")])
+        let late = FakeOrigin(versions: [.init(bytes: newContent, etag: "\"v2\"")])
+        let origin = PivotOrigin(early: early, late: late, pivot: Self.content.count / 2)
+        let test = try TestCache(origin: origin)
+        let key = test.cache.cacheKey(for: Self.url)
+        let downloader = OfflineDownloader(cache: test.cache, connectionsPerDownload: 4)
+        let download = downloader.download(Self.url)
+        await #expect(throws: DownloadError.self) { try await download.completion() }
+        guard case .failed(.transfer(let reason)) = download.state else {
+            Issue.record("expected a transfer failure, got \(download.state)")
+            return
+        }
+        #expect(reason.contains("changed"))
+        #expect(late.requestCount >= 1)
+        // The old version's entry was dropped: nothing of either is mixed in the store.
+        if let info = try test.store.info(forKey: key) {
+            #expect(try test.cachedBytesMatch(Self.url, Self.content) || test.cachedBytesMatch(Self.url, newContent))
+            #expect(info.cachedBytes < Self.content.count)
+        }
+
+        // The origin serves the new version everywhere now: a resume downloads it whole.
+        origin.movePivot(to: 0)
+        download.resume()
+        try await download.completion()
+        #expect(try test.storedBytes(of: Self.url) == newContent)
+    }
+}
