@@ -34,6 +34,12 @@ final class Transfer: @unchecked Sendable {
     let headers: [String: String]
     var isStopped = false
     var lastProgress = ContinuousClock.now
+    /// The pace of its current response (`nil` before its first head).
+    var pace: TransferPace?
+    /// Set when its last reader left while its bytes are stored: it fetches
+    /// up to about a request's worth past where that reader left (to the
+    /// chunk boundary after this offset), no further.
+    var unreadLimit: Int?
     /// Waiting for a slow reader to take its backlog (not a stall).
     var waitingForReaders = false
     var task: Task<Void, Never>?
