@@ -20,9 +20,12 @@ extension BenchmarkRunner {
     /// against `yt-dlp -N 4`, `ffmpeg -c copy` and the link limit);
     /// progressive first play through the loader (time to first byte and to
     /// 10 s of audio, and a whole track, against `curl` through the same
-    /// proxy); a seek in a half-cached track; a progressive offline
-    /// download (ours over ``ProgressiveDownloadPerformer/defaultConnections``
-    /// connections) against `curl` and `aria2c -x 4`. A missing tool skips its
+    /// proxy); a seek in a half-cached track (against `curl` on a warm
+    /// connection and on a new one: the loader's earlier transfer may still
+    /// hold the warm one, so the new connection is the fair peer); a
+    /// progressive offline download (ours over
+    /// ``ProgressiveDownloadPerformer/defaultConnections`` connections)
+    /// against `curl` and `aria2c -x 4`. A missing tool skips its
     /// rows, or fails the run when `MEDIACACHE_REQUIRE_TOOLS` is set.
     func runNetwork() throws {
         let shape = LinkShape(delay: options.networkDelayMilliseconds / 1000, rate: options.networkRate * 1e6)
@@ -345,6 +348,19 @@ extension BenchmarkRunner {
             }
             baselines.append(("curl, warm connection, the same range", times.firstByte * 1000))
             totalBaselines.append(("curl, warm connection, the same range", times.total * 1000))
+            // The same range alone, on a new connection: what the loader's
+            // seek costs at best while the earlier transfer holds the warm
+            // connection (its request is still running).
+            let fresh = try shaped("seek, curl on a new connection", link) { proxy in
+                try Self.curlTimes(
+                    try curl.run(
+                        [
+                            "-s", "-f", "-o", "/dev/null", "-r", "\(uncached)-\(uncached + tenSeconds - 1)", "-w",
+                            "%{time_starttransfer} %{time_total}", proxy.url(NetworkAssets.track).absoluteString,
+                        ], scratch: link.scratch, limit: 60))
+            }
+            baselines.append(("curl, new connection, the same range", fresh.firstByte * 1000))
+            totalBaselines.append(("curl, new connection, the same range", fresh.total * 1000))
         }
         record(
             "network: seek to 75% of a half-cached track (not cached), time to first byte",

@@ -44,6 +44,50 @@ import Testing
         }
     }
 
+    /// The decoder of local URLs against Foundation's base64 decoding:
+    /// the same URL for every canonical encoding (what ``ServerRoute/encodeOrigin(_:)``
+    /// writes), `nil` for every other text, mutated encodings included.
+    @Test func originDecodingAgreesWithFoundation() throws {
+        func reference(_ text: String) -> URL? {
+            guard !text.isEmpty, text.utf8.allSatisfy({ $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") })
+            else { return nil }
+            var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            while base64.utf8.count % 4 != 0 { base64 += "=" }
+            guard let data = Data(base64Encoded: base64) else { return nil }
+            let string = String(decoding: data, as: UTF8.self)
+            guard string.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }), let url = URL(string: string),
+                let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                let host = url.host, !host.isEmpty, url.absoluteString == string,
+                ServerRoute.encodeOrigin(url) == text
+            else { return nil }
+            return url
+        }
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=.~%é")
+        var random = SystemRandomNumberGenerator()
+        var checked = 0
+        for length in 1..<48 {
+            let text = "https://cdn.example.com/" + String(repeating: "a", count: length) + "?q=\(length)"
+            let encoded = ServerRoute.encodeOrigin(try #require(URL(string: text)))
+            #expect(ServerRoute.decodeOrigin(encoded)?.absoluteString == text)
+            for _ in 0..<40 {
+                var characters = Array(encoded)
+                let index = Int.random(in: 0..<characters.count, using: &random)
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0: characters[index] = alphabet.randomElement(using: &random)!
+                case 1: characters.remove(at: index)
+                default: characters.insert(alphabet.randomElement(using: &random)!, at: index)
+                }
+                let mutated = String(characters)
+                #expect(ServerRoute.decodeOrigin(mutated) == reference(mutated), "\(mutated)")
+                checked += 1
+            }
+        }
+        for text in ["", "A", "aHR0cA=", "aHR0cDovL2EvYg==", "aHR0cDovL2EvYh", "aHR0cDovL2EvYg+", "aHR0cDovL2Ev/g"] {
+            #expect(ServerRoute.decodeOrigin(text) == reference(text), "\(text)")
+        }
+        #expect(checked > 1000)
+    }
+
     @Test func allowlist() throws {
         let list = OriginAllowlist([
             "cdn.example.com", "*.media.example.org", "https://files.example.net/music/", "https://x.example/a",

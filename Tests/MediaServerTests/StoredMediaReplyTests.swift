@@ -129,3 +129,48 @@ import Testing
         }
     }
 }
+
+/// The type of a complete entry stored as generic is sniffed from its
+/// first bytes once per entry version: a replaced entry is sniffed again.
+@Suite struct StoredMediaSniffingTests {
+    /// Stores `bytes` as a complete entry of ``StoredMediaReplyTests/origin`` declared `application/octet-stream`.
+    static func storeGeneric(_ bytes: Data, in store: MediaStore) throws {
+        let key = StoredMediaReplyTests.origin.absoluteString
+        let options = WriteOptions(
+            expiry: .never, metadata: EntryMetadata(mimeType: "application/octet-stream", etag: "\"v\(bytes.count)\""))
+        let version = try store.prepareEntry(forKey: key, length: bytes.count, options: options).version
+        try store.write(bytes, at: 0, forKey: key, version: version)
+    }
+
+    static func contentType(_ responder: Responder) -> String? {
+        guard case .now(let response) = responder.respond(to: StoredMediaReplyTests.get("bytes=0-1")) else {
+            return nil
+        }
+        return response.head.value("Content-Type")
+    }
+
+    @Test func aGenericEntryIsSniffedOncePerVersion() throws {
+        let directory = temporaryPath("stored-sniff")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try MediaStore(
+            directory: directory, configuration: StoreConfiguration(chunkSize: 16_384, initialMapSize: 64 << 20))
+        let responder = StoredMediaReplyTests.responder(store)
+        try Self.storeGeneric(Data("ID3".utf8) + Data(repeating: 0x11, count: 40_000), in: store)
+        #expect(Self.contentType(responder) == "audio/mpeg")
+        #expect(responder.sniffedTypes.count == 1)
+        #expect(Self.contentType(responder) == "audio/mpeg")
+        // Replaced by other bytes (a new version): sniffed again, never the old version's type.
+        try Self.storeGeneric(Data("fLaC".utf8) + Data(repeating: 0x22, count: 30_000), in: store)
+        #expect(Self.contentType(responder) == "audio/flac")
+        #expect(responder.sniffedTypes.count == 1)
+    }
+
+    @Test func theKnownTypesAreBounded() {
+        let types = SniffedTypes(capacity: 3)
+        for index in 0..<10 { types.remember("audio/mpeg", forKey: "k\(index)", version: 1, declared: nil) }
+        #expect(types.count <= 3)
+        #expect(types.type(forKey: "k9", version: 1, declared: nil) == "audio/mpeg")
+        #expect(types.type(forKey: "k9", version: 2, declared: nil) == nil)
+        #expect(types.type(forKey: "k9", version: 1, declared: "text/plain") == nil)
+    }
+}

@@ -11,7 +11,10 @@ public struct EntityTag: Sendable, Equatable {
         var value = Substring(Substring(text).trimmingOWS())
         isWeak = value.hasPrefix("W/")
         if isWeak { value = value.dropFirst(2) }
-        guard value.count >= 2, value.first == "\"", value.last == "\"", !value.dropFirst().dropLast().contains("\"")
+        // No quote inside (checked on the bytes: a quote is ASCII; Foundation's
+        // substring search here was most of the time of a stored reply's plan).
+        guard value.count >= 2, value.first == "\"", value.last == "\"",
+            !value.dropFirst().dropLast().utf8.contains(UInt8(ascii: "\""))
         else {
             return nil
         }

@@ -42,6 +42,9 @@ struct Responder: Sendable {
     let hls: HLSResponder
     /// Bytes of one response held for a slow client (``MediaServerConfiguration/responseBufferBytes``).
     let responseBufferBytes: Int
+    /// The types sniffed from complete entries answered from the store
+    /// (the server's, kept across its restarts).
+    var sniffedTypes = SniffedTypes()
 
     /// The reply to `request`.
     func respond(to request: HTTPRequest) -> Reply {
@@ -121,9 +124,16 @@ struct Responder: Sendable {
         else { return nil }
         var mime = entry.metadata.mimeType
         if UniformType.isGeneric(mime) {
-            // As the loader does: sniffed from the first bytes, else as declared.
-            guard let prefix = try? store.read(forKey: key, range: 0..<min(16, length)) else { return nil }
-            mime = MediaSniffer.mimeType(of: prefix) ?? mime ?? "application/octet-stream"
+            // As the loader does: sniffed from the first bytes, else as declared (once per entry version).
+            let declared = mime
+            if let known = sniffedTypes.type(forKey: key, version: entry.version, declared: declared) {
+                mime = known
+            } else {
+                guard let prefix = try? store.read(forKey: key, range: 0..<min(16, length)) else { return nil }
+                let sniffed = MediaSniffer.mimeType(of: prefix) ?? declared ?? "application/octet-stream"
+                sniffedTypes.remember(sniffed, forKey: key, version: entry.version, declared: declared)
+                mime = sniffed
+            }
         }
         let information = ContentInformation(
             mimeType: mime ?? "application/octet-stream", contentLength: length, isEntireLengthAvailableOnDemand: true,

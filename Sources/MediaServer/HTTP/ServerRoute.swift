@@ -71,21 +71,50 @@ public enum ServerRoute: Sendable, Equatable {
         return String(decoding: output, as: UTF8.self)
     }
 
-    /// The origin URL in a base64url path segment; `nil` unless it is an
-    /// absolute `http`/`https` URL with a host and no control characters or spaces.
+    /// The origin URL in a base64url path segment (without padding, as
+    /// ``encodeOrigin(_:)`` writes it: the unused bits of the last
+    /// character are zero), decoded directly: it runs on every request.
+    /// `nil` unless it is an absolute `http`/`https` URL with a host and no
+    /// control characters, spaces or other bytes outside printable ASCII.
     package static func decodeOrigin(_ text: String) -> URL? {
-        guard !text.isEmpty, text.count <= 8192,
-            text.utf8.allSatisfy({ HTTPRequestParser.isTokenByte($0) && $0 != UInt8(ascii: "+") })
-        else { return nil }
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        guard let data = Data(base64Encoded: base64) else { return nil }
-        let string = String(decoding: data, as: UTF8.self)
-        guard string.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }), let url = URL(string: string),
-            let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+        let encoded = text.utf8
+        // A length of 4n + 1 characters holds no whole byte in its last one.
+        guard !encoded.isEmpty, encoded.count <= 8192, encoded.count % 4 != 1 else { return nil }
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(encoded.count / 4 * 3 + 2)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for character in encoded {
+            guard let value = base64URLValue(character) else { return nil }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                let byte = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
+                guard byte > 0x20 && byte < 0x7F else { return nil }
+                bytes.append(byte)
+                accumulator &= (1 << UInt32(bits)) - 1
+            }
+        }
+        guard accumulator == 0 else { return nil }
+        let string = String(decoding: bytes, as: UTF8.self)
+        guard let url = URL(string: string), let scheme = url.scheme?.lowercased(),
+            scheme == "http" || scheme == "https",
             let host = url.host, !host.isEmpty, url.absoluteString == string
         else { return nil }
         return url
+    }
+
+    /// The value of a base64url character (RFC 4648 §5); `nil` for any other byte.
+    private static func base64URLValue(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): character - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): character - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "-"): 62
+        case UInt8(ascii: "_"): 63
+        default: nil
+        }
     }
 
     package static func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {

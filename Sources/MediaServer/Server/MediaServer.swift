@@ -85,6 +85,8 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
     private let threads = ConnectionThreads()
     /// Loaders of recently played origins, shared by the requests of a player.
     let loaders: LoaderPool
+    /// The types sniffed from complete entries answered from the store.
+    let sniffedTypes = SniffedTypes()
     /// The origins minted and the allowlist.
     let permissions: OriginPermissions
     /// The HLS responder (with the rewrite cache).
@@ -174,7 +176,8 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
             permissions: permissions)
         let responder = Responder(
             router: router, address: LocalAddress(host: configuration.advertisedHost, port: port, secret: secret),
-            loaders: loaders, hls: hls, responseBufferBytes: configuration.responseBufferBytes)
+            loaders: loaders, hls: hls, responseBufferBytes: configuration.responseBufferBytes,
+            sniffedTypes: sniffedTypes)
         return ConnectionContext(
             responder: responder, activity: activity, limits: configuration.limits,
             requestTimeout: configuration.requestTimeout,

@@ -6,10 +6,14 @@ public struct StreamingConfiguration: Sendable {
     /// Maps request URLs to cache keys. ``CacheKeyPolicy/url`` by default.
     public var cacheKeyPolicy: CacheKeyPolicy
     /// Chunks asked for per origin request (each request is a `Range`
-    /// aligned to chunk boundaries). 4 by default (about 1 MiB).
+    /// aligned to chunk boundaries); for a player, a request after one that
+    /// brought its whole range asks for 4 times as much. 4 by default (about 1 MiB).
     public var chunksPerRequest: Int
-    /// A reader this close ahead of a running transfer waits for it
-    /// rather than opening a request of its own. One request's worth by default.
+    /// The furthest ahead of a running transfer a reader waits for it
+    /// rather than opening a request of its own. Within a chunk of the
+    /// transfer it always waits; further, only when the transfer, at the
+    /// rate and round trip measured on its response, brings the reader's
+    /// offset sooner than a request of its own would. One request's worth by default.
     public var lookaheadBytes: Int?
     /// Expiry of entries written by the loader. `.default` uses the store's.
     public var expiry: ExpiryPolicy

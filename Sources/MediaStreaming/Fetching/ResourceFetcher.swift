@@ -179,8 +179,10 @@ actor ResourceFetcher {
             }
         }
         let lookahead = configuration.lookaheadBytes ?? requestBytes
+        let now = ContinuousClock.now
         let joinable = transfers.values.filter {
             !$0.isStopped && $0.bufferStart <= offset && offset < $0.end && offset <= $0.position + lookahead
+                && isWorthJoining($0, at: offset, now: now)
         }
         if let transfer = joinable.min(by: { $0.position > $1.position }) {
             if let segment, segment.requestBytes > transfer.requestBytes ?? requestBytes {
@@ -202,6 +204,19 @@ actor ResourceFetcher {
         let stream = subscribe(transfer, from: offset, priority: priority, until: until)
         launch(transfer)
         return .stream(stream)
+    }
+
+    /// Whether a reader at `offset` (within the lookahead) waits for
+    /// `transfer`: within the chunk's worth of bytes ahead of its position,
+    /// always; further, only when the transfer at its measured pace brings
+    /// the offset sooner than a request of the reader's own would
+    /// (``TransferPace``). A transfer whose pace is not known yet is not
+    /// waited for that far ahead: a seek on a slow link would wait for
+    /// every byte in between.
+    private func isWorthJoining(_ transfer: Transfer, at offset: Int, now: ContinuousClock.Instant) -> Bool {
+        let position = transfer.position
+        if offset - position <= chunkSize { return true }
+        return transfer.pace?.isWorthWaiting(for: offset, position: position, now: now) ?? false
     }
 
     /// The first byte at or after `offset` that is not in the store; `nil` when none is missing.
@@ -259,6 +274,7 @@ actor ResourceFetcher {
         transfer.subscribers[id] = Transfer.Subscriber(
             offset: max(offset, transfer.position), channel: channel, priority: priority, until: until)
         transfer.windingDown = false
+        transfer.unreadLimit = nil
         reschedule(transfer)
         let transferID = transfer.id
         return ReaderStream(channel: channel) { [weak self] in
@@ -270,14 +286,18 @@ actor ResourceFetcher {
         guard let transfer = transfers[transferID] else { return }
         let leaving = transfer.subscribers.removeValue(forKey: id)
         // Uncached bytes nobody reads are wasted: stop at once. Cached
-        // transfers finish their request (the bytes are kept), except for
-        // a transfer or preload that was stopped: it ends at the next chunk
-        // boundary (a stopped transfer fetches nothing more).
+        // transfers finish their request (the bytes are kept), but fetch
+        // at most about a request's worth more (a later request may be
+        // larger), except for a transfer or preload that was stopped: it
+        // ends at the next chunk boundary (a stopped transfer fetches
+        // nothing more).
         if transfer.subscribers.isEmpty, !(transfer.isProbe && information == nil) {
             if cachingSkipped != nil {
                 stop(transfer)
             } else if let leaving, leaving.priority < .playback {
                 transfer.windingDown = true
+            } else if leaving != nil {
+                transfer.unreadLimit = transfer.position + requestBytes
             }
         }
         reschedule(transfer)

@@ -37,6 +37,12 @@ final class Transfer: @unchecked Sendable {
     /// change is handled (the old entry dropped), never see its bytes just end.
     var stoppedByChange = false
     var lastProgress = ContinuousClock.now
+    /// The pace of its current response (`nil` before its first head).
+    var pace: TransferPace?
+    /// Set when its last reader left while its bytes are stored: it fetches
+    /// up to about a request's worth past where that reader left (to the
+    /// chunk boundary after this offset), no further.
+    var unreadLimit: Int?
     /// Waiting for a slow reader to take its backlog (not a stall).
     var waitingForReaders = false
     var task: Task<Void, Never>?

@@ -1,9 +1,12 @@
 import Foundation
 import MediaSupport
 
-/// Moves one ``Transfer``'s bytes from the origin: one `Range` request of
-/// at most ``requestBytes`` after another until the transfer's end,
-/// retrying transient failures (``OriginError/isTransient``), and
+/// Moves one ``Transfer``'s bytes from the origin: one `Range` request
+/// after another until the transfer's end, of at most ``requestBytes``;
+/// for a player, each after one that brought its whole range is
+/// ``requestGrowth`` times larger, up to ``maxRequestBytes`` (every
+/// request costs a round trip with nothing received: a player that keeps
+/// reading gets few of them), retrying transient failures (``OriginError/isTransient``), and
 /// abandoning a response that sends no byte for ``stallTimeout`` seconds
 /// (the stall watchdog; waiting for a slow reader is not a stall).
 ///
@@ -18,8 +21,16 @@ import MediaSupport
 /// the one asked for is the coordinator's call (``ResponseValidator``).
 struct TransferRunner: Sendable {
     let origin: any Origin
-    /// Bytes asked for per request.
+    /// Bytes asked for by a transfer's first request.
     let requestBytes: Int
+    /// How much larger a request is than the previous one when that one brought its whole range.
+    static let requestGrowth = 4
+    /// The most bytes one request asks for.
+    /// The most bytes one request asks for (``requestGrowth`` × ``requestBytes``):
+    /// it bounds the body URLSession buffers for a reader slower than the link.
+    var maxRequestBytes: Int {
+        requestBytes > Int.max / Self.requestGrowth ? requestBytes : requestBytes * Self.requestGrowth
+    }
     /// Retries in a row of requests that made no progress, and their waits.
     let retryPolicy: RetryPolicy
     /// Time without a byte before a response counts as stalled.
@@ -47,6 +58,8 @@ struct TransferRunner: Sendable {
         }
         // Requests in a row that kept no byte.
         var failures = 0
+        // Bytes the next request asks for.
+        var requestSize = requestBytes
         while !transfer.isStopped && transfer.position < transfer.end {
             if !coordinator.isResolving(transfer) && transfer.subscribers.isEmpty { break }
             do { try await scheduler.checkpoint(ticket) } catch { break }
@@ -60,15 +73,25 @@ struct TransferRunner: Sendable {
             transfer.sink.discardBuffer()
             let start = transfer.position
             if wanted <= start { break }
+            // Only a player's requests grow: a download or a preload yields
+            // to players, and what it has in flight when it pauses is dropped.
+            let forPlayer = transfer.scheduledPriority == .playback
+            // A download's segment asks for its own size (at least 8 MiB).
+            let size = forPlayer ? requestSize : (transfer.requestBytes ?? requestBytes)
             let end =
                 transfer.end == Int.max
                 ? start + (transfer.firstRequestBytes ?? requestBytes)
-                : min(transfer.end, start + (transfer.requestBytes ?? requestBytes), wanted)
+                : min(transfer.end, start > Int.max - size ? Int.max : start + size, wanted)
             let request = coordinator.request(for: transfer, range: start..<end)
             let kept = transfer.bufferStart
             do {
                 try await transferWithWatchdog(transfer, request, coordinator)
                 failures = 0
+                if forPlayer, transfer.position >= end, end - start >= requestSize {
+                    requestSize =
+                        requestSize > maxRequestBytes / Self.requestGrowth
+                        ? maxRequestBytes : requestSize * Self.requestGrowth
+                }
             } catch {
                 if transfer.isStopped { break }
                 // Bytes past the last whole chunk are dropped before the retry: only chunks count.
@@ -130,20 +153,29 @@ struct TransferRunner: Sendable {
         _ transfer: Transfer, _ request: OriginRequest, _ coordinator: isolated Coordinator
     ) async throws {
         coordinator.willSend(request)
+        let sent = ContinuousClock.now
         let response = try await origin.fetch(request)
-        transfer.lastProgress = .now
+        let head = ContinuousClock.now
+        transfer.lastProgress = head
         guard let requested = request.range,
             let body = try await coordinator.accept(response, to: requested, for: transfer)
         else { return }
         // A 200 answer carries the rest of the file: read on rather than re-request.
         var limit = body.isWholeResource ? transfer.end : min(transfer.end, requested.upperBound)
+        transfer.pace = TransferPace(
+            headLatency: head - sent, responseStart: head, startPosition: transfer.position, requestEnd: limit)
         var cursor = body.start
+        let chunk = transfer.sink.chunkSize
         for try await piece in response.body {
             transfer.lastProgress = .now
             coordinator.didReceive(byteCount: piece.count)
             if let end = body.end, cursor + piece.count > end { throw OriginError.overlong(expected: end - body.start) }
             // Another transfer may have taken over the rest meanwhile.
             limit = min(limit, transfer.end)
+            if let unread = transfer.unreadLimit {
+                // Its readers left: no further than the chunk boundary after `unread`.
+                limit = min(limit, unread > Int.max - chunk ? Int.max : (unread + chunk - 1) / chunk * chunk)
+            }
             if transfer.windingDown || coordinator.scheduler.isOutranked(transfer.ticket) {
                 // Outranked (or left by a stopped transfer): end the request at the
                 // next chunk boundary (nothing is left buffered to drop), then wait
@@ -151,7 +183,6 @@ struct TransferRunner: Sendable {
                 // Every whole chunk this piece completes is kept (less to fetch
                 // again), and at least one chunk per response (every request
                 // makes progress).
-                let chunk = transfer.sink.chunkSize
                 let boundary = max(
                     (transfer.position + chunk - 1) / chunk, (cursor + piece.count) / chunk, body.start / chunk + 1)
                 limit = min(limit, boundary * chunk)
