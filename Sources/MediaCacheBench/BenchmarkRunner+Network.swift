@@ -30,8 +30,11 @@ extension BenchmarkRunner {
     func runNetwork() throws {
         let shape = LinkShape(delay: options.networkDelayMilliseconds / 1000, rate: options.networkRate * 1e6)
         let requireTools = !(ProcessInfo.processInfo.environment["MEDIACACHE_REQUIRE_TOOLS"] ?? "").isEmpty
-        func tool(_ name: String, for rows: String) -> ExternalTool? {
-            if let found = ExternalTool.find(name) { return found }
+        func tool(_ name: String, for rows: String, alsoIn directories: [String] = []) -> ExternalTool? {
+            if let found = ExternalTool.find(name) ?? ExternalTool.find(name, path: directories.joined(separator: ":"))
+            {
+                return found
+            }
             let message = "network: \(name) not found (Tools/bootstrap installs it)"
             if requireTools {
                 verify(false, message + " and MEDIACACHE_REQUIRE_TOOLS is set")
@@ -75,7 +78,10 @@ extension BenchmarkRunner {
             "network: the link is Tools/shaping-proxy on loopback, \(shape.description) (each direction); a new connection's first bytes wait one round trip (the handshake)."
         )
 
-        try networkHLS(assets, link: link, ytDLP: tool("yt-dlp", for: "the yt-dlp HLS row"), ffmpeg: ffmpeg)
+        try networkHLS(
+            assets, link: link,
+            ytDLP: tool("yt-dlp", for: "the yt-dlp HLS row", alsoIn: python.userScripts(scratch: link.scratch)),
+            ffmpeg: ffmpeg)
         let curl = tool("curl", for: "the curl rows")
         try networkFirstPlay(assets, link: link, curl: curl)
         try networkSeek(assets, link: link, curl: curl)

@@ -40,6 +40,20 @@ struct ExternalTool: Sendable {
         return nil
     }
 
+    /// Where this Python installs the programs of `pip install --user`
+    /// (`~/.local/bin` on Linux), which need not be on `PATH`:
+    /// Tools/bootstrap installs yt-dlp there. Empty when it cannot tell.
+    func userScripts(scratch: URL) -> [String] {
+        let script = """
+            import sysconfig
+            scheme = sysconfig.get_preferred_scheme("user") if hasattr(sysconfig, "get_preferred_scheme") else None
+            print(sysconfig.get_path("scripts", scheme) if scheme else sysconfig.get_path("scripts", "posix_user"))
+            """
+        guard let run = try? run(["-c", script], scratch: scratch, limit: 10) else { return [] }
+        let directory = run.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        return directory.isEmpty ? [] : [directory]
+    }
+
     /// Runs the tool with `arguments`, its output and errors in files of
     /// `scratch`, and waits for it, at most `limit` seconds: past that its
     /// process group is killed and ``Failure`` thrown. A non-zero exit
