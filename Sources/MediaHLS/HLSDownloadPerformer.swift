@@ -28,7 +28,8 @@ public struct HLSDownloadPerformer: DownloadPerformer, CompletionKeyedPerformer 
     public let audio: RenditionRequest
     /// The subtitle renditions each of its records downloads.
     public let subtitles: RenditionRequest
-    /// Resources fetched at once by one download.
+    /// Resources fetched at once by one download (as many more, fetched,
+    /// may wait for the store's commit at once, their bytes in memory).
     public let parallelFetches: Int
     /// Where its downloads fetch and store resources (over the download's
     /// cache); `nil`: a store of their own for each run.

@@ -170,10 +170,14 @@ struct HLSRun: Sendable {
     }
 
     /// Fetches (or finds in the store and holds) each of `list`, up to
-    /// the performer's `parallelFetches` at once, in plan order.
+    /// the performer's `parallelFetches` at once, in plan order. A
+    /// resource whose body is in gives its fetch's place to the next one
+    /// while it is published, so up to as many again wait for the store's
+    /// commit at once, and share it (the store's group commit).
     private func fetchAll(_ list: [HLSResource], policy: CacheKeyPolicy, variantTrack: URL?) async throws(DownloadError)
     {
         let parallel = performer.parallelFetches
+        let permits = FetchPermits(parallel)
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 var next = 0
@@ -182,10 +186,13 @@ struct HLSRun: Sendable {
                     let resource = list[next]
                     next += 1
                     group.addTask { [self] in
-                        try await self.obtain(resource, policy: policy, variantTrack: variantTrack)
+                        await permits.acquire()
+                        let permit = FetchPermit(permits)
+                        defer { permit.release() }
+                        try await self.obtain(resource, policy: policy, variantTrack: variantTrack, permit: permit)
                     }
                 }
-                for _ in 0..<parallel { add() }
+                for _ in 0..<2 * parallel { add() }
                 while try await group.next() != nil { add() }
             }
         } catch {
@@ -200,7 +207,10 @@ struct HLSRun: Sendable {
         WebOrigin.same(url, self.url) ? headers : [:]
     }
 
-    private func obtain(_ resource: HLSResource, policy: CacheKeyPolicy, variantTrack: URL?)
+    /// Fetches (or finds in the store and holds) `resource`, and counts it;
+    /// `permit` (its place among the run's fetches) is given back once its
+    /// body is in or it needs no fetch.
+    private func obtain(_ resource: HLSResource, policy: CacheKeyPolicy, variantTrack: URL?, permit: FetchPermit)
         async throws(DownloadError)
     {
         if Task.isCancelled { throw .cancelled }
@@ -211,10 +221,11 @@ struct HLSRun: Sendable {
         do {
             obtained = try await resources.obtain(
                 resource, metadata: metadata, holder: context.holder, headers: headers(for: resource.url),
-                priority: priority, store: { _ in true }, pinWhile: context.isLive)
+                priority: priority, store: { _ in true }, pinWhile: context.isLive, fetched: { permit.release() })
         } catch {
             throw error.downloadError
         }
+        permit.release()
         let (outcome, fetched) = obtained
         if !fetched {
             // Found in the store, or fetched by a player meanwhile: keep it too.

@@ -16,7 +16,7 @@ import MediaSupport
 /// A write that needs no order with the others (it publishes what its
 /// caller alone wrote, as an HLS segment's sink does) may go to
 /// ``writeBeside(_:)`` instead: a few serial lanes beside the write
-/// queue, taken in turn, so that up to ``laneCount`` such writes wait on
+/// queue, the least busy taken, so that up to ``laneCount`` such writes wait on
 /// the store at once and share its commits (the store's group commit:
 /// one `fsync` for all the writes that arrived during the previous
 /// commit). A write still returns only after the commit that holds it.
@@ -31,10 +31,11 @@ package struct StoreIO: Sendable {
     private let writes: DispatchQueue
     /// The lanes of ``writeBeside(_:)`` (each serial: a thread at most each).
     private let lanes: [DispatchQueue]
-    /// The lane the next ``writeBeside(_:)`` takes.
-    private let nextLane = Locked(0)
-    /// How many ``writeBeside(_:)`` calls run at once at most.
-    package static let laneCount = 4
+    /// The ``writeBeside(_:)`` calls queued or running on each lane.
+    private let laneLoads = Locked([Int](repeating: 0, count: laneCount))
+    /// How many ``writeBeside(_:)`` calls run at once at most (an HLS
+    /// download's default 4 fetches, and as many publishing).
+    package static let laneCount = 8
 
     init(store: MediaStore) {
         self.store = store
@@ -74,11 +75,15 @@ package struct StoreIO: Sendable {
         async throws(StoreError)
         -> T
     {
-        let lane = nextLane.withLock { next in
-            defer { next = (next + 1) % lanes.count }
-            return lanes[next]
+        // The least busy lane: a write queued behind one that leads a
+        // commit could not join the group committed next.
+        let index = laneLoads.withLock { loads in
+            let index = loads.indices.min { loads[$0] < loads[$1] } ?? 0
+            loads[index] += 1
+            return index
         }
-        return try await perform(on: lane, body)
+        defer { laneLoads.withLock { $0[index] -= 1 } }
+        return try await perform(on: lanes[index], body)
     }
 
     private func perform<T: Sendable>(
