@@ -218,9 +218,10 @@ package final class DownloadRunner: Sendable {
     /// Holds `entries` (the versions `run` downloaded, never a replacement)
     /// by ``holder`` and marks the download completed, unless it was
     /// stopped meanwhile or a later run started. Both in one `StoreIO`
-    /// write (its writes run one at a time): a run stopped between the
-    /// holds and the state change, or a hold that fails, releases the holds
-    /// it added. Returns whether it completed.
+    /// write (its writes run one at a time). The holds are one store
+    /// transaction (one commit for them all): a hold that fails leaves
+    /// none; a run stopped between the holds and the state change
+    /// releases the holds it added. Returns whether it completed.
     private func complete(_ run: Int, entries: [StoredEntry], in cache: StreamingCache) async throws(StoreError)
         -> Bool
     {
@@ -229,13 +230,11 @@ package final class DownloadRunner: Sendable {
             guard state.withLock({ $0.isLive(run) }) else { return false }
             hooks.hold.current?()
             var added: [StoredEntry] = []
-            do throws(StoreError) {
-                for entry in entries where try store.hold(entry.key, by: holder, version: entry.version) {
+            try Self.batch(in: store) { batch in
+                added = []
+                for entry in entries where try batch.hold(entry.key, by: holder, version: entry.version) {
                     added.append(entry)
                 }
-            } catch {
-                try Self.release(added, by: holder, in: store)
-                throw error
             }
             let done = state.withLock { state -> Bool in
                 guard state.isLive(run), (try? state.record.apply(.finish)) != nil else { return false }
@@ -252,7 +251,21 @@ package final class DownloadRunner: Sendable {
     }
 
     private static func release(_ entries: [StoredEntry], by holder: String, in store: MediaStore) throws(StoreError) {
-        for entry in entries { try store.release(entry.key, by: holder, version: entry.version) }
+        try batch(in: store) { batch in
+            for entry in entries { try batch.release(entry.key, by: holder, version: entry.version) }
+        }
+    }
+
+    /// `store.performBatch(body)`, for a body that throws only what the batch throws.
+    private static func batch(in store: MediaStore, _ body: (WriteBatch) throws -> Void) throws(StoreError) {
+        do {
+            try store.performBatch(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            // The batch's calls throw only store failures (performBatch maps them all).
+            throw .storage(code: -1, message: String(describing: error))
+        }
     }
 
     /// Marks run `run` failed with `failure` if it is the latest and downloading.

@@ -34,7 +34,8 @@ public struct HLSDownloadPerformer: DownloadPerformer, CompletionKeyedPerformer 
     public let audio: RenditionRequest
     /// The subtitle renditions each of its records downloads.
     public let subtitles: RenditionRequest
-    /// Resources fetched at once by one download.
+    /// Resources fetched at once by one download (as many more, fetched,
+    /// may wait for the store's commit at once, their bytes in memory).
     public let parallelFetches: Int
     /// Background tasks scheduled at once by one download, when its queue
     /// has a `DownloadQueueConfiguration/backgroundTransfer`. 16 by default:

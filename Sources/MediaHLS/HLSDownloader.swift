@@ -37,7 +37,8 @@ import MediaSupport
 public final class HLSDownloader: Sendable {
     /// The cache downloads go into.
     public let cache: StreamingCache
-    /// Resources fetched at once by one download.
+    /// Resources fetched at once by one download (as many more, fetched,
+    /// may wait for the store's commit at once, their bytes in memory).
     public let parallelFetches: Int
     /// Where resources are fetched and stored (shared with the loopback server).
     public let resources: HLSResourceStore

@@ -10,8 +10,10 @@ import MediaStreaming
 /// time, and published only by ``finish(holder:pinWhile:)``: a refused or
 /// cancelled transfer leaves nothing in the store.
 ///
-/// Used by one fetch at a time (hence unchecked); its store calls run on
-/// the store's write queue (`StoreIO`), one at a time.
+/// Used by one fetch at a time (hence unchecked); its store calls run one
+/// at a time, on the store's write queue (`StoreIO`), the publish on a
+/// lane beside it (`StoreIO.writeBeside`), so that the publishes of
+/// segments fetched at once share the store's commits.
 final class HLSResourceSink: @unchecked Sendable {
     /// Bytes gathered before they are handed to the store's writer.
     static let storeBatchBytes = 256 << 10
@@ -58,27 +60,44 @@ final class HLSResourceSink: @unchecked Sendable {
         }
     }
 
-    /// Publishes the stored entry, held by `holder` when given (both when
-    /// `live` still says so, checked in the store's serial write); `nil`
-    /// when held in memory or not kept.
+    /// Publishes the stored entry, held by `holder` when given, in one
+    /// store commit, when `live` still says so (checked inside that
+    /// commit's transaction, under the store's writer lock: a release
+    /// that stopped the run first is not undone); `nil` when held in
+    /// memory or not kept (then nothing is published).
     ///
-    /// The entry it returns is committed (`EntryWriter.finish()` writes the
-    /// last bytes and publishes in one synced commit): a resource reported
-    /// stored is durable, as far as the store's commits are (see
-    /// `EntryWriter.finish()` for what an operating-system crash may undo).
+    /// The entry it returns is committed with its hold
+    /// (`EntryWriter.finish(with:)`: the last bytes, the entry and the
+    /// hold in one synced commit, shared with the store's writes that
+    /// arrived meanwhile): a resource reported stored is durable, as far
+    /// as the store's commits are (see `EntryWriter.finish()` for what an
+    /// operating-system crash may undo).
     func finish(holder: String?, pinWhile live: (@Sendable () -> Bool)?) async throws(StoreError) -> EntryInfo? {
         guard !inMemory else { return nil }
         try await handOn()
-        return try await storeIO.write { [self] store throws(StoreError) -> EntryInfo? in
+        // Beside the write queue: the publishes of the segments fetched at
+        // once share commits (they depend on no other write's order; the
+        // run's stop is checked in the commit's transaction).
+        return try await storeIO.writeBeside { [self] _ throws(StoreError) -> EntryInfo? in
             guard let writer else { throw StoreError.writerClosed }
             self.writer = nil
             guard live?() ?? true else {
                 writer.cancel()
                 return nil
             }
-            let info = try writer.finish()
-            if let holder { try store.hold(key, by: holder, version: info.version, unlessStopped: live) }
-            return info
+            guard let holder else { return try writer.finish() }
+            let key = key
+            do {
+                return try writer.finish { batch, info in
+                    guard live?() ?? true else { throw RunStopped() }
+                    try batch.hold(key, by: holder, version: info.version)
+                }
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                // The body throws nothing else: the run stopped, nothing was published.
+                return nil
+            }
         }
     }
 
@@ -93,6 +112,10 @@ final class HLSResourceSink: @unchecked Sendable {
         }
     }
 }
+
+/// Thrown inside a store transaction whose download run stopped: nothing
+/// of that transaction is committed.
+struct RunStopped: Error {}
 
 extension StoreIO {
     /// Runs a store call that cannot fail on the write queue.

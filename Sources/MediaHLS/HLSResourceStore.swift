@@ -207,11 +207,13 @@ public final class HLSResourceStore: Sendable {
     /// a fetched entry (held by `holder`, when given, with no expiry) only
     /// while `live` says so (checked inside the store's serial write): a
     /// download's run that was cancelled or paused stores and holds
-    /// nothing more.
+    /// nothing more. `fetched` is called once the body of a fetch this
+    /// call started is in, before it is published (a run fetches its next
+    /// resource while this one waits for the store's commit).
     func obtain(
         _ resource: HLSResource, metadata: EntryMetadata, holder: String?, headers: [String: String],
         priority: FetchPriority, store shouldStore: @escaping @Sendable (Data) -> Bool,
-        pinWhile live: (@Sendable () -> Bool)?
+        pinWhile live: (@Sendable () -> Bool)?, fetched: (@Sendable () -> Void)? = nil
     ) async throws(HLSResourceError) -> (outcome: Outcome, fetched: Bool) {
         do {
             if let body = try await storedBody(resource) { return (.body(body), false) }
@@ -239,6 +241,7 @@ public final class HLSResourceStore: Sendable {
                     let options = WriteOptions(
                         expiry: holder != nil ? .never : cache.configuration.expiry, metadata: metadata)
                     let sink = try await fetch(resource, headers: headers, flight: flight, options: options)
+                    fetched?()
                     guard resource.kind.isPlaylist else {
                         if holder != nil, let gate = hooks.keep.current { await gate(key) }
                         guard let info = try await sink.finish(holder: holder, pinWhile: live) else {

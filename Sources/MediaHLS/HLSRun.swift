@@ -217,12 +217,16 @@ struct HLSRun: Sendable {
     /// Fetches (or finds in the store and holds) each of `list`, up to
     /// the performer's `parallelFetches` at once (`backgroundTasks` through
     /// background tasks), in plan order; those of `foreground` (store keys)
-    /// never through background tasks.
+    /// never through background tasks. A resource whose body is in gives
+    /// its fetch's place to the next one while it is published, so up to
+    /// as many again wait for the store's commit at once, and share it (the
+    /// store's group commit).
     private func fetchAll(
         _ list: [HLSResource], policy: CacheKeyPolicy, variantTrack: URL?, foreground: Set<String>
     ) async throws(DownloadError) {
         // Background tasks: at most the performer's `backgroundTasks` scheduled at once.
         let parallel = background == nil ? performer.parallelFetches : max(1, performer.backgroundTasks)
+        let permits = FetchPermits(parallel)
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 var next = 0
@@ -231,12 +235,15 @@ struct HLSRun: Sendable {
                     let resource = list[next]
                     next += 1
                     group.addTask { [self] in
+                        await permits.acquire()
+                        let permit = FetchPermit(permits)
+                        defer { permit.release() }
                         try await self.obtain(
                             resource, policy: policy, variantTrack: variantTrack,
-                            foreground: foreground.contains(resource.cacheKey.storeKey))
+                            foreground: foreground.contains(resource.cacheKey.storeKey), permit: permit)
                     }
                 }
-                for _ in 0..<parallel { add() }
+                for _ in 0..<2 * parallel { add() }
                 while try await group.next() != nil { add() }
             }
         } catch {
@@ -251,7 +258,12 @@ struct HLSRun: Sendable {
         WebOrigin.same(url, self.url) ? headers : [:]
     }
 
-    private func obtain(_ resource: HLSResource, policy: CacheKeyPolicy, variantTrack: URL?, foreground: Bool)
+    /// Fetches (or finds in the store and holds) `resource`, and counts it;
+    /// `permit` (its place among the run's fetches) is given back once its
+    /// body is in or it needs no fetch.
+    private func obtain(
+        _ resource: HLSResource, policy: CacheKeyPolicy, variantTrack: URL?, foreground: Bool, permit: FetchPermit
+    )
         async throws(DownloadError)
     {
         if Task.isCancelled { throw .cancelled }
@@ -262,8 +274,9 @@ struct HLSRun: Sendable {
         if let background, !foreground {
             obtained = try await backgroundObtain(resource, metadata: metadata, through: background)
         } else {
-            obtained = try await foregroundObtain(resource, metadata: metadata)
+            obtained = try await foregroundObtain(resource, metadata: metadata, permit: permit)
         }
+        permit.release()
         let (outcome, fetched) = obtained
         if !fetched {
             // Found in the store, or fetched by a player meanwhile: keep it too.
@@ -313,15 +326,16 @@ struct HLSRun: Sendable {
     }
 
     /// `resource` from the store or the origin, through the resource store
-    /// (a fetch of it a player started is joined).
-    private func foregroundObtain(_ resource: HLSResource, metadata: EntryMetadata)
+    /// (a fetch of it a player started is joined); `permit` is given back
+    /// once its body is in.
+    private func foregroundObtain(_ resource: HLSResource, metadata: EntryMetadata, permit: FetchPermit)
         async throws(DownloadError) -> (outcome: HLSResourceStore.Outcome, fetched: Bool)
     {
         let obtained: (outcome: HLSResourceStore.Outcome, fetched: Bool)
         do {
             obtained = try await resources.obtain(
                 resource, metadata: metadata, holder: context.holder, headers: headers(for: resource.url),
-                priority: priority, store: { _ in true }, pinWhile: context.isLive)
+                priority: priority, store: { _ in true }, pinWhile: context.isLive, fetched: { permit.release() })
         } catch {
             throw error.downloadError
         }

@@ -14,12 +14,23 @@ import MediaStore
 ///
 /// A key names its content: `g<seed>-<thread>-<n>-<length>`, the bytes
 /// ``Content/bytes(id:length:)`` of the key's ``GroupRun/contentID(_:)``.
-/// One put in five streams through an ``EntryWriter``.
+/// One put in five streams through an ``EntryWriter``; one in ten is
+/// streamed and published with a hold by its thread in the same commit
+/// (`EntryWriter.finish(with:)`), its key `g<seed>-<thread>-<n>h-<length>`:
+/// such an entry is never seen without its hold.
 enum GroupRun {
     static let threads = 6
 
     static func contentID(_ key: String) -> UInt64 {
         key.utf8.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+    }
+
+    /// The holder of a key published with its hold (its thread's), or
+    /// `nil` for a key put without one.
+    static func holder(of key: String) -> String? {
+        let fields = key.split(separator: "-")
+        guard fields.count == 4, fields[2].hasSuffix("h") else { return nil }
+        return "crash/\(fields[1])"
     }
 
     /// The length a key names (its last field).
@@ -54,10 +65,17 @@ enum GroupRun {
                 var n = 0
                 while maxPuts.map({ n < $0 }) ?? true {
                     let length = Int.random(in: 0...40_000, using: &random)
-                    let key = "g\(seed)-\(thread)-\(n)-\(length)"
+                    let held = random.chance(0.1)
+                    let key = "g\(seed)-\(thread)-\(n)\(held ? "h" : "")-\(length)"
                     let bytes = Content.bytes(id: contentID(key), length: length)
                     do {
-                        if random.chance(0.2) {
+                        if held {
+                            let writer = try store.makeWriter(forKey: key)
+                            try writer.append(bytes)
+                            try writer.finish { batch, info in
+                                try batch.hold(key, by: "crash/\(thread)", version: info.version)
+                            }
+                        } else if random.chance(0.2) {
                             let writer = try store.makeWriter(forKey: key)
                             try writer.append(bytes)
                             try writer.finish()
@@ -105,8 +123,27 @@ enum GroupCheck {
                     problems.append("\(key): acknowledged, read back \(data.count) bytes that differ")
                 }
             }
-            let entries = try store.statistics().entryCount
-            print("group check: \(keys.count) acknowledged puts, \(entries) entries, \(problems.count) problems")
+            // Nothing half-written: every entry in the store (acknowledged
+            // or not) reads back exactly, and one published with its hold
+            // is held.
+            let entries = try store.entries()
+            for entry in entries {
+                guard let length = GroupRun.length(of: entry.key), entry.length == length,
+                    let data = try store.data(forKey: entry.key),
+                    data == Data(Content.bytes(id: GroupRun.contentID(entry.key), length: length))
+                else {
+                    problems.append("\(entry.key): in the store, not exactly the bytes its key names")
+                    continue
+                }
+                if let holder = GroupRun.holder(of: entry.key), try store.holders(of: entry.key) != [holder] {
+                    problems.append(
+                        "\(entry.key): published with its hold, held by \(try store.holders(of: entry.key))")
+                }
+            }
+            let held = keys.filter { GroupRun.holder(of: $0) != nil }.count
+            print(
+                "group check: \(keys.count) acknowledged puts (\(held) published with a hold), \(entries.count) entries, "
+                    + "\(problems.count) problems")
             for problem in problems.prefix(20) { print("GROUP CHECK PROBLEM: \(problem)") }
             return problems.isEmpty ? 0 : 1
         } catch {

@@ -107,9 +107,12 @@ import Testing
 
     /// Group commits keep "stored" meaning stored: `crash-writer group`
     /// puts from six threads at once (their writes share commits) and logs
-    /// each key once its put returned; killed at a random point, every
-    /// logged key is in the reopened store with exactly its bytes, and the
-    /// store verifies clean. Each round adds to the same store and log and
+    /// each key once its put returned (one in ten streamed and published
+    /// with its hold in the same commit, `EntryWriter.finish(with:)`);
+    /// killed at a random point, every logged key is in the reopened store
+    /// with exactly its bytes, every entry there (logged or not) reads back
+    /// exactly the bytes its key names, one published with its hold is
+    /// held, and the store verifies clean. Each round adds to the same store and log and
     /// kills the writer 20–300 ms after its first acknowledgement.
     @Test func sigkillDuringGroupCommitsLosesNoAcknowledgedPut() throws {
         let writer = try #require(CrashWriterBinary.locate(), "crash-writer is not built next to the test binary")

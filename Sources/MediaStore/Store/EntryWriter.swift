@@ -175,17 +175,47 @@ public final class EntryWriter {
     ///   an expected length was given and not met.
     @discardableResult
     public func finish() throws(StoreError) -> EntryInfo {
-        guard let store = openStore else { throw .writerClosed }
+        do {
+            return try publish { _, _ in }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(error)
+        }
+    }
+
+    /// ``finish()``, and `body` in the same transaction: `body` gets a
+    /// ``WriteBatch`` and the published entry's info (to hold that
+    /// version, for instance), and what it does is committed with the
+    /// entry, in the one commit. If `body` throws, nothing is published,
+    /// the writer is cancelled and `body`'s error is thrown unchanged.
+    ///
+    /// `body` may run more than once when the map has to grow, or when a
+    /// write sharing its commit fails (``MediaStore/performBatch(_:)``),
+    /// so it must only talk to the batch.
+    ///
+    /// ```swift
+    /// let writer = try store.makeWriter(forKey: url)
+    /// for try await piece in download { try writer.append(piece) }
+    /// try writer.finish { batch, info in
+    ///     try batch.hold(url, by: "downloads", version: info.version)
+    /// }
+    /// ```
+    ///
+    /// - throws: what `body` threw, or a ``StoreError``.
+    @discardableResult
+    public func finish(with body: (WriteBatch, EntryInfo) throws -> Void) throws -> EntryInfo {
+        try publish(then: body)
+    }
+
+    private func publish(then body: (WriteBatch, EntryInfo) throws -> Void) throws -> EntryInfo {
+        guard let store = openStore else { throw StoreError.writerClosed }
         if let expectedLength, expectedLength != bytesWritten {
             cancel()
-            throw .lengthMismatch(key: key, expected: expectedLength, actual: bytesWritten)
+            throw StoreError.lengthMismatch(key: key, expected: expectedLength, actual: bytesWritten)
         }
-        if stagingID == nil && queued.isEmpty && buffer.count <= store.configuration.inlineLimit {
-            let bytes = buffer
-            close()
-            return try store.put(bytes, forKey: key, options: options)
-        }
-        if !buffer.isEmpty {
+        let inline = stagingID == nil && queued.isEmpty && buffer.count <= store.configuration.inlineLimit
+        if !inline && !buffer.isEmpty {
             queued.append(buffer)
             queuedBytes += buffer.count
             buffer = []
@@ -193,31 +223,61 @@ public final class EntryWriter {
         let digest = hasher.finalize()
         let total = bytesWritten
         var attempt = compress ?? true
+        var bodyError: (any Error)?
         let info: EntryInfo
         do {
             info = try store.run {
                 try store.write { transaction in
-                    var record = try stagedRecord(in: transaction)
-                    try putQueued(in: transaction, into: &record, compress: &attempt)
-                    if let stagingID { try transaction.index.deleteStaging(stagingID) }
-                    record.length = total
-                    record.digest = digest
-                    record.isComplete = true
-                    record.ownerPID = 0
-                    record.created = transaction.now
-                    let expiry = options.expiry.resolve(
-                        now: Date(timeIntervalSince1970: transaction.now),
-                        defaultLifetime: store.configuration.defaultLifetime)
-                    return try transaction.insert(record, expiry: expiry).info()
+                    bodyError = nil
+                    let info: EntryInfo
+                    if inline {
+                        info = try transaction.putWhole(buffer, forKey: key, options: options)
+                    } else {
+                        info = try insert(in: transaction, digest: digest, length: total, compress: &attempt)
+                    }
+                    do {
+                        try body(WriteBatch(transaction: transaction), info)
+                    } catch let error as StoreError {
+                        throw error
+                    } catch let error as LMDBError {
+                        throw error
+                    } catch {
+                        bodyError = error
+                        throw error
+                    }
+                    return info
                 }
             }
         } catch {
             cancel()
+            if let bodyError { throw bodyError }
             throw error
         }
         queued = []
+        buffer = []
         close()
         return info
+    }
+
+    /// Puts the chunks not committed yet into the staged record (or a new
+    /// one) and inserts it, complete, under ``key``.
+    private func insert(
+        in transaction: StoreTransaction, digest: ContentDigest, length: Int, compress attempt: inout Bool
+    )
+        throws -> EntryInfo
+    {
+        guard let store = openStore else { throw StoreError.writerClosed }
+        var record = try stagedRecord(in: transaction)
+        try putQueued(in: transaction, into: &record, compress: &attempt)
+        if let stagingID { try transaction.index.deleteStaging(stagingID) }
+        record.length = length
+        record.digest = digest
+        record.isComplete = true
+        record.ownerPID = 0
+        record.created = transaction.now
+        let expiry = options.expiry.resolve(
+            now: Date(timeIntervalSince1970: transaction.now), defaultLifetime: store.configuration.defaultLifetime)
+        return try transaction.insert(record, expiry: expiry).info()
     }
 
     /// Abandons the write and releases what was staged. Safe to call twice.

@@ -28,14 +28,7 @@ extension MediaStore {
     @discardableResult
     public func hold(_ key: String, by holder: String, version: UInt64? = nil) throws(StoreError) -> Bool {
         let name = try Self.holderBytes(holder)
-        var added = false
-        try updateRecord(forKey: key, version: version) { transaction, record, slot in
-            added = try transaction.holds.add(name, to: slot)
-            guard !record.isPinned else { return }
-            record.isPinned = true
-            try transaction.index.touch(&record, slot: slot, at: transaction.now)
-        }
-        return added
+        return try run { try write { try $0.hold(key, by: name, version: version) } }
     }
 
     /// Releases `holder`'s hold on `key`'s entry. An entry nobody holds any
@@ -49,16 +42,7 @@ extension MediaStore {
     @discardableResult
     public func release(_ key: String, by holder: String, version: UInt64? = nil) throws(StoreError) -> Bool {
         let name = try Self.holderBytes(holder)
-        return try run {
-            try write { transaction in
-                guard let (slot, found) = try transaction.index.find(key),
-                    version == nil || found.entryID == version
-                else { return false }
-                guard try transaction.holds.remove(name, from: slot) else { return false }
-                try transaction.settleHoldFlag(found, slot: slot)
-                return true
-            }
-        }
+        return try run { try write { try $0.release(key, by: name, version: version) } }
     }
 
     /// Releases every hold of `holder`, in one transaction.
@@ -115,6 +99,28 @@ extension MediaStore {
 
 extension StoreTransaction {
     var holds: HoldTable { HoldTable(txn: txn, db: db) }
+
+    /// ``MediaStore/hold(_:by:version:)`` in this write transaction, for
+    /// the holder name `name` (validated); returns whether it was new.
+    func hold(_ key: String, by name: [UInt8], version: UInt64?) throws -> Bool {
+        var added = false
+        try updateRecord(forKey: key, version: version) { transaction, record, slot in
+            added = try transaction.holds.add(name, to: slot)
+            guard !record.isPinned else { return }
+            record.isPinned = true
+            try transaction.index.touch(&record, slot: slot, at: transaction.now)
+        }
+        return added
+    }
+
+    /// ``MediaStore/release(_:by:version:)`` in this write transaction, for
+    /// the holder name `name` (validated); returns whether it held the entry.
+    func release(_ key: String, by name: [UInt8], version: UInt64?) throws -> Bool {
+        guard let (slot, found) = try index.find(key), version == nil || found.entryID == version else { return false }
+        guard try holds.remove(name, from: slot) else { return false }
+        try settleHoldFlag(found, slot: slot)
+        return true
+    }
 
     /// Clears the record's pinned flag when its last hold went (and puts it back in the LRU order).
     func settleHoldFlag(_ record: EntryRecord, slot: Slot) throws {

@@ -204,18 +204,7 @@ extension MediaStore {
         _ body: (StoreTransaction, inout EntryRecord, Slot) throws -> Void
     ) throws(StoreError) {
         try run {
-            try write { transaction in
-                let (slot, found): (Slot, EntryRecord)
-                if let version {
-                    (slot, found) = try transaction.findEntry(key, version: version)
-                } else {
-                    guard let entry = try transaction.index.find(key) else { throw StoreError.notFound(key: key) }
-                    (slot, found) = entry
-                }
-                var record = found
-                try body(transaction, &record, slot)
-                try transaction.index.save(record, at: slot)
-            }
+            try write { transaction in try transaction.updateRecord(forKey: key, version: version, body) }
         }
     }
 
@@ -224,6 +213,24 @@ extension MediaStore {
     func dropIfCorrupt(key: String, _ error: StoreError) -> StoreError {
         if case .corrupted = error { _ = try? remove(forKey: key) }
         return error
+    }
+}
+
+extension StoreTransaction {
+    /// ``MediaStore/updateRecord(forKey:version:_:)`` in this write transaction.
+    func updateRecord(
+        forKey key: String, version: UInt64?, _ body: (StoreTransaction, inout EntryRecord, Slot) throws -> Void
+    ) throws {
+        let (slot, found): (Slot, EntryRecord)
+        if let version {
+            (slot, found) = try findEntry(key, version: version)
+        } else {
+            guard let entry = try index.find(key) else { throw StoreError.notFound(key: key) }
+            (slot, found) = entry
+        }
+        var record = found
+        try body(self, &record, slot)
+        try index.save(record, at: slot)
     }
 }
 

@@ -1,7 +1,9 @@
 import Foundation
 
-/// Puts and removes applied together in one transaction: all or none,
-/// one commit (one disk flush) for the lot. Made by ``MediaStore/performBatch(_:)``.
+/// Puts, removes, holds and releases applied together in one transaction:
+/// all or none, one commit (one disk flush) for the lot. Made by
+/// ``MediaStore/performBatch(_:)``, and by ``EntryWriter/finish(with:)``
+/// (with the streamed entry published in the same transaction).
 ///
 /// ```swift
 /// try store.performBatch { batch in
@@ -26,6 +28,24 @@ public final class WriteBatch {
             throw StoreError.entryTooLarge(key: key, size: count, limit: MediaStore.singleTransactionBytes)
         }
         return try transaction.putWhole(value, forKey: key, options: options)
+    }
+
+    /// Holds `key`'s entry for `holder`, as ``MediaStore/hold(_:by:version:)``
+    /// does, in the batch's transaction.
+    ///
+    /// - returns: whether `holder` did not hold it already.
+    @discardableResult
+    public func hold(_ key: String, by holder: String, version: UInt64? = nil) throws -> Bool {
+        try transaction.hold(key, by: MediaStore.holderBytes(holder), version: version)
+    }
+
+    /// Releases `holder`'s hold on `key`'s entry, as
+    /// ``MediaStore/release(_:by:version:)`` does, in the batch's transaction.
+    ///
+    /// - returns: whether `holder` held it.
+    @discardableResult
+    public func release(_ key: String, by holder: String, version: UInt64? = nil) throws -> Bool {
+        try transaction.release(key, by: MediaStore.holderBytes(holder), version: version)
     }
 
     /// Removes the entry for `key`; returns whether there was one.

@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
-import MediaStore
 import Testing
 
+@testable import MediaStore
 @testable import MediaStreaming
 
 /// Store calls leave the concurrency pool; sinks fill exactly their entry version.
@@ -156,6 +156,55 @@ struct StoreIOTests {
             #expect(result.after == result.before, "the sink changed while its owner was busy")
             #expect(result.report.written.count == 2 && sink.bufferStart == content.count)
             #expect(try store.read(forKey: "k", range: 0..<content.count) == content)
+        }
+    }
+
+    @Test("Writes beside the write queue that overlap share one store commit, each returning after it")
+    func writesBesideShareCommits() async throws {
+        try await withStore { store in
+            let io = StoreIO(store: store)
+            // The writer held inside a batch, on a thread of its own, until released.
+            let inside = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            Thread {
+                try? store.performBatch { batch in
+                    try batch.put(Data("holder".utf8), forKey: "holder")
+                    inside.signal()
+                    release.wait()
+                }
+            }.start()
+            await Task.detached { inside.wait() }.value
+            let before = store.environment.lastTransactionID
+            let count = StoreIO.laneCount
+            let results = Task {
+                try await withThrowingTaskGroup(of: (Int, String?, Data?).self) { group in
+                    for index in 0..<count {
+                        group.addTask {
+                            try await io.writeBeside { store throws(StoreError) in
+                                try store.put(Self.bytes(3_000 + index, seed: UInt8(index)), forKey: "k\(index)")
+                                // Returned: its commit has ended, so a reader sees it.
+                                return (index, Self.currentRole(), try store.data(forKey: "k\(index)"))
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+            }
+            // Every lane's put waits behind the held writer, in one group.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while store.writeGroups.waiting < count && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            #expect(store.writeGroups.waiting == count)
+            release.signal()
+            let written = try await results.value
+            #expect(written.count == count)
+            for (index, role, data) in written {
+                #expect(role == "writes")
+                #expect(data == Self.bytes(3_000 + index, seed: UInt8(index)))
+            }
+            // The held batch's commit, then one commit for all the puts.
+            #expect(store.environment.lastTransactionID - before == 2)
         }
     }
 }
