@@ -213,7 +213,35 @@ package struct StoreOpener {
         }
         let seed = seedBytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
         let encryption = StoreEncryption(key: key)
-        guard encryption.checks(row.keyCheckValue, storeID: seed) else { throw StoreError.wrongKey(path: path) }
-        return encryption
+        guard let rekeyBytes = try probe.value(meta, key: RekeyRow.key) else {
+            guard encryption.checks(row.keyCheckValue, storeID: seed) else { throw StoreError.wrongKey(path: path) }
+            return encryption
+        }
+        // A rekey is under way: either key opens the store, and recovers
+        // the other from the row, so that entries under both are read.
+        guard let rekey = RekeyRow(rekeyBytes) else {
+            throw StoreError.damagedStore(reason: "the rekey row has an unknown scheme or size")
+        }
+        let old: StoreEncryption
+        let new: StoreEncryption
+        if encryption.checks(row.keyCheckValue, storeID: seed) {
+            old = encryption
+            guard let key = old.unwrap(rekey.newKeyUnderOld, storeID: seed) else {
+                throw StoreError.damagedStore(reason: "the rekey row's new key does not open")
+            }
+            new = StoreEncryption(key: key)
+        } else if encryption.checks(rekey.newKeyCheckValue, storeID: seed) {
+            new = encryption
+            guard let key = new.unwrap(rekey.oldKeyUnderNew, storeID: seed) else {
+                throw StoreError.damagedStore(reason: "the rekey row's old key does not open")
+            }
+            old = StoreEncryption(key: key)
+        } else {
+            throw StoreError.wrongKey(path: path)
+        }
+        guard old.checks(row.keyCheckValue, storeID: seed), new.checks(rekey.newKeyCheckValue, storeID: seed) else {
+            throw StoreError.damagedStore(reason: "the rekey row's keys do not match their check values")
+        }
+        return new.replacing(old)
     }
 }
