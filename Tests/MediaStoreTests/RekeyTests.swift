@@ -270,6 +270,26 @@ import Testing
         #expect(try test.store.verify().problems == [])
     }
 
+    /// A chunk damaged before the rekey opens under neither key: the
+    /// rekey drops that entry (as a read would) and moves the rest.
+    @Test func aCorruptChunkDropsOnlyItsEntry() async throws {
+        let test = try TestStore(configuration: Self.configuration(Self.oldKey))
+        var corpus = Corpus()
+        try corpus.fill(test.store, count: 8)
+        let slot = try chunkSlots(test.store, key: "https://example.com/track/2")[3]
+        try withWriteTransaction(test.store) { transaction in
+            var value = try #require(try transaction.txn.value(transaction.db.chunks, key: slot))
+            value[value.count - 100] ^= 0x20
+            try transaction.txn.put(transaction.db.chunks, key: slot, value: value)
+        }
+        let progress = try await test.store.rekey(to: Self.newKey)
+        #expect(progress.entriesDropped == 1)
+        #expect(try test.store.info(forKey: "https://example.com/track/2") == nil)
+        corpus.contents["https://example.com/track/2"] = nil
+        try corpus.check(test.store)
+        #expect(try test.store.verify().problems == [])
+    }
+
     @Test func plainStoreIsNotRekeyed() async throws {
         let test = try TestStore(configuration: Self.configuration(nil))
         try test.store.put(Array("plain".utf8), forKey: "k")
