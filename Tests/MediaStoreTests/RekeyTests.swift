@@ -4,6 +4,12 @@ import Testing
 
 @testable import MediaStore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Key rotation (``MediaStore/rekey(to:options:)``): every entry reads
 /// the same afterwards under the new key alone; an interrupted rekey
 /// leaves a store that either key opens and reads whole, and resumes.
@@ -288,6 +294,40 @@ import Testing
         corpus.contents["https://example.com/track/2"] = nil
         try corpus.check(test.store)
         #expect(try test.store.verify().problems == [])
+    }
+
+    /// Another process with the store open (its shared lock on
+    /// `.maintenance-lock`, taken here through a descriptor of its own,
+    /// which `flock` treats as another holder) keeps a rekey from starting
+    /// and changes nothing; once it is gone the rekey runs.
+    @Test func anotherOpenerKeepsARekeyFromStarting() async throws {
+        let test = try TestStore(configuration: Self.configuration(Self.oldKey))
+        try test.store.put(Corpus.content(1, 3 * Self.chunkSize), forKey: "k")
+        let lockPath = test.directory.appendingPathComponent(MaintenanceLock.fileName).path
+        let other = open(lockPath, O_RDWR)
+        try #require(other >= 0)
+        #expect(flock(other, LOCK_SH) == 0)
+        await #expect(throws: StoreError.inUseElsewhere(path: test.directory.path)) {
+            try await test.store.rekey(to: Self.newKey)
+        }
+        #expect(try Self.rekeyRow(test.store) == nil)
+        #expect(test.store.encryption?.replaced == nil)
+        #expect(try test.store.data(forKey: "k") == Data(Corpus.content(1, 3 * Self.chunkSize)))
+        close(other)
+        #expect(try await test.store.rekey(to: Self.newKey).isFinished)
+        // The shared store of the directory is this one, and takes the key it has now.
+        let path = test.directory.path
+        test.store.close()
+        let shared = try MediaStore.shared(directory: test.directory, configuration: Self.configuration(Self.newKey))
+        defer { shared.close() }
+        try await shared.rekey(to: Self.thirdKey)
+        #expect(
+            try MediaStore.shared(directory: test.directory, configuration: Self.configuration(Self.thirdKey))
+                === shared)
+        #expect(throws: StoreError.wrongKey(path: path)) {
+            try MediaStore.shared(directory: test.directory, configuration: Self.configuration(Self.newKey))
+        }
+        #expect(try shared.data(forKey: "k") == Data(Corpus.content(1, 3 * Self.chunkSize)))
     }
 
     @Test func plainStoreIsNotRekeyed() async throws {
