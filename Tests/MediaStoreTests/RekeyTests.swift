@@ -201,6 +201,8 @@ import Testing
         }
         let row = try #require(try Self.rekeyRow(test.store))
         #expect(row.phase == .entries && !row.cursor.isEmpty)
+        // Marked so that a build that knows no rekey refuses the store.
+        #expect(try EncryptedStoreTests.formatVersion(test.store) == StoreFormat.rekeyingVersion)
         let moved = try Self.rowsNamed(under: Self.newKey, in: test.store, corpus: corpus).entries
         #expect(moved > 0 && moved < entryCount)
         // The open store reads and writes across both keys.
@@ -246,6 +248,7 @@ import Testing
         #expect(resumed.isFinished && resumed.entriesDropped == 0)
         #expect(resumed.entriesMoved > 0 && resumed.entriesMoved < entryCount)
         #expect(try Self.rekeyRow(test.store) == nil)
+        #expect(try EncryptedStoreTests.formatVersion(test.store) == StoreFormat.encryptedVersion)
         try corpus.check(test.store, extra: extra)
         #expect(try test.store.verify().problems == [])
         #expect(try Self.rowsNamed(under: Self.oldKey, in: test.store, corpus: corpus).entries == 0)
@@ -328,6 +331,41 @@ import Testing
             try MediaStore.shared(directory: test.directory, configuration: Self.configuration(Self.newKey))
         }
         #expect(try shared.data(forKey: "k") == Data(Corpus.content(1, 3 * Self.chunkSize)))
+    }
+
+    /// The format mark and the rekey row go together: either alone is
+    /// damage, refused with either key before anything is read or changed.
+    @Test(arguments: [true, false]) func aRekeyRowAndItsFormatMarkGoTogether(dropRow: Bool) async throws {
+        let test = try TestStore(configuration: Self.configuration(Self.oldKey))
+        try test.store.put(Corpus.content(2, 100), forKey: "k")
+        if dropRow {
+            await #expect(throws: Stop.self) {
+                try await test.store.rekey(to: Self.newKey, options: RekeyOptions { _ in throw Stop() })
+            }
+        }
+        try withWriteTransaction(test.store) { transaction in
+            if dropRow {
+                try transaction.txn.delete(transaction.db.meta, key: RekeyRow.key)
+            } else {
+                try transaction.txn.put(
+                    transaction.db.meta, key: RekeyRow.key,
+                    value: RekeyRow(
+                        newKeyCheckValue: Array(repeating: 1, count: 32),
+                        newKeyUnderOld: Array(repeating: 2, count: RekeyRow.wrappedKeyCount),
+                        oldKeyUnderNew: Array(repeating: 3, count: RekeyRow.wrappedKeyCount)
+                    ).encode())
+            }
+        }
+        test.store.close()
+        let before = try Self.dataBytes(test.directory)
+        let reason =
+            dropRow ? "a store marked as being rekeyed has no rekey row" : "a rekey row in a store not being rekeyed"
+        for key in [Self.oldKey, Self.newKey] {
+            #expect(throws: StoreError.damagedStore(reason: reason)) {
+                try MediaStore.openReadOnly(directory: test.directory, key: key)
+            }
+        }
+        #expect(try Self.dataBytes(test.directory) == before)
     }
 
     @Test func plainStoreIsNotRekeyed() async throws {

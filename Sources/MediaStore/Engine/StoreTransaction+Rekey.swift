@@ -34,19 +34,22 @@ extension StoreTransaction {
         var isFinished = false
     }
 
-    /// Records the start of a rekey (the meta row `rekey`).
+    /// Records the start of a rekey: the meta row `rekey`, and the format
+    /// marked ``StoreFormat/rekeyingVersion``.
     func startRekey(_ row: RekeyRow) throws {
         guard try txn.value(db.meta, key: RekeyRow.key) == nil else {
             throw StoreError.damagedStore(reason: "a rekey row appeared while the store was open")
         }
         try txn.put(db.meta, key: RekeyRow.key, value: row.encode())
+        try txn.put(
+            db.meta, key: Array("format".utf8), value: StoreFormat.encoded(version: StoreFormat.rekeyingVersion))
     }
 
     /// Does one step of the rekey recorded in the meta row `rekey` and
     /// saves its progress there; the step that finds nothing left under
     /// the old key ends the rekey: the new key's check value replaces the
-    /// old one's and the row is deleted, so the old key opens the store no
-    /// more. A store whose row is gone (another process ended the rekey)
+    /// old one's, the row is deleted and the format marked 6 again, so the
+    /// old key opens the store no more. A store whose row is gone (another process ended the rekey)
     /// reports a finished step.
     func rekeyStep(limits: RekeyLimits) throws -> RekeyStepResult {
         guard let bytes = try txn.value(db.meta, key: RekeyRow.key) else {
@@ -62,6 +65,8 @@ extension StoreTransaction {
             try txn.put(
                 db.meta, key: EncryptionRow.key, value: EncryptionRow(keyCheckValue: row.newKeyCheckValue).encode())
             try txn.delete(db.meta, key: RekeyRow.key)
+            try txn.put(
+                db.meta, key: Array("format".utf8), value: StoreFormat.encoded(version: StoreFormat.encryptedVersion))
         } else {
             try txn.put(db.meta, key: RekeyRow.key, value: row.encode())
         }
