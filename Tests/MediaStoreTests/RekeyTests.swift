@@ -368,6 +368,24 @@ import Testing
         #expect(try Self.dataBytes(test.directory) == before)
     }
 
+    /// Two rekeys to one key at once in one store: one starts it, both
+    /// run steps (each step reads the progress in its own transaction),
+    /// and every entry reads the same afterwards.
+    @Test func twoConcurrentRekeysToOneKeyAgree() async throws {
+        let test = try TestStore(configuration: Self.configuration(Self.oldKey))
+        var corpus = Corpus()
+        try corpus.fill(test.store, count: 20)
+        let store = test.store!
+        async let first = store.rekey(to: Self.newKey, options: RekeyOptions(batchEntries: 2))
+        async let second = store.rekey(to: Self.newKey, options: RekeyOptions(batchEntries: 2))
+        let results = try await [first, second]
+        #expect(results.allSatisfy { $0.isFinished })
+        #expect(results.reduce(0) { $0 + $1.entriesMoved } == corpus.contents.count + 1)  // and the partial entry
+        #expect(try Self.rekeyRow(store) == nil)
+        try corpus.check(store)
+        #expect(try store.verify().problems == [])
+    }
+
     @Test func plainStoreIsNotRekeyed() async throws {
         let test = try TestStore(configuration: Self.configuration(nil))
         try test.store.put(Array("plain".utf8), forKey: "k")

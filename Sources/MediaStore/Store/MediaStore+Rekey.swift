@@ -72,18 +72,26 @@ extension MediaStore {
     @discardableResult
     public func rekey(to newKey: StoreKey, options: RekeyOptions = RekeyOptions()) async throws -> RekeyProgress {
         guard !isReadOnly else { throw StoreError.readOnly }
-        guard let encryption else { throw StoreError.encryptionMismatch(path: directory.path, storeIsEncrypted: false) }
+        guard encryption != nil else {
+            throw StoreError.encryptionMismatch(path: directory.path, storeIsEncrypted: false)
+        }
         let target = StoreEncryption(key: newKey)
         let limits = StoreTransaction.RekeyLimits(
             entries: min(max(options.batchEntries, 1), 4096), bytes: min(max(options.batchBytes, 64 << 10), 64 << 20))
         var progress = RekeyProgress()
-        if encryption.replaced == nil {
-            guard try startRekey(to: newKey, target) else {
-                progress.isFinished = true
-                return progress
+        // One start at a time in this store: a second call waits and then
+        // resumes the rekey the first started (or finds it done).
+        let underWay = try rekeyStart.withLock { () throws -> Bool in
+            guard let encryption = self.encryption else { return false }
+            if encryption.replaced == nil { return try startRekey(to: newKey, target) }
+            guard target.checks(encryption.keyCheckValue(storeID: keySeed), storeID: keySeed) else {
+                throw StoreError.rekeyUnderWay(path: directory.path)
             }
-        } else if !target.checks(encryption.keyCheckValue(storeID: keySeed), storeID: keySeed) {
-            throw StoreError.rekeyUnderWay(path: directory.path)
+            return true
+        }
+        guard underWay else {
+            progress.isFinished = true
+            return progress
         }
         while !progress.isFinished {
             try Task.checkCancellation()

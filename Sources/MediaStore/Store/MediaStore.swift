@@ -50,6 +50,8 @@ public final class MediaStore: @unchecked Sendable {
     private let keyHash: (@Sendable (String) -> ContentDigest)?
     /// Held by the write transaction (the leader of a group of writes).
     let writerLock = NSLock()
+    /// Held while a rekey starts (``rekey(to:options:)``).
+    let rekeyStart = NSLock()
     /// The writes waiting to share the next commit.
     let writeGroups = WriteGroups<PendingWrite>()
     /// What each transaction's engine gets instead of the store: set at
