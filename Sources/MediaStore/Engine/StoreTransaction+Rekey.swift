@@ -23,6 +23,10 @@ extension StoreTransaction {
         var bytes: Int
     }
 
+    /// Thrown by a step in a store instance that does not hold both keys
+    /// of the rekey under way.
+    struct RekeyKeysUnknown: Error {}
+
     /// What one step did.
     struct RekeyStepResult {
         var entriesMoved = 0
@@ -45,6 +49,15 @@ extension StoreTransaction {
             db.meta, key: Array("format".utf8), value: StoreFormat.encoded(version: StoreFormat.rekeyingVersion))
     }
 
+    /// The meta row `rekey`, when a rekey is under way.
+    func rekeyRow() throws -> RekeyRow? {
+        guard let bytes = try txn.value(db.meta, key: RekeyRow.key) else { return nil }
+        guard let row = RekeyRow(bytes) else {
+            throw StoreError.damagedStore(reason: "the rekey row has an unknown scheme or size")
+        }
+        return row
+    }
+
     /// Does one step of the rekey recorded in the meta row `rekey` and
     /// saves its progress there; the step that finds nothing left under
     /// the old key ends the rekey: the new key's check value replaces the
@@ -60,6 +73,9 @@ extension StoreTransaction {
         guard var row = RekeyRow(bytes) else {
             throw StoreError.damagedStore(reason: "the rekey row has an unknown scheme or size")
         }
+        // A rekey this store instance does not hold both keys of (one it
+        // did not see start): it cannot move anything.
+        guard context.encryption?.replaced != nil else { throw RekeyKeysUnknown() }
         let result = try rekeyStep(&row, limits: limits)
         if result.isFinished {
             try txn.put(
@@ -75,7 +91,6 @@ extension StoreTransaction {
 
     /// Does one step of the rekey recorded in `row` and advances it.
     func rekeyStep(_ row: inout RekeyRow, limits: RekeyLimits) throws -> RekeyStepResult {
-        precondition(context.encryption?.replaced != nil, "a rekey step needs the new and the replaced keys")
         var result = RekeyStepResult()
         switch row.phase {
         case .staging:

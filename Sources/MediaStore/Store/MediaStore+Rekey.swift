@@ -82,7 +82,12 @@ extension MediaStore {
         // One start at a time in this store: a second call waits and then
         // resumes the rekey the first started (or finds it done).
         let underWay = try rekeyStart.withLock { () throws -> Bool in
-            guard let encryption = self.encryption else { return false }
+            guard var encryption = self.encryption else { return false }
+            if encryption.replaced != nil, try run({ try read { try $0.rekeyRow() } }) == nil {
+                // Ended by another process since this store took both keys.
+                encryption = encryption.withoutReplaced
+                useKeys(encryption)
+            }
             if encryption.replaced == nil { return try startRekey(to: newKey, target) }
             guard target.checks(encryption.keyCheckValue(storeID: keySeed), storeID: keySeed) else {
                 throw StoreError.rekeyUnderWay(path: directory.path)
@@ -95,8 +100,13 @@ extension MediaStore {
         }
         while !progress.isFinished {
             try Task.checkCancellation()
-            let step = try run {
-                try write { transaction in try transaction.rekeyStep(limits: limits) }
+            let step: StoreTransaction.RekeyStepResult
+            do {
+                step = try write { transaction in try transaction.rekeyStep(limits: limits) }
+            } catch is StoreTransaction.RekeyKeysUnknown {
+                throw StoreError.rekeyUnderWay(path: directory.path)
+            } catch {
+                throw StoreError(error)
             }
             progress.steps += 1
             progress.entriesMoved += step.entriesMoved
