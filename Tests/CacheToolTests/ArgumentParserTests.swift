@@ -83,6 +83,9 @@ import Testing
             #expect(command.positionals.dropLast().allSatisfy { !$0.variadic })
         }
         let writers = Set(CommandTable.commands.filter(\.writes).map(\.name))
-        #expect(writers == ["put", "rm", "pin", "unpin", "expire", "evict", "compact", "import", "serve", "hls-get"])
+        #expect(
+            writers == [
+                "put", "rm", "pin", "unpin", "expire", "evict", "compact", "rekey", "import", "serve", "hls-get",
+            ])
     }
 }

@@ -368,4 +368,49 @@ import Testing
         // Still readable with the right key after the refused opens.
         #expect(try ToolProcess.cachetool(["-s", store, "--key-file", keyFile, "cat", "track"]).output == value)
     }
+
+    /// `rekey`: the store re-encrypted under the new key file; the old key
+    /// refused afterwards; the new key file required and checked.
+    @Test func rekeyMovesTheStoreToTheNewKey() throws {
+        let directory = try TemporaryDirectory("rekey")
+        defer { directory.remove() }
+        let oldKeyFile = directory.path("old.key")
+        let newKeyFile = directory.path("new.key")
+        try KeyFile.write(try StoreKey(bytes: Array(0..<32)), to: oldKeyFile)
+        try KeyFile.write(try StoreKey(bytes: Array(1...32)), to: newKeyFile)
+        var random = SplitMix64(seed: 30)
+        let values = ["a": random.data(400_000), "b": random.data(300), "copy": Data()]
+        let store = directory.path("store")
+        for (key, value) in values where key != "copy" {
+            let put = try ToolProcess.cachetool(["-s", store, "--key-file", oldKeyFile, "put", key, "-"], input: value)
+            #expect(put.status == 0, "\(put.errors)")
+        }
+        let noNewKey = try ToolProcess.cachetool(["-s", store, "--key-file", oldKeyFile, "rekey"])
+        #expect(noNewKey.status == 2)
+        #expect(noNewKey.errors.contains("--new-key-file"))
+        let badNewKey = try ToolProcess.cachetool([
+            "-s", store, "--key-file", oldKeyFile, "rekey", "--new-key-file", directory.path("none.key"),
+        ])
+        #expect(badNewKey.status == 1)
+        #expect(badNewKey.errors.contains("--new-key-file"))
+
+        let rekey = try ToolProcess.cachetool([
+            "-s", store, "--key-file", oldKeyFile, "rekey", "--new-key-file", newKeyFile, "--json",
+        ])
+        #expect(rekey.status == 0, "\(rekey.errors)")
+        #expect(rekey.json?["entriesMoved"] as? Int == 2)
+        for (key, value) in values where key != "copy" {
+            let cat = try ToolProcess.cachetool(["-s", store, "--key-file", newKeyFile, "cat", key])
+            #expect(cat.status == 0 && cat.output == value, "\(key): \(cat.errors)")
+        }
+        let old = try ToolProcess.cachetool(["-s", store, "--key-file", oldKeyFile, "cat", "a"])
+        #expect(old.status == 1)
+        #expect(old.errors.contains("encrypted under another key"))
+        #expect(try ToolProcess.cachetool(["-s", store, "--key-file", newKeyFile, "verify"]).status == 0)
+        // Again with the key it has: nothing to do.
+        let again = try ToolProcess.cachetool([
+            "-s", store, "--key-file", newKeyFile, "rekey", "--new-key-file", newKeyFile,
+        ])
+        #expect(again.status == 0, "\(again.errors)")
+    }
 }

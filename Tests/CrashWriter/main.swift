@@ -24,6 +24,10 @@ import MediaStore
 //       microseconds the open and close took; given a delay, SIGKILLs itself
 //       that long after the open began (the kill lands where the child is,
 //       however busy the parent is).
+//   crash-writer rekey <storeDir> <fromKeyHex> <toKeyHex> <0|1> <killStep> <killAfterMicroseconds>
+//       Opens the store with the first key (0) or the second (1), rekeys it
+//       to the second and SIGKILLs itself that long after step killStep
+//       (RekeyRun). Exits 0 when the rekey finished first, 3 on a wrong key.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
@@ -37,6 +41,7 @@ func usage() -> Never {
                    crash-writer group-check <storeDir> <ackFile>
                    crash-writer app <storeDir> <close|hang>
                    crash-writer open <storeDir> [killAfterMicroseconds]
+                   crash-writer rekey <storeDir> <fromKeyHex> <toKeyHex> <0|1> <killStep> <killAfterMicroseconds>
 
             """.utf8))
     exit(64)
@@ -61,6 +66,16 @@ if arguments.first == "group-check" {
 if arguments.first == "app" {
     guard arguments.count == 3, ["close", "hang"].contains(arguments[2]) else { usage() }
     exit(RecoveryApp.run(directory: arguments[1], mode: arguments[2]))
+}
+
+if arguments.first == "rekey" {
+    guard arguments.count == 7, let openWith = Int(arguments[4]), let killStep = Int(arguments[5]),
+        let killAfter = UInt32(arguments[6])
+    else { usage() }
+    exit(
+        RekeyRun.run(
+            directory: arguments[1], keys: [arguments[2], arguments[3]], openWith: openWith, killStep: killStep,
+            killAfter: killAfter))
 }
 
 if arguments.first == "open" {

@@ -153,13 +153,13 @@ import Testing
         try writeLMDB(directory) { transaction in
             let meta = try transaction.openDatabase("meta", create: false)
             var bytes = StoreFormat.magic
-            bytes += [UInt8(StoreFormat.encryptedVersion + 1), 0]  // the next version, little-endian
+            bytes += [UInt8(StoreFormat.newestVersion + 1), 0]  // the next version, little-endian
             try transaction.put(meta, key: Array("format".utf8), value: bytes)
         }
         try expectRefused(directory) {
             $0
                 == .unsupportedFormatVersion(
-                    found: Int(StoreFormat.encryptedVersion) + 1, supported: Int(StoreFormat.encryptedVersion))
+                    found: Int(StoreFormat.newestVersion) + 1, supported: Int(StoreFormat.newestVersion))
         }
     }
 

@@ -140,6 +140,7 @@ public struct CacheTool {
         case "evict": try evict(parsed)
         case "verify": try verify(parsed)
         case "compact": try compact(parsed)
+        case "rekey": try rekey(parsed)
         case "readers": try readers(parsed)
         case "export": try export(parsed)
         case "import": try importEntries(parsed)

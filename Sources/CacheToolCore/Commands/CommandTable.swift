@@ -86,6 +86,20 @@ public enum CommandTable {
             options: [json], writes: true,
             details: "Refuses while any other process has the store open; stores opened meanwhile wait."),
         CommandSpec(
+            "rekey", summary: "re-encrypt an encrypted store under the key of --new-key-file",
+            options: [
+                OptionSpec(
+                    "new-key-file", value: "PATH", help: "the new key, in a key file as --key-file's (required)"),
+                json,
+            ],
+            writes: true,
+            details: """
+                --key-file gives the store's key. Runs in steps of a bounded size, each committed on its own: \
+                killed, the store opens with either key and a second run with the same new key resumes. \
+                Refuses while another process has the store open (exit status 1); once done, the old key \
+                opens it no more.
+                """),
+        CommandSpec(
             "readers", summary: "list LMDB reader slots; --clear frees those of dead processes",
             options: [OptionSpec("clear", help: "clear stale slots (mdb_reader_check)"), json]),
         CommandSpec(

@@ -85,16 +85,56 @@ package struct StoreEncryption: Sendable {
     package static let chunkKeyCacheCapacity = 1024
     /// Seals and opens records and small values.
     package let recordSealer: RecordSealer
+    /// While a rekey is under way, the keys being replaced (at most one):
+    /// what does not open under these keys is tried under those
+    /// (``firstOpening(_:)``); everything new is sealed and named under these.
+    private var replacedKeys: [StoreEncryption] = []
 
     private static let keyCheckLabel = Array("MediaCache key check v1".utf8)
 
+    /// The store key these are derived from (a rekey seals it under the new one).
+    package let key: StoreKey
+
     package init(key: StoreKey) {
+        self.key = key
         identitySubkey = Self.subkey(key, .chunkIdentity)
         chunkSealingSubkey = Self.subkey(key, .chunkSealing)
         indexSubkey = Self.subkey(key, .indexKeys)
         recordSealer = RecordSealer(subkey: Self.subkey(key, .recordSealing))
         keyCheckSubkey = Self.subkey(key, .keyCheck)
         chunkKeys = ChunkKeyCache(capacity: Self.chunkKeyCacheCapacity)
+    }
+
+    /// The first result of `body` that is not `nil`, tried with these keys
+    /// and then with the keys a rekey under way replaces, and whether it
+    /// came from these keys. Allocates nothing (a read's hot path).
+    package func firstOpening<R>(_ body: (StoreEncryption) throws -> R?) rethrows -> (value: R, isCurrent: Bool)? {
+        if let value = try body(self) { return (value, true) }
+        if let replaced = replacedKeys.first, let value = try body(replaced) { return (value, false) }
+        return nil
+    }
+
+    /// The keys a rekey under way replaces; `nil` when none is.
+    package var replaced: StoreEncryption? { replacedKeys.first }
+
+    /// Whether `key` opens a store under these keys: it is their key or,
+    /// during a rekey, the replaced one.
+    package func accepts(_ key: StoreKey) -> Bool {
+        key == self.key || replacedKeys.first.map { key == $0.key } == true
+    }
+
+    /// These keys, during a rekey from `old` to them.
+    package func replacing(_ old: StoreEncryption) -> StoreEncryption {
+        var keys = self
+        keys.replacedKeys = [old.withoutReplaced]
+        return keys
+    }
+
+    /// These keys alone, without the ones a rekey replaces.
+    package var withoutReplaced: StoreEncryption {
+        var keys = self
+        keys.replacedKeys = []
+        return keys
     }
 
     /// The key check value of the store with id `storeID`: stored in the
@@ -109,6 +149,22 @@ package struct StoreEncryption: Sendable {
             }
         }
     }
+
+    /// `other` sealed under these keys for the store with id `storeID`
+    /// (a rekey's meta row holds each key sealed under the other).
+    package func wrap(_ other: StoreKey, storeID: UInt64) -> [UInt8] {
+        recordSealer.seal(other.bytes, context: Self.wrapLabel + bigEndianBytes(storeID, count: 8))
+    }
+
+    /// The key ``wrap(_:storeID:)`` sealed; `nil` when `sealed` was not
+    /// sealed under these keys for this store.
+    package func unwrap(_ sealed: [UInt8], storeID: UInt64) -> StoreKey? {
+        guard let bytes = try? recordSealer.open(sealed, context: Self.wrapLabel + bigEndianBytes(storeID, count: 8))
+        else { return nil }
+        return try? StoreKey(bytes: bytes)
+    }
+
+    private static let wrapLabel = Array("MediaCache rekey v1".utf8)
 
     /// The 32-byte subkey of `key` for `purpose`.
     package static func subkey(_ key: StoreKey, _ purpose: Purpose) -> [UInt8] {

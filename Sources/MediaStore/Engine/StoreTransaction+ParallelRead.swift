@@ -73,7 +73,11 @@ extension StoreTransaction {
             for position in shares[worker] {
                 let piece = all[position]
                 if let encryption {
-                    guard Self.openSealed(piece, encryption, into: output.buffer) else {
+                    // During a rekey a chunk not yet moved is sealed under the replaced key.
+                    let opened = encryption.firstOpening {
+                        Self.openSealed(piece, $0, into: output.buffer) ? true : nil
+                    }
+                    guard opened != nil else {
                         failed.withLock { $0 = min($0 ?? piece.index, piece.index) }
                         return
                     }

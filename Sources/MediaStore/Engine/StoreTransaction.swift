@@ -34,7 +34,12 @@ package final class StoreTransaction {
         self.ledger = ledger
         self.index = EntryIndex(
             txn: txn, db: databases, counters: ledger, keyDigest: context.keyDigest,
-            records: RecordCodec(sealer: context.encryption?.recordSealer))
+            records: RecordCodec(
+                sealer: context.encryption?.recordSealer,
+                olderSealers: context.encryption?.replaced.map { [$0.recordSealer] } ?? []),
+            replacedKeyDigest: context.encryption?.replaced.map { replaced in
+                { replaced.indexKey(forCacheKey: $0) }
+            })
         self.chunks = ChunkStore(
             txn: txn, db: databases, counters: ledger, codec: context.codec,
             compressionLevel: context.configuration.compressionLevel, verified: context.verifiedChunks,

@@ -28,7 +28,11 @@ final class MaintenanceLock: @unchecked Sendable {
 
     private let descriptor = Locked<Int32>(-1)
 
-    private init(descriptor: Int32) {
+    /// Whether it is held exclusively for as long as it is held (``sole(directory:create:)``).
+    private let isExclusive: Bool
+
+    private init(descriptor: Int32, isExclusive: Bool = false) {
+        self.isExclusive = isExclusive
         self.descriptor.withLock { $0 = descriptor }
     }
 
@@ -41,6 +45,24 @@ final class MaintenanceLock: @unchecked Sendable {
         descriptor.withLock { descriptor in
             if descriptor >= 0 { close(descriptor) }
             descriptor = -1
+        }
+    }
+
+    /// Runs `body` while this lock (held shared) is held exclusively, when
+    /// that can be had at once: no other store in any process holds it.
+    /// Returns `nil` without running `body` otherwise. Back to shared
+    /// afterwards (`flock` converts a lock by dropping it first, so an
+    /// attempt that fails waits to take it shared again).
+    func whileExclusive<R>(_ body: () throws -> R) rethrows -> R? {
+        try descriptor.withLock { descriptor -> R? in
+            guard descriptor >= 0 else { return nil }
+            if isExclusive { return try body() }
+            guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+                while flock(descriptor, LOCK_SH) != 0 && errno == EINTR {}
+                return nil
+            }
+            defer { while flock(descriptor, LOCK_SH) != 0 && errno == EINTR {} }
+            return try body()
         }
     }
 
@@ -100,7 +122,7 @@ final class MaintenanceLock: @unchecked Sendable {
             close(descriptor)
             throw .alreadyOpen(path: directory.path)
         }
-        return MaintenanceLock(descriptor: descriptor)
+        return MaintenanceLock(descriptor: descriptor, isExclusive: true)
     }
 
     private static func openFile(_ directory: URL) -> Int32? {

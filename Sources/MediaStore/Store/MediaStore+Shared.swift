@@ -25,10 +25,11 @@ extension MediaStore {
             // A closed store is forgotten: the next caller opens a new one.
             if let store = stores[path]?.store, !store.isClosed {
                 let given = configuration.encryption?.key
-                switch (store.configuration.encryption?.key, given) {
+                // The store's keys now: a rekey may have changed them since it was opened.
+                switch (store.encryption, given) {
                 case (nil, nil): return .success(store)
                 case (let own?, let given?):
-                    return own == given ? .success(store) : .failure(.wrongKey(path: directory.path))
+                    return own.accepts(given) ? .success(store) : .failure(.wrongKey(path: directory.path))
                 case (let own, _):
                     return .failure(.encryptionMismatch(path: directory.path, storeIsEncrypted: own != nil))
                 }

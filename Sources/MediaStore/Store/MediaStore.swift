@@ -30,10 +30,11 @@ public final class MediaStore: @unchecked Sendable {
     let environment: LMDBEnvironment
     let databases: StoreDatabases
     let keySeed: UInt64
-    /// The keys of an encrypted store (checked at open); `nil` for a plain one.
-    let encryption: StoreEncryption?
+    /// The keys of an encrypted store (checked at open; during a rekey,
+    /// the new keys with the replaced ones); `nil` for a plain one.
+    var encryption: StoreEncryption? { engine.encryption }
     /// Held shared while open, so that compaction never swaps the file under it.
-    private let maintenanceLock: MaintenanceLock?
+    let maintenanceLock: MaintenanceLock?
     /// The session marker of a read-write store (`nil` when read-only).
     private let session: StoreSession?
     /// Set once by ``close()``.
@@ -49,10 +50,15 @@ public final class MediaStore: @unchecked Sendable {
     private let keyHash: (@Sendable (String) -> ContentDigest)?
     /// Held by the write transaction (the leader of a group of writes).
     let writerLock = NSLock()
+    /// Held while a rekey starts (``rekey(to:options:)``).
+    let rekeyStart = NSLock()
     /// The writes waiting to share the next commit.
     let writeGroups = WriteGroups<PendingWrite>()
-    /// What each transaction's engine gets instead of the store.
-    let engine: EngineContext
+    /// What each transaction's engine gets instead of the store: set at
+    /// open, and again when a rekey starts and when it ends.
+    private let engineState: Locked<EngineContext>
+    /// What the next transaction's engine gets.
+    var engine: EngineContext { engineState.withLock { $0 } }
     /// Entries read since the last write, applied in batches.
     let pendingAccess = Locked(AccessLog(capacity: MediaStore.accessBatchSize))
     /// Keys being read or written in this process; never evicted.
@@ -152,16 +158,15 @@ public final class MediaStore: @unchecked Sendable {
         self.environment = opened.environment
         self.databases = opened.databases
         self.keySeed = opened.keySeed
-        self.encryption = opened.encryption
         let keySeed = opened.keySeed
-        let encryption = opened.encryption
         let keysInUse = keysInUse
-        self.engine = EngineContext(
-            configuration: configuration,
-            keyDigest: { key in Self.keyDigest(key, hash: keyHash, seed: keySeed, encryption: encryption) },
-            codec: Locked(ZstdCodec(level: max(1, configuration.compressionLevel))),
-            isInUse: { key in keysInUse.withLock { $0[ExactKey(key)] != nil } },
-            verifiedChunks: verifiedChunks, encryption: encryption)
+        self.engineState = Locked(
+            EngineContext(
+                configuration: configuration,
+                keyDigest: { key in Self.keyDigest(key, hash: keyHash, seed: keySeed, encryption: opened.encryption) },
+                codec: Locked(ZstdCodec(level: max(1, configuration.compressionLevel))),
+                isInUse: { key in keysInUse.withLock { $0[ExactKey(key)] != nil } },
+                verifiedChunks: verifiedChunks, encryption: opened.encryption))
         if !readOnly {
             try run { try removeAbandonedStaging() }
         }
@@ -174,6 +179,19 @@ public final class MediaStore: @unchecked Sendable {
     /// The 16-byte digest that addresses `key` in the index.
     func keyDigest(_ key: String) -> ContentDigest {
         Self.keyDigest(key, hash: keyHash, seed: keySeed, encryption: encryption)
+    }
+
+    /// Makes the following transactions use `encryption` (when a rekey
+    /// starts or ends). Call it after the commit that wrote the change.
+    func useKeys(_ encryption: StoreEncryption) {
+        let (keyHash, keySeed) = (keyHash, keySeed)
+        engineState.withLock { engine in
+            engine = EngineContext(
+                configuration: engine.configuration,
+                keyDigest: { key in Self.keyDigest(key, hash: keyHash, seed: keySeed, encryption: encryption) },
+                codec: engine.codec, isInUse: engine.isInUse, verifiedChunks: engine.verifiedChunks,
+                encryption: encryption)
+        }
     }
 
     /// XXH3-128 of the key, seeded with the store's seed; in an encrypted

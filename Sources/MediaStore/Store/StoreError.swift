@@ -59,6 +59,12 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// true), or a key was given for a plain store (false). Nothing was
     /// read or changed.
     case encryptionMismatch(path: String, storeIsEncrypted: Bool)
+    /// A rekey to another key than the one given is under way
+    /// (``MediaStore/rekey(to:options:)``): finish it first. Nothing was changed.
+    case rekeyUnderWay(path: String)
+    /// Another process has the store open, so a rekey cannot start (it
+    /// would keep reading and writing under the old key). Nothing was changed.
+    case inUseElsewhere(path: String)
 
     public var description: String {
         switch self {
@@ -98,6 +104,9 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
             encrypted
                 ? "\(path) is encrypted and no key was given; nothing was read or changed"
                 : "\(path) is a plain store and a key was given; nothing was read or changed"
+        case .rekeyUnderWay(let path):
+            "a rekey of \(path) to another key is under way; finish it first, nothing was changed"
+        case .inUseElsewhere(let path): "another process has \(path) open; nothing was changed"
         }
     }
 }

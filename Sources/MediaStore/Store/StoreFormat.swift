@@ -32,6 +32,15 @@ package enum StoreFormat {
     /// refuse an encrypted store instead of reading sealed bytes as
     /// corrupt ones.
     static let encryptedVersion: UInt16 = 6
+    /// The version of an encrypted store while a key rotation is under way
+    /// (``MediaStore/rekey(to:options:)``): format 6 with the meta row
+    /// `rekey` (``RekeyRow``), its entries under either key. The rekey's
+    /// first step marks it 7 and its last marks it 6 again, so a build that
+    /// knows no rekey (and would read entries under the new key as corrupt
+    /// ones) refuses it instead.
+    static let rekeyingVersion: UInt16 = 7
+    /// The newest version this build reads.
+    static let newestVersion = rekeyingVersion
 
     static func encoded(version: UInt16 = version) -> [UInt8] {
         var writer = ByteWriter()

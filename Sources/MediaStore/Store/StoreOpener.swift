@@ -125,13 +125,15 @@ package struct StoreOpener {
             guard let version = StoreFormat.version(of: formatBytes) else {
                 throw StoreError.notAStore(path: directory.path, reason: "an LMDB file with a foreign format tag")
             }
-            guard version <= StoreFormat.encryptedVersion else {
+            guard version <= StoreFormat.newestVersion else {
                 throw StoreError.unsupportedFormatVersion(
-                    found: Int(version), supported: Int(StoreFormat.encryptedVersion))
+                    found: Int(version), supported: Int(StoreFormat.newestVersion))
             }
             // Before anything else is read or written: a store opened
             // with the wrong key (or none) must stay exactly as it is.
-            encryption = try checkKey(probe, meta, isEncrypted: version == StoreFormat.encryptedVersion)
+            encryption = try checkKey(
+                probe, meta, isEncrypted: version >= StoreFormat.encryptedVersion,
+                isRekeying: version == StoreFormat.rekeyingVersion)
         } else if let key = configuration.encryption?.key {
             encryption = StoreEncryption(key: key)
         }
@@ -190,7 +192,7 @@ package struct StoreOpener {
     /// Returns the store's keys (`nil` for a plain store, or when
     /// ``skipsKeyCheck``).
     private func checkKey(
-        _ probe: LMDBTransaction, _ meta: LMDBDatabase, isEncrypted: Bool
+        _ probe: LMDBTransaction, _ meta: LMDBDatabase, isEncrypted: Bool, isRekeying: Bool
     ) throws -> StoreEncryption? {
         let path = directory.path
         let rowBytes = try probe.value(meta, key: EncryptionRow.key)
@@ -198,6 +200,12 @@ package struct StoreOpener {
             throw StoreError.damagedStore(
                 reason: isEncrypted
                     ? "an encrypted store's meta has no encryption row" : "a plain store's meta has an encryption row")
+        }
+        let rekeyBytes = try probe.value(meta, key: RekeyRow.key)
+        guard isRekeying == (rekeyBytes != nil) else {
+            throw StoreError.damagedStore(
+                reason: isRekeying
+                    ? "a store marked as being rekeyed has no rekey row" : "a rekey row in a store not being rekeyed")
         }
         if skipsKeyCheck { return nil }
         guard let key = configuration.encryption?.key else {
@@ -213,7 +221,35 @@ package struct StoreOpener {
         }
         let seed = seedBytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
         let encryption = StoreEncryption(key: key)
-        guard encryption.checks(row.keyCheckValue, storeID: seed) else { throw StoreError.wrongKey(path: path) }
-        return encryption
+        guard let rekeyBytes else {
+            guard encryption.checks(row.keyCheckValue, storeID: seed) else { throw StoreError.wrongKey(path: path) }
+            return encryption
+        }
+        // A rekey is under way: either key opens the store, and recovers
+        // the other from the row, so that entries under both are read.
+        guard let rekey = RekeyRow(rekeyBytes) else {
+            throw StoreError.damagedStore(reason: "the rekey row has an unknown scheme or size")
+        }
+        let old: StoreEncryption
+        let new: StoreEncryption
+        if encryption.checks(row.keyCheckValue, storeID: seed) {
+            old = encryption
+            guard let key = old.unwrap(rekey.newKeyUnderOld, storeID: seed) else {
+                throw StoreError.damagedStore(reason: "the rekey row's new key does not open")
+            }
+            new = StoreEncryption(key: key)
+        } else if encryption.checks(rekey.newKeyCheckValue, storeID: seed) {
+            new = encryption
+            guard let key = new.unwrap(rekey.oldKeyUnderNew, storeID: seed) else {
+                throw StoreError.damagedStore(reason: "the rekey row's old key does not open")
+            }
+            old = StoreEncryption(key: key)
+        } else {
+            throw StoreError.wrongKey(path: path)
+        }
+        guard old.checks(row.keyCheckValue, storeID: seed), new.checks(rekey.newKeyCheckValue, storeID: seed) else {
+            throw StoreError.damagedStore(reason: "the rekey row's keys do not match their check values")
+        }
+        return new.replacing(old)
     }
 }

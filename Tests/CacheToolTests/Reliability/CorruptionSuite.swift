@@ -13,6 +13,10 @@ import MediaStore
 /// Every case that is neither detected nor harmless is listed (`miss:`)
 /// with its damage and the failing reads; with `CORRUPTION_KEEP=DIR` its
 /// damaged `data.mdb` (and the pristine one) is kept there.
+///
+/// With `encrypted`, the store is encrypted and every command gets its key
+/// file; a wrong key must then be refused without reading or changing
+/// anything (never reported as corruption, never dropping an entry).
 struct CorruptionSuite {
     enum Damage: String, CaseIterable {
         /// 1–8 bytes XORed at uniformly random offsets.
@@ -43,21 +47,34 @@ struct CorruptionSuite {
 
     let seed: UInt64
     let cases: Int
+    let encrypted: Bool
     var counts: [Damage: [Outcome: Int]] = [:]
     var failures: [String] = []
     /// One line per case that was neither detected nor harmless: where the
     /// damage was and what verify and the reads said, so a miss can be replayed.
     var misses: [String] = []
 
-    init(seed: UInt64, cases: Int) {
+    init(seed: UInt64, cases: Int, encrypted: Bool = false) {
         self.seed = seed
         self.cases = cases
+        self.encrypted = encrypted
     }
+
+    /// `--key-file` and the key file's path, for an encrypted suite.
+    private var keyArguments: [String] = []
 
     mutating func run() throws {
         let directory = try TemporaryDirectory("corruption")
         defer { directory.remove() }
         var random = SplitMix64(seed: seed)
+        var configuration = StoreConfiguration()
+        if encrypted {
+            let key = try StoreKey(bytes: random.bytes(StoreKey.byteCount))
+            let keyFile = directory.path("store.key")
+            try KeyFile.write(key, to: keyFile)
+            keyArguments = ["--key-file", keyFile]
+            configuration.encryption = StoreConfiguration.Encryption(key: key)
+        }
         // The original: raw chunks, zstd chunks, shared chunks, inline values,
         // and packed values (one batch: several small values to a pack row).
         let original = URL(fileURLWithPath: directory.path("original"))
@@ -67,13 +84,14 @@ struct CorruptionSuite {
         values["copy-of-raw"] = values["raw"]
         for index in 0..<12 { values["small\(index)"] = random.text(200 + index * 300) }
         for (key, value) in values.sorted(by: { $0.key < $1.key }) {
-            let put = try ToolProcess.cachetool(["-s", original.path, "put", key, "-"], input: value)
+            let put = try ToolProcess.cachetool(
+                ["-s", original.path] + keyArguments + ["put", key, "-"], input: value)
             guard put.status == 0 else { throw ToolTestError("put \(key) failed: \(put.errors)") }
         }
         var packed: [String: Data] = [:]
         for index in 0..<24 { packed["packed\(index)"] = random.data(150 + index * 150) }
         do {
-            let store = try MediaStore(directory: original)
+            let store = try MediaStore(directory: original, configuration: configuration)
             try store.performBatch { batch in
                 for (key, value) in packed.sorted(by: { $0.key < $1.key }) { try batch.put(value, forKey: key) }
             }
@@ -82,6 +100,7 @@ struct CorruptionSuite {
         values.merge(packed) { first, _ in first }
         let pristine = try Data(contentsOf: original.appendingPathComponent("data.mdb"))
         let structurePages = Self.structurePages(pristine)
+        if encrypted { try checkWrongKeyChangesNothing(original, directory: directory, random: &random) }
 
         for index in 0..<cases {
             let damage = Damage.allCases[index % Damage.allCases.count]
@@ -131,7 +150,7 @@ struct CorruptionSuite {
     /// The outcome, and for anything but a detection what verify or the
     /// reads said.
     private func classify(_ store: URL, values: [String: Data]) throws -> (Outcome, String) {
-        let verify = try ToolProcess.cachetool(["-s", store.path, "verify", "--json"])
+        let verify = try ToolProcess.cachetool(["-s", store.path] + keyArguments + ["verify", "--json"])
         if verify.signaled { return (.toolCrash, "verify killed by signal \(verify.status)") }
         switch verify.status {
         case 3: return (verify.json?["crashed"] as? Bool == true ? .crashContained : .detected, "")
@@ -140,13 +159,35 @@ struct CorruptionSuite {
         }
         var failedReads: [String] = []
         for (key, value) in values.sorted(by: { $0.key < $1.key }) {
-            let cat = try ToolProcess.cachetool(["-s", store.path, "cat", key])
+            let cat = try ToolProcess.cachetool(["-s", store.path] + keyArguments + ["cat", key])
             if cat.signaled { return (.toolCrash, "cat \(key) killed by signal \(cat.status)") }
             if cat.status == 0 && cat.output != value { return (.silentCorruption, "cat \(key) returned wrong bytes") }
             if cat.status != 0 { failedReads.append("cat \(key): exit \(cat.status): \(Self.firstLine(cat.errors))") }
         }
         return failedReads.isEmpty
             ? (.harmless, "") : (.missedCaughtOnRead, "verify clean; " + failedReads.joined(separator: "; "))
+    }
+
+    /// A wrong key is refused by verify, cat and a writing command alike,
+    /// as a wrong key (exit 1), never as corruption; the file stays byte
+    /// for byte as it was.
+    private mutating func checkWrongKeyChangesNothing(
+        _ store: URL, directory: TemporaryDirectory, random: inout SplitMix64
+    ) throws {
+        let before = try Data(contentsOf: store.appendingPathComponent("data.mdb"))
+        let wrongFile = directory.path("wrong.key")
+        try KeyFile.write(try StoreKey(bytes: random.bytes(StoreKey.byteCount)), to: wrongFile)
+        for command in [["verify", "--json"], ["cat", "raw"], ["rm", "raw"], ["expire"]] {
+            let result = try ToolProcess.cachetool(["-s", store.path, "--key-file", wrongFile] + command)
+            if result.status != 1 || !result.errors.contains("encrypted under another key") {
+                failures.append(
+                    "wrong key, \(command.joined(separator: " ")): exit \(result.status): \(Self.firstLine(result.errors))"
+                )
+            }
+        }
+        if try Data(contentsOf: store.appendingPathComponent("data.mdb")) != before {
+            failures.append("a wrong key changed data.mdb")
+        }
     }
 
     private static func firstLine(_ text: String) -> String {

@@ -128,10 +128,25 @@ extension ChunkStore {
         -> [UInt8]
     {
         guard value.header.codec == .sealed, slot.ordinal == 0 else { throw .header }
-        do {
-            return try encryption.chunkSealer(for: slot.digest).open(value.payload)
-        } catch {
-            throw .checksum
+        // During a rekey a chunk not yet moved is sealed under the replaced key.
+        let opened = encryption.firstOpening { try? $0.chunkSealer(for: slot.digest).open(value.payload) }
+        guard let opened else { throw .checksum }
+        return opened.value
+    }
+
+    /// The plaintext of the sealed chunk at `slot` and whether it is sealed
+    /// under the store's current keys (`false`: under the keys a rekey
+    /// under way replaces).
+    func openGeneration(_ slot: Slot) throws -> (bytes: [UInt8], isCurrent: Bool) {
+        guard let encryption else { throw ChunkFault.header }
+        return try txn.withValue(db.chunks, key: slot) { buffer in
+            guard let buffer else { throw ChunkFault.missing }
+            guard let value = ChunkValue(buffer), value.header.codec == .sealed, slot.ordinal == 0 else {
+                throw ChunkFault.header
+            }
+            let opened = encryption.firstOpening { try? $0.chunkSealer(for: slot.digest).open(value.payload) }
+            guard let opened else { throw ChunkFault.checksum }
+            return (opened.value, opened.isCurrent)
         }
     }
 
@@ -144,22 +159,45 @@ extension ChunkStore {
     ) throws {
         guard value.header.codec == .sealed, slot.ordinal == 0 else { throw ChunkFault.header }
         let length = value.header.rawLength
-        let sealer = encryption.chunkSealer(for: slot.digest)
         let block = UnsafeMutableRawBufferPointer.allocate(byteCount: ChunkSealer.blockSize, alignment: 16)
         defer { block.deallocate() }
+        // During a rekey a chunk not yet moved is sealed under the replaced
+        // key: its first block fails under the new one before anything is
+        // handed over, and the next generation is tried.
+        var delivered = false
         do {
-            try sealer.openEach(value.payload, blocks: ChunkSealer.blocks(covering: part)) { range in
-                UnsafeMutableRawBufferPointer(rebasing: block[0..<range.count])
-            } opened: { index, plaintext in
-                let range = ChunkSealer.plaintextRange(of: index..<index + 1, plaintextCount: length)
-                let from = max(part.lowerBound, range.lowerBound)
-                let to = min(part.upperBound, range.upperBound)
-                try body(
-                    UnsafeRawBufferPointer(rebasing: plaintext[(from - range.lowerBound)..<(to - range.lowerBound)]),
-                    from - part.lowerBound)
+            try openSealed(
+                value, sealer: encryption.chunkSealer(for: slot.digest), length: length, part: part, block: block
+            ) { piece, offset in
+                delivered = true
+                try body(piece, offset)
             }
         } catch is SealedDataError {
-            throw ChunkFault.checksum
+            guard !delivered, let replaced = encryption.replaced else { throw ChunkFault.checksum }
+            do {
+                try openSealed(
+                    value, sealer: replaced.chunkSealer(for: slot.digest), length: length, part: part, block: block,
+                    body)
+            } catch is SealedDataError {
+                throw ChunkFault.checksum
+            }
+        }
+    }
+
+    private static func openSealed(
+        _ value: ChunkValue, sealer: ChunkSealer, length: Int, part: Range<Int>,
+        block: UnsafeMutableRawBufferPointer,
+        _ body: (_ piece: UnsafeRawBufferPointer, _ offset: Int) throws -> Void
+    ) throws {
+        try sealer.openEach(value.payload, blocks: ChunkSealer.blocks(covering: part)) { range in
+            UnsafeMutableRawBufferPointer(rebasing: block[0..<range.count])
+        } opened: { index, plaintext in
+            let range = ChunkSealer.plaintextRange(of: index..<index + 1, plaintextCount: length)
+            let from = max(part.lowerBound, range.lowerBound)
+            let to = min(part.upperBound, range.upperBound)
+            try body(
+                UnsafeRawBufferPointer(rebasing: plaintext[(from - range.lowerBound)..<(to - range.lowerBound)]),
+                from - part.lowerBound)
         }
     }
 

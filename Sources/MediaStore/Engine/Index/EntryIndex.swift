@@ -11,6 +11,9 @@ struct EntryIndex {
     let keyDigest: (String) -> ContentDigest
     /// How records are stored (sealed in an encrypted store).
     let records: RecordCodec
+    /// While a rekey is under way, the index key under the key it
+    /// replaces: an entry not yet moved is found there.
+    var replacedKeyDigest: ((String) -> ContentDigest)? = nil
 
     /// The slot holding `key`, if any, with its record.
     ///
@@ -26,7 +29,17 @@ struct EntryIndex {
     func locate(_ key: String, currentAccess: Bool = true) throws -> (
         found: (slot: Slot, record: EntryRecord)?, free: Slot
     ) {
-        let digest = keyDigest(key)
+        let located = try locate(key, digest: keyDigest(key), currentAccess: currentAccess)
+        guard located.found == nil, let replacedKeyDigest else { return located }
+        // Not yet moved by a rekey under way: found under the replaced
+        // key's index key, while a new entry goes under the new one.
+        let replaced = try locate(key, digest: replacedKeyDigest(key), currentAccess: currentAccess)
+        return (replaced.found, located.free)
+    }
+
+    func locate(_ key: String, digest: ContentDigest, currentAccess: Bool) throws -> (
+        found: (slot: Slot, record: EntryRecord)?, free: Slot
+    ) {
         let first = Slot(digest, ordinal: 0)
         func withAccess(_ record: EntryRecord, _ slot: Slot) throws -> EntryRecord {
             currentAccess ? try withCurrentAccess(record, slot: slot) : record

@@ -6,6 +6,9 @@
 struct RecordCodec {
     /// The sealer of an encrypted store; `nil` for a plain one.
     let sealer: RecordSealer?
+    /// Sealers tried after ``sealer`` when a record does not open: the
+    /// replaced key's while a rekey is under way (``StoreEncryption/firstOpening(_:)``).
+    var olderSealers: [RecordSealer] = []
 
     private static let keysLabel = Array("keys".utf8)
     private static let stagingLabel = Array("staging".utf8)
@@ -30,8 +33,14 @@ struct RecordCodec {
     /// encrypted store) does not open for `context`.
     func decode(_ buffer: UnsafeRawBufferPointer, context: @autoclosure () -> [UInt8]) -> EntryRecord? {
         guard let sealer else { return EntryRecord.decode(buffer) }
-        guard let plain = try? sealer.open(buffer, context: context()) else { return nil }
-        return plain.withUnsafeBytes(EntryRecord.decode)
+        let context = context()
+        if let plain = try? sealer.open(buffer, context: context) { return plain.withUnsafeBytes(EntryRecord.decode) }
+        for older in olderSealers {
+            if let plain = try? older.open(buffer, context: context) {
+                return plain.withUnsafeBytes(EntryRecord.decode)
+            }
+        }
+        return nil
     }
 
     /// The record stored in `buffer` when it is `key`'s: `.some(nil)` for
