@@ -28,9 +28,9 @@ enum HLSImportFailure: Error, Sendable {
 /// a file that cannot be imported is told to `BackgroundFetch/importFailed`
 /// and fetched again, up to `BackgroundFetch/importAttempts` times. A run
 /// cancelled because its download stopped cancels the task it waits for
-/// (and ``cancelAll()`` the download's others); one cancelled while the
-/// download still runs (its queue is going away) leaves them to the
-/// service, for the next launch.
+/// (and ``cancelAll()`` the download's others), and so does a run that
+/// fails; one cancelled while the download still runs (its queue is
+/// going away) leaves them to the service, for the next launch.
 struct HLSBackgroundFetcher: Sendable {
     let fetch: BackgroundFetch
     let record: DownloadRecord

@@ -91,8 +91,10 @@ public struct HLSDownloadPerformer: DownloadPerformer, CompletionKeyedPerformer 
         do {
             plan = try await run.perform()
         } catch {
-            // Stopped (not its queue going away): no task of it goes on.
-            if let background, !context.isLive() { await background.cancelAll() }
+            // Stopped or failed (not cancelled by its queue going away): no
+            // task of it goes on. A failed run's other resources were cancelled
+            // while it still counted (live), which leaves their tasks running.
+            if let background, !context.isLive() || !Task.isCancelled { await background.cancelAll() }
             throw error
         }
         // What the plan kept, the master last; never every entry grouped

@@ -308,6 +308,26 @@ struct BackgroundHLSQueueTests {
         #expect(try setup.test.store.info(forKey: key) == nil)
     }
 
+    @Test("A failed download cancels its other tasks: none goes on fetching for a download that will not import it")
+    func failedCancelsTasks() async throws {
+        let setup = try Setup()
+        let queue = try await setup.open()
+        let record = try await queue.enqueue(master, kind: HLSDownloadPerformer.kind)
+        try await finishPlaylists(of: record.id, in: setup, thenRunning: Self.resourceCount - 2)
+        let tasks = setup.service.running
+        let failing = tasks[0]
+        // Short at every import (importAttempts is 3): the run fails.
+        for attempt in 0..<3 {
+            #expect(try await eventually { setup.service.running.contains(failing) }, "attempt \(attempt)")
+            setup.service.finish(failing, fault: .truncate(1))
+        }
+        await #expect(throws: DownloadError.self) { try await queue.completion(of: record.id) }
+        let status = await queue.download(record.id)?.status
+        #expect({ if case .failed = status { true } else { false } }(), "\(String(describing: status))")
+        #expect(try await eventually { setup.service.running.isEmpty }, "still running: \(setup.service.running)")
+        #expect(setup.service.cancelled.sorted() == Array(tasks.dropFirst()).sorted())
+    }
+
     @Test("A failed segment task is started again from its resume data, and the download completes")
     func failedTaskRetried() async throws {
         let setup = try Setup()
