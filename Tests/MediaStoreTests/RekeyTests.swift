@@ -387,7 +387,7 @@ import Testing
     }
 
     @Test func plainStoreIsNotRekeyed() async throws {
-        let test = try TestStore(configuration: Self.configuration(nil))
+        let test = try TestStore(configuration: Self.configuration(nil), exactly: true)
         try test.store.put(Array("plain".utf8), forKey: "k")
         await #expect(throws: StoreError.encryptionMismatch(path: test.directory.path, storeIsEncrypted: false)) {
             try await test.store.rekey(to: Self.newKey)

@@ -17,10 +17,15 @@ final class TestStore {
     /// The key of this run's encrypted test stores.
     static let defaultKey = try! StoreKey(bytes: [UInt8](repeating: 0x5A, count: StoreKey.byteCount))
 
-    init(configuration: StoreConfiguration = StoreConfiguration(initialMapSize: 64 << 20), parent: URL? = nil) throws {
+    /// `exactly`: the configuration as given, plain in an encrypted run too.
+    init(
+        configuration: StoreConfiguration = StoreConfiguration(initialMapSize: 64 << 20), parent: URL? = nil,
+        exactly: Bool = false
+    ) throws {
         directory = (parent ?? FileManager.default.temporaryDirectory)
             .appendingPathComponent("mediastore-test-\(UUID().uuidString)")
-        store = try MediaStore(directory: directory, configuration: Self.withDefaultEncryption(configuration))
+        store = try MediaStore(
+            directory: directory, configuration: exactly ? configuration : Self.withDefaultEncryption(configuration))
     }
 
     /// The store at `directory`, opened as a ``TestStore`` opens its own
