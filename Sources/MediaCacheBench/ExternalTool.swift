@@ -44,11 +44,9 @@ struct ExternalTool: Sendable {
     /// (`~/.local/bin` on Linux), which need not be on `PATH`:
     /// Tools/bootstrap installs yt-dlp there. Empty when it cannot tell.
     func userScripts(scratch: URL) -> [String] {
-        let script = """
-            import sysconfig
-            scheme = sysconfig.get_preferred_scheme("user") if hasattr(sysconfig, "get_preferred_scheme") else None
-            print(sysconfig.get_path("scripts", scheme) if scheme else sysconfig.get_path("scripts", "posix_user"))
-            """
+        let script =
+            "import sysconfig as s; scheme = s.get_preferred_scheme('user') if hasattr(s, 'get_preferred_scheme')"
+            + " else 'posix_user'; print(s.get_path('scripts', scheme))"
         guard let run = try? run(["-c", script], scratch: scratch, limit: 10) else { return [] }
         let directory = run.output.trimmingCharacters(in: .whitespacesAndNewlines)
         return directory.isEmpty ? [] : [directory]
