@@ -208,8 +208,8 @@ import Testing
 
     /// A download over several connections whose segments are asked after
     /// the origin changed: they are answered by the new version, which the
-    /// download refuses; it fails promptly as a transfer, pins nothing, and
-    /// stores none of the new bytes into the old entry.
+    /// download refuses; it fails promptly as the resource changed, pins
+    /// nothing, and stores none of the new bytes into the old entry.
     @Test func anOfflineDownloadFailsWhenASegmentSeesTheChange() async throws {
         let chunk = TestCache.chunkSize
         let origin = FakeOrigin(
@@ -235,10 +235,13 @@ import Testing
         origin.release(0)
         await #expect(throws: DownloadError.self) { try await download.completion() }
         #expect(ContinuousClock.now - started < .seconds(10))
-        guard case .failed(.transfer) = download.state else {
-            Issue.record("expected the download to fail as a transfer, got \(download.state)")
+        guard case .failed(.transfer(let reason)) = download.state else {
+            Issue.record("expected the download to fail as the resource changed, got \(download.state)")
             return
         }
+        // Whichever segment fails first (one reading the change, or one
+        // planning while the fetcher drops the changed entry), the change is told.
+        #expect(reason.contains("changed at the origin"), "\(reason)")
         // The old entry, if still there, is unpinned and holds old bytes only.
         #expect(try test.store.info(forKey: key)?.isPinned != true)
         for range in try test.store.cachedRanges(forKey: key) {
