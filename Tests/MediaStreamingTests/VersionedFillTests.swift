@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 import Testing
 
 @testable import MediaDownloads
@@ -131,6 +132,7 @@ import Testing
     /// download fails and the new entry stays unpinned.
     @Test func anOfflineDownloadPinsOnlyTheVersionItDownloaded() async throws {
         let chunk = TestCache.chunkSize
+        // Every response of the old version holds after 4 chunks of its body.
         let origin = FakeOrigin(
             versions: [
                 .init(bytes: Self.old, etag: "\"old\"", contentType: "audio/mpeg"),
@@ -140,11 +142,21 @@ import Testing
         let configuration = StreamingConfiguration(chunksPerRequest: 64, stallTimeout: .seconds(30))
         let test = try TestCache(configuration: configuration, origin: origin)
         let key = test.cache.cacheKey(for: Self.url)
-        let download = OfflineDownloader(cache: test.cache).download(Self.url)
-        for _ in 0..<1_000 {
-            if try test.store.info(forKey: key)?.cachedBytes ?? 0 >= 4 * chunk { break }
-            try await Task.sleep(for: .milliseconds(5))
+        let connections = 4
+        let download = OfflineDownloader(cache: test.cache, connectionsPerDownload: connections).download(Self.url)
+        // The premise: every request of the download (the probe, joined by the
+        // first segment, and the other segments) was answered by the old
+        // version before the origin changes, and the old entry holds bytes.
+        // (A segment asked after the change sees the change instead:
+        // `anOfflineDownloadFailsWhenASegmentSeesTheChange`.)
+        await eventually("the download's \(connections) requests answered") {
+            origin.requests.count >= connections
         }
+        await eventually("4 chunks stored") {
+            (try? test.store.info(forKey: key)?.cachedBytes ?? 0) ?? 0 >= 4 * chunk
+        }
+        let answered = origin.requests
+        try #require(answered.count == connections, "premise: \(answered.map(\.request.rangeHeader))")
         let oldVersion = try #require(try test.store.info(forKey: key)).version
 
         origin.change(to: 1)
@@ -173,6 +185,69 @@ import Testing
         let pinned = try #require(try test.store.info(forKey: key))
         #expect(pinned.isPinned)
         #expect(pinned.version == newVersion)
+    }
+
+    /// Routes range requests that start past the first byte (a download's
+    /// segments) to `inner` only once opened: they reach the origin after
+    /// whatever the test did meanwhile.
+    final class SegmentGate: Origin, @unchecked Sendable {
+        let inner: FakeOrigin
+        private let isOpen = Locked(false)
+
+        init(_ inner: FakeOrigin) { self.inner = inner }
+
+        func open() { isOpen.withLock { $0 = true } }
+
+        func fetch(_ request: OriginRequest) async throws(OriginError) -> OriginResponse {
+            while (request.range?.lowerBound ?? 0) > 0, !isOpen.current, !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(1))
+            }
+            return try await inner.fetch(request)
+        }
+    }
+
+    /// A download over several connections whose segments are asked after
+    /// the origin changed: they are answered by the new version, which the
+    /// download refuses; it fails promptly as the resource changed, pins
+    /// nothing, and stores none of the new bytes into the old entry.
+    @Test func anOfflineDownloadFailsWhenASegmentSeesTheChange() async throws {
+        let chunk = TestCache.chunkSize
+        let origin = FakeOrigin(
+            versions: [
+                .init(bytes: Self.old, etag: "\"old\"", contentType: "audio/mpeg"),
+                .init(bytes: Self.new, etag: "\"new\"", contentType: "audio/mpeg"),
+            ],
+            holdAfter: [0: 4 * chunk])
+        let gate = SegmentGate(origin)
+        let test = try TestCache(
+            configuration: StreamingConfiguration(chunksPerRequest: 64, stallTimeout: .seconds(30)), origin: gate)
+        let key = test.cache.cacheKey(for: Self.url)
+        let download = OfflineDownloader(cache: test.cache, connectionsPerDownload: 4).download(Self.url)
+        await eventually("4 chunks stored") {
+            (try? test.store.info(forKey: key)?.cachedBytes ?? 0) ?? 0 >= 4 * chunk
+        }
+        // Only the probe was answered, by the old version.
+        try #require(origin.requests.count == 1)
+        origin.change(to: 1)
+        gate.open()
+        await eventually("a segment answered by the new version") { origin.requests.count >= 2 }
+        let started = ContinuousClock.now
+        origin.release(0)
+        await #expect(throws: DownloadError.self) { try await download.completion() }
+        #expect(ContinuousClock.now - started < .seconds(10))
+        guard case .failed(.transfer(let reason)) = download.state else {
+            Issue.record("expected the download to fail as the resource changed, got \(download.state)")
+            return
+        }
+        // Whichever segment fails first (one reading the change, or one
+        // planning while the fetcher drops the changed entry), the change is told.
+        #expect(reason.contains("changed at the origin"), "\(reason)")
+        // The old entry, if still there, is unpinned and holds old bytes only.
+        #expect(try test.store.info(forKey: key)?.isPinned != true)
+        for range in try test.store.cachedRanges(forKey: key) {
+            let stored = try test.store.read(forKey: key, range: range)
+            #expect(stored == Self.old[range], "bytes \(range) are not the old version's")
+        }
     }
 
     /// The entry a session serves is replaced behind its back (another

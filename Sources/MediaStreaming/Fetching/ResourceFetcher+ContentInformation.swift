@@ -143,6 +143,7 @@ extension ResourceFetcher {
 
     private func resolve(_ info: ContentInformation) {
         information = info
+        change = nil
         resolving = false
         let waiters = infoWaiters.values
         infoWaiters = [:]

@@ -14,7 +14,7 @@ extension ResourceFetcher {
         -> [UInt8]
     {
         guard let length = information?.contentLength else {
-            throw .origin(.malformedResponse(reason: "no content information"))
+            throw change ?? .origin(.malformedResponse(reason: "no content information"))
         }
         let range = range.clamped(to: 0..<length)
         guard !range.isEmpty else { return [] }

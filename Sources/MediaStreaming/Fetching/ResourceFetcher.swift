@@ -35,6 +35,9 @@ actor ResourceFetcher {
 
     // State shared with the extensions in ResourceFetcher+*.swift.
     var information: ContentInformation?
+    /// The change that made the content information unknown, until it is
+    /// resolved again: what a read planned meanwhile fails with.
+    var change: StreamingError?
     /// Callers waiting for the content information, by id (a caller that
     /// is cancelled leaves; the probe stops once none is left).
     var infoWaiters: [Int: CheckedContinuation<ContentInformation, any Error>] = [:]
@@ -159,7 +162,7 @@ actor ResourceFetcher {
         until: Int? = nil, segment: SegmentRequests? = nil
     ) async throws -> ReadPlan {
         guard let info = information else {
-            throw StreamingError.origin(.malformedResponse(reason: "no content information"))
+            throw change ?? StreamingError.origin(.malformedResponse(reason: "no content information"))
         }
         let length = info.contentLength
         guard offset < length else { return .end }
@@ -352,6 +355,7 @@ actor ResourceFetcher {
     func contentChanged(_ error: StreamingError) async {
         let version = entryVersion
         information = nil
+        change = error
         entryVersion = nil
         resolving = true
         let stopped = Array(transfers.values)
