@@ -137,10 +137,11 @@ struct DownloadQueueTests {
         let volume = VolumeMonitor(store: test.store, budget: 0)
         let stored = Int64(try test.store.statistics().storedBytes)
         volume.budget = stored + floor - 1  // just short of the floor
-        let queue = try await DownloadQueue.open(
-            cache: test.cache,
-            configuration: DownloadQueueConfiguration(storageFloor: floor, pollInterval: .milliseconds(20)),
-            monitor: volume)
+        // One connection: how close to the floor it stops is a single
+        // stream's bound (each further connection may add a chunk in flight).
+        var configuration = DownloadQueueConfiguration(storageFloor: floor, pollInterval: .milliseconds(20))
+        configuration.connectionsPerDownload = 1
+        let queue = try await DownloadQueue.open(cache: test.cache, configuration: configuration, monitor: volume)
         let record = try await queue.enqueue(urls[0])
         await eventually("the download runs out of room") {
             if case .waiting(let reasons) = await queue.download(record.id)?.status {
@@ -156,8 +157,8 @@ struct DownloadQueueTests {
         let headroom = volume.budget - Int64(try test.store.statistics().storedBytes)
         #expect(headroom > floor - 256 * 1024, "it stopped near the floor: \(headroom) of \(floor)")
         try await Task.sleep(for: .milliseconds(200))
-        // Each of its connections ends at its next chunk boundary, then nothing more.
-        let connections = ProgressiveDownloadPerformer.defaultConnections
+        // Its connection ends at its next chunk boundary, then nothing more.
+        let connections = configuration.connectionsPerDownload
         let after = try test.cache.cachedRanges(for: urls[0]).byteCount
         #expect(after <= kept + (connections + 1) * TestCache.chunkSize, "it does not go on: \(kept) then \(after)")
         try await Task.sleep(for: .milliseconds(200))
