@@ -32,6 +32,7 @@ public final class OfflineDownloader: Sendable {
     private let queue = Locked<[MediaDownload]>([])
 
     /// - parameters:
+    ///   - cache: where the downloads fetch from and store into.
     ///   - maxParallelDownloads: most downloads fetching at once (3 by default).
     ///   - connectionsPerDownload: connections each download fetches over
     ///     (``ProgressiveDownloadPerformer/defaultConnections`` by default;

@@ -81,7 +81,7 @@ struct HLSBackgroundFetcher: Sendable {
         }
     }
 
-    /// Cancels every task of the download (it stopped).
+    /// Cancels every task of the download (its run failed).
     func cancelAll() async {
         for task in await fetch.transfer.tasks() where TransferIdentifier(task.identifier)?.download == record.id {
             _ = await fetch.transfer.cancel(task.identifier)

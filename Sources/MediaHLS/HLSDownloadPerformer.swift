@@ -91,10 +91,13 @@ public struct HLSDownloadPerformer: DownloadPerformer, CompletionKeyedPerformer 
         do {
             plan = try await run.perform()
         } catch {
-            // Stopped or failed (not cancelled by its queue going away): no
-            // task of it goes on. A failed run's other resources were cancelled
-            // while it still counted (live), which leaves their tasks running.
-            if let background, !context.isLive() || !Task.isCancelled { await background.cancelAll() }
+            // Failed (live, and not cancelled by its queue going away): no
+            // task of it goes on; its other resources were cancelled while it
+            // still counted (live), which leaves their tasks running. A
+            // stopped run's resources cancelled their own tasks as it
+            // stopped; cancelling by the download's id here, once it ends,
+            // would cancel the tasks of a run resumed meanwhile (same names).
+            if let background, context.isLive(), !Task.isCancelled { await background.cancelAll() }
             throw error
         }
         // What the plan kept, the master last; never every entry grouped

@@ -308,6 +308,36 @@ struct BackgroundHLSQueueTests {
         #expect(try setup.test.store.info(forKey: key) == nil)
     }
 
+    @Test("Stopped then resumed while the stopped run still ends: the stopped run cancels none of the new run's tasks")
+    func resumeWhileStoppedRunEnds() async throws {
+        let setup = try Setup()
+        let queue = try await setup.open()
+        let record = try await queue.enqueue(master, kind: HLSDownloadPerformer.kind)
+        try await finishPlaylists(of: record.id, in: setup, thenRunning: Self.resourceCount - 2)
+        let tasks = setup.service.running
+        // The stopped run is held in the import of its first segment, before it keeps it.
+        let gate = AsyncGate()
+        let hooks = setup.test.cache.configuration.resourceStoreHooks
+        hooks.keep.withLock { $0 = { _ in await gate.pass() } }
+        setup.service.finish(tasks[0])
+        await gate.arrived()
+        hooks.keep.withLock { $0 = nil }
+        try await queue.stop(record.id)
+        #expect(try await eventually { setup.service.running.isEmpty })
+        try await queue.resume(record.id)
+        // The new run starts a task for each resource it lacks (the held one's too: not kept).
+        #expect(try await eventually { setup.service.running.count == tasks.count })
+        let cancelledBefore = setup.service.cancelled.count
+        gate.open()
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(setup.service.cancelled.count == cancelledBefore, "the new run's tasks stay")
+        #expect(setup.service.running.count == tasks.count)
+        guard setup.service.running.count == tasks.count else { return }
+        for task in setup.service.running { setup.service.finish(task) }
+        try await queue.completion(of: record.id)
+        try setup.expectStored(record.id)
+    }
+
     @Test("A failed download cancels its other tasks: none goes on fetching for a download that will not import it")
     func failedCancelsTasks() async throws {
         let setup = try Setup()
