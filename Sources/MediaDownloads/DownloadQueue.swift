@@ -561,8 +561,10 @@ public actor DownloadQueue {
         }
         // Progressive downloads have their own performer for it (BackgroundTransferPerformer).
         let background = LaunchReconciliation.hasManyTasks(runner.record) ? background : nil
+        // Runs through background tasks name them alike: one at a time.
         if runner.start(
             performer: performer, cache: cache, background: background,
+            afterPrevious: configuration.backgroundTransfer != nil,
             ended: { [weak self] run in await self?.ended(id, run: run) })
         {
             slots[id] = runner.latestRun

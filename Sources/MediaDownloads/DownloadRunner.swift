@@ -50,8 +50,10 @@ package final class DownloadRunner: Sendable {
     /// Where a test holds its runs (none by default).
     package let hooks: DownloadRunHooks
     private let state: Locked<State>
-    /// The task of the latest run started, with its number.
-    private let task = Locked<(run: Int, task: Task<Void, Never>?)>((0, nil))
+    /// The task of the latest run started, with its number (`nil` once
+    /// stopped), and the task of the latest run started, stopped or not
+    /// (the next run waits for its end).
+    private let task = Locked<(run: Int, task: Task<Void, Never>?, last: Task<Void, Never>?)>((0, nil, nil))
     /// What the performer told besides its progress (an HLS plan).
     private let details = Locked<(any Sendable)?>(nil)
     /// Told after each change of the state or the counts (outside the
@@ -148,11 +150,20 @@ package final class DownloadRunner: Sendable {
     /// ``DownloadContext/background``). `ended` is awaited with the run's number once
     /// the run changed the state (completed or failed); never for a stopped run.
     ///
+    /// With `afterPrevious`, the performer is called once the run before
+    /// it ended (or this one is stopped meanwhile): the runs do not
+    /// overlap. Runs through ``BackgroundTransfer`` tasks need it: a
+    /// stopped run's last steps (cancelling the tasks it started, the
+    /// import it was in) come before the next run looks at the store and
+    /// at the tasks the service runs, which have the names of the stopped
+    /// run's. Otherwise a stopped run's end is not waited for (its fetches
+    /// are cancelled; what it still writes is of no run).
+    ///
     /// - returns: whether a run started.
     @discardableResult
     package func start(
         performer: any DownloadPerformer, cache: StreamingCache, background: BackgroundFetch? = nil,
-        ended: @escaping @Sendable (_ run: Int) async -> Void
+        afterPrevious: Bool = false, ended: @escaping @Sendable (_ run: Int) async -> Void
     ) -> Bool {
         let begun = state.withLock { state -> (run: Int, record: DownloadRecord)? in
             guard (try? state.record.apply(.start)) != nil else { return nil }
@@ -160,6 +171,7 @@ package final class DownloadRunner: Sendable {
             return (state.run, state.current)
         }
         guard let (run, record) = begun else { return false }
+        let previous = afterPrevious ? task.withLock { $0.last } : nil
         tell()
         let context = DownloadContext(
             cache: cache, holder: holder, isLive: isLive(run),
@@ -171,6 +183,11 @@ package final class DownloadRunner: Sendable {
                 self.resumeKept(self)
             }, background: background)
         let running = Task { [weak self] in
+            if let previous {
+                await Self.end(of: previous)
+                // Stopped while it waited: nothing ran.
+                if Task.isCancelled { return }
+            }
             let result: Result<[StoredEntry], DownloadError>
             do throws(DownloadError) {
                 result = .success(try await performer.perform(record, context: context))
@@ -200,11 +217,28 @@ package final class DownloadRunner: Sendable {
             guard slot.run < run else { return running.cancel() }
             // An earlier run is over (it was stopped before this one began).
             slot.task?.cancel()
-            slot = (run, running)
+            slot = (run, running, running)
         }
         // Stopped before its task was stored: stopped then.
         if !state.withLock({ $0.isLive(run) }) { running.cancel() }
         return true
+    }
+
+    /// Waits for `task` to end, or for the calling task to be cancelled.
+    private static func end(of task: Task<Void, Never>) async {
+        let waiter = Locked<CheckedContinuation<Void, Never>?>(nil)
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                waiter.withLock { $0 = continuation }
+                Task {
+                    await task.value
+                    waiter.withLock { $0.take() }?.resume()
+                }
+                if Task.isCancelled { waiter.withLock { $0.take() }?.resume() }
+            }
+        } onCancel: {
+            waiter.withLock { $0.take() }?.resume()
+        }
     }
 
     /// Stops the latest run (its owner is going away).

@@ -3,6 +3,7 @@ import HLSPlaylist
 import MediaDownloads
 import MediaStore
 import MediaStreaming
+import MediaSupport
 
 /// Why a delivered file of an HLS resource was not imported: fetched
 /// again (``retry(_:)``), or the run fails (``fatal(_:)``: too large).
@@ -28,24 +29,48 @@ enum HLSImportFailure: Error, Sendable {
 /// a file that cannot be imported is told to `BackgroundFetch/importFailed`
 /// and fetched again, up to `BackgroundFetch/importAttempts` times. A run
 /// cancelled because its download stopped cancels the task it waits for
-/// (and ``cancelAll()`` the download's others), and so does a run that
-/// fails; one cancelled while the download still runs (its queue is
-/// going away) leaves them to the service, for the next launch.
+/// (and ``cancelAll()`` the run's others), and so does a run that fails;
+/// one cancelled while the download still runs (its queue is going
+/// away) leaves them to the service, for the next launch.
+///
+/// A run cancels only the tasks it started or adopted, by their
+/// ``TransferTaskHandle``: a run resumed while a stopped one still ends
+/// starts tasks of the same names, which the stopped run never touches.
 struct HLSBackgroundFetcher: Sendable {
     let fetch: BackgroundFetch
     let record: DownloadRecord
     let context: DownloadContext
-    /// The download's tasks the service ran when the run began.
-    let adopted: Set<String>
+    /// The download's tasks the service ran when the run began, by name.
+    let adopted: [String: TransferTaskHandle]
+    /// The tasks of this run that may still run (started or adopted, not ended).
+    private let owned = Locked<Set<TransferTaskHandle>>([])
 
     /// The fetcher of a run of `record`: lists the tasks the service runs.
     static func begin(_ fetch: BackgroundFetch, record: DownloadRecord, context: DownloadContext) async
         -> HLSBackgroundFetcher
     {
-        let adopted = await fetch.transfer.tasks().map(\.identifier).filter {
-            TransferIdentifier($0)?.download == record.id
+        var adopted: [String: TransferTaskHandle] = [:]
+        for task in await fetch.transfer.tasks() where TransferIdentifier(task.identifier)?.download == record.id {
+            adopted[task.identifier] = task.handle
         }
-        return HLSBackgroundFetcher(fetch: fetch, record: record, context: context, adopted: Set(adopted))
+        return HLSBackgroundFetcher(fetch: fetch, record: record, context: context, adopted: adopted)
+    }
+
+    private init(
+        fetch: BackgroundFetch, record: DownloadRecord, context: DownloadContext,
+        adopted: [String: TransferTaskHandle]
+    ) {
+        self.fetch = fetch
+        self.record = record
+        self.context = context
+        self.adopted = adopted
+        owned.withLock { $0 = Set(adopted.values) }
+    }
+
+    /// Cancels `task`, one of this run's.
+    private func cancel(_ task: TransferTaskHandle) async {
+        _ = await fetch.transfer.cancel(task)
+        _ = owned.withLock { $0.remove(task) }
     }
 
     /// The task of the resource stored under `key`.
@@ -66,14 +91,14 @@ struct HLSBackgroundFetcher: Sendable {
     func found(_ key: String) async {
         let identifier = identifier(of: key)
         if let delivered = fetch.transfer.inbox.takeIfDelivered(identifier) { fetch.transfer.inbox.settle(delivered) }
-        if adopted.contains(identifier) { _ = await fetch.transfer.cancel(identifier) }
+        if let task = adopted[identifier] { await cancel(task) }
     }
 
     /// Cancels the download's tasks and drops its deliveries that are of
     /// none of `identifiers` (the plan's resources): a relaunch after its
     /// playlists changed.
     func dropStrays(keeping identifiers: Set<String>) async {
-        for task in adopted where !identifiers.contains(task) { _ = await fetch.transfer.cancel(task) }
+        for (name, task) in adopted where !identifiers.contains(name) { await cancel(task) }
         let inbox = fetch.transfer.inbox
         for delivery in inbox.pending
         where TransferIdentifier(delivery)?.download == record.id && !identifiers.contains(delivery) {
@@ -81,11 +106,9 @@ struct HLSBackgroundFetcher: Sendable {
         }
     }
 
-    /// Cancels every task of the download (its run failed).
+    /// Cancels every task of this run that may still run (it failed).
     func cancelAll() async {
-        for task in await fetch.transfer.tasks() where TransferIdentifier(task.identifier)?.download == record.id {
-            _ = await fetch.transfer.cancel(task.identifier)
-        }
+        for task in owned.withLock({ $0 }) { await cancel(task) }
     }
 
     /// The resource of `request` fetched by a task and imported by `importing`.
@@ -94,14 +117,14 @@ struct HLSBackgroundFetcher: Sendable {
         importing: (URL, TransferResponse) async throws(HLSImportFailure) -> Value
     ) async throws(DownloadError) -> Value {
         let inbox = fetch.transfer.inbox
-        var adopt = adopted.contains(request.identifier)
+        var adopt = adopted[request.identifier]
         var resume: Data?
         var importFailures = 0
         var transportFailures = 0
         while true {
             if Task.isCancelled { throw .cancelled }
             guard let completion = try await end(of: request, adopt: adopt, resume: resume) else { throw .cancelled }
-            (adopt, resume) = (false, nil)
+            (adopt, resume) = (nil, nil)
             switch completion.outcome {
             case .failed(let reason, let data):
                 inbox.settle(completion)
@@ -133,26 +156,36 @@ struct HLSBackgroundFetcher: Sendable {
     }
 
     /// The end of `request`'s task: delivered already, or of the task the
-    /// service runs (`adopt`), or of one started now. `nil` when the run
-    /// was cancelled (the task too, if the download stopped).
-    private func end(of request: TransferRequest, adopt: Bool, resume: Data?) async throws(DownloadError)
-        -> TransferCompletion?
+    /// service runs (`adopt`, adopted when the run began), or of one
+    /// started now. `nil` when the run was cancelled (the task too, if the
+    /// download stopped).
+    private func end(of request: TransferRequest, adopt: TransferTaskHandle?, resume: Data?)
+        async throws(DownloadError) -> TransferCompletion?
     {
         let inbox = fetch.transfer.inbox
         let identifier = request.identifier
         if let delivered = inbox.takeIfDelivered(identifier) { return delivered }
         // Still running? (It may have ended, or been cancelled, since the run began.)
-        let runs = adopt ? await fetch.transfer.tasks().contains { $0.identifier == identifier } : false
-        if !runs {
+        var task: TransferTaskHandle?
+        if let adopt, await fetch.transfer.tasks().contains(where: { $0.handle == adopt }) { task = adopt }
+        if task == nil {
             // Delivered while the tasks were listed.
             if let delivered = inbox.takeIfDelivered(identifier) { return delivered }
-            try await fetch.transfer.start(request, resumeData: resume)
+            // A stopped run starts nothing.
+            if Task.isCancelled { return nil }
+            let started = try await fetch.transfer.start(request, resumeData: resume)
+            owned.withLock { _ = $0.insert(started) }
+            task = started
         }
-        if let completion = await inbox.take(identifier) { return completion }
+        guard let task else { return nil }
+        if let completion = await inbox.take(identifier) {
+            _ = owned.withLock { $0.remove(task) }
+            return completion
+        }
         // Cancelled while the download still runs: its owner is going away
         // (the app quits), and the service goes on with the task.
         if context.isLive() { return nil }
-        _ = await fetch.transfer.cancel(identifier)
+        await cancel(task)
         return nil
     }
 }

@@ -10,7 +10,13 @@ import Foundation
 /// A task is named by the ``TransferRequest/identifier`` it was started
 /// with (``TransferIdentifier``), which the service keeps across a relaunch
 /// of the app. Finished tasks, and those that failed, are delivered to
-/// ``inbox``; the service must deliver each task's end exactly once.
+/// ``inbox`` under their name; the service must deliver each task's end
+/// exactly once, and none of a task cancelled by ``cancel(_:)``.
+///
+/// A name may be started again while an earlier task of it still runs
+/// (a download stopped and resumed at once): tasks are cancelled by
+/// their ``TransferTaskHandle``, which names one task, so that a run
+/// never cancels the task another run started under the same name.
 public protocol BackgroundTransfer: Sendable {
     /// The identifier of its session (the one
     /// `application(_:handleEventsForBackgroundURLSession:completionHandler:)` names).
@@ -21,12 +27,12 @@ public protocol BackgroundTransfer: Sendable {
 
     /// Starts a download-to-file task for `request`, from `resumeData`
     /// when given (what ``cancel(_:)`` or a failed task produced for the
-    /// same identifier).
-    func start(_ request: TransferRequest, resumeData: Data?) async throws(DownloadError)
+    /// same identifier). Returns the handle of the task started.
+    func start(_ request: TransferRequest, resumeData: Data?) async throws(DownloadError) -> TransferTaskHandle
 
-    /// Cancels the task `identifier`, if it runs. Returns the data to
-    /// resume it with, when the service produced some.
-    func cancel(_ identifier: String) async -> Data?
+    /// Cancels the task `task`, if it runs (no other task of its name).
+    /// Returns the data to resume it with, when the service produced some.
+    func cancel(_ task: TransferTaskHandle) async -> Data?
 
     /// The tasks the service still runs (also those started before a relaunch).
     func tasks() async -> [TransferTaskInfo]
@@ -82,14 +88,34 @@ public struct TransferRequest: Sendable, Hashable {
     }
 }
 
+/// One task of a service, apart from any other started under the same
+/// name: on Apple platforms its session and its `taskIdentifier`.
+public struct TransferTaskHandle: Sendable, Hashable, CustomStringConvertible {
+    /// The session that runs it.
+    public var session: String
+    /// Its number in ``session`` (unique there).
+    public var number: Int
+
+    public init(session: String, number: Int) {
+        self.session = session
+        self.number = number
+    }
+
+    public var description: String { "\(session)#\(number)" }
+}
+
 /// A task the service runs.
 public struct TransferTaskInfo: Sendable, Hashable {
+    /// Its name (its request's ``TransferRequest/identifier``).
     public var identifier: String
+    /// The one task it is (to cancel it).
+    public var handle: TransferTaskHandle
     /// Bytes received so far.
     public var bytesReceived: Int
 
-    public init(identifier: String, bytesReceived: Int = 0) {
+    public init(identifier: String, handle: TransferTaskHandle, bytesReceived: Int = 0) {
         self.identifier = identifier
+        self.handle = handle
         self.bytesReceived = bytesReceived
     }
 }

@@ -183,23 +183,25 @@ public struct BackgroundTransferPerformer: DownloadPerformer {
     ) async throws(DownloadError) -> TransferCompletion? {
         let inbox = transfer.inbox
         if let delivered = inbox.takeIfDelivered(request.identifier) { return delivered }
-        let running = await transfer.tasks().map(\.identifier).filter {
-            TransferIdentifier($0)?.download == record.id
-        }
+        let running = await transfer.tasks().filter { TransferIdentifier($0.identifier)?.download == record.id }
         // Another range's task of this download (started before a relaunch
-        // that changed what is stored): not needed now.
-        for other in running where other != request.identifier { _ = await transfer.cancel(other) }
-        if !running.contains(request.identifier) {
+        // that changed what is stored), or a second one of this range: not needed now.
+        let adopted = running.first { $0.identifier == request.identifier }?.handle
+        for other in running where other.handle != adopted { _ = await transfer.cancel(other.handle) }
+        let task: TransferTaskHandle
+        if let adopted {
+            task = adopted
+        } else {
             // Delivered while the tasks were listed.
             if let delivered = inbox.takeIfDelivered(request.identifier) { return delivered }
             let data = resume?.identifier == request.identifier ? resume?.data : nil
-            try await transfer.start(request, resumeData: data)
+            task = try await transfer.start(request, resumeData: data)
         }
         if let completion = await inbox.take(request.identifier) { return completion }
         // Cancelled while the download still runs: its owner is going away
         // (the app quits), and the service goes on with the task.
         if context.isLive() { return nil }
-        let data = await transfer.cancel(request.identifier)
+        let data = await transfer.cancel(task)
         context.keep(resumeData: data.flatMap { TransferResumeData(identifier: request.identifier, data: $0) })
         return nil
     }

@@ -24,15 +24,21 @@ extension DownloadQueue {
     /// deliveries kept, against the index (``LaunchReconciliation``).
     func reconcileTransfers() async {
         guard let transfer = configuration.backgroundTransfer else { return }
-        let tasks = await transfer.tasks().map(\.identifier)
+        let tasks = await transfer.tasks()
         let plan = LaunchReconciliation.plan(
-            records: records.values, tasks: tasks, delivered: transfer.inbox.pending)
-        for task in plan.cancel { _ = await transfer.cancel(task) }
+            records: records.values, tasks: tasks.map(\.identifier), delivered: transfer.inbox.pending)
+        // The plan names tasks; each task of a name is cancelled.
+        let handles = Dictionary(grouping: tasks, by: \.identifier).mapValues { $0.map(\.handle) }
+        for name in plan.cancel {
+            for task in handles[name] ?? [] { _ = await transfer.cancel(task) }
+        }
         var kept: [UUID] = []
-        for task in plan.cancelKeepingResumeData {
-            guard let identifier = TransferIdentifier(task), let data = await transfer.cancel(task),
-                let resume = TransferResumeData(identifier: task, data: data)
-            else { continue }
+        for name in plan.cancelKeepingResumeData {
+            var resume: TransferResumeData?
+            for task in handles[name] ?? [] {
+                if let data = await transfer.cancel(task) { resume = TransferResumeData(identifier: name, data: data) }
+            }
+            guard let identifier = TransferIdentifier(name), let resume else { continue }
             runners[identifier.download]?.edit { $0.resumeData = resume }
             kept.append(identifier.download)
         }

@@ -21,7 +21,9 @@
     ///   ``TransferNetworkPolicy``: `allowsCellularAccess`,
     ///   `allowsExpensiveNetworkAccess`, `allowsConstrainedNetworkAccess`.
     /// - A task's `taskDescription` is its ``TransferRequest/identifier``
-    ///   (the system keeps it across relaunches).
+    ///   (the system keeps it across relaunches); its ``TransferTaskHandle``
+    ///   is its session's identifier and its `taskIdentifier`, which Apple
+    ///   documents as unique within its session.
     /// - The delegate moves each finished file into the ``inbox`` before its
     ///   callback returns (the system removes the file then); a failure is
     ///   delivered with the resume data of its error's `userInfo`.
@@ -92,13 +94,14 @@
             _ = session(discretionary: true)
         }
 
-        private func allTasks() async -> [URLSessionTask] {
-            var tasks: [URLSessionTask] = []
+        private func allTasks() async -> [(task: URLSessionTask, session: URLSession)] {
+            var tasks: [(task: URLSessionTask, session: URLSession)] = []
             for discretionary in [false, true] {
                 let session = session(discretionary: discretionary)
-                tasks += await withCheckedContinuation { continuation in
+                let listed = await withCheckedContinuation { continuation in
                     session.getAllTasks { continuation.resume(returning: $0) }
                 }
+                tasks += listed.map { ($0, session) }
             }
             return tasks
         }
@@ -115,7 +118,9 @@
             return true
         }
 
-        public func start(_ request: TransferRequest, resumeData: Data?) async throws(DownloadError) {
+        public func start(_ request: TransferRequest, resumeData: Data?) async throws(DownloadError)
+            -> TransferTaskHandle
+        {
             let network = TransferNetworkPolicy(
                 conditions: DownloadConditions(isDiscretionary: request.network.isDiscretionary),
                 startedInBackground: inBackground())
@@ -133,10 +138,18 @@
             }
             task.taskDescription = request.identifier
             task.resume()
+            return Self.handle(of: task, in: session)
         }
 
-        public func cancel(_ identifier: String) async -> Data? {
-            guard let task = await allTasks().first(where: { $0.taskDescription == identifier }) else { return nil }
+        /// A task's handle: its session's identifier and its `taskIdentifier`
+        /// (unique in its session).
+        private static func handle(of task: URLSessionTask, in session: URLSession) -> TransferTaskHandle {
+            TransferTaskHandle(session: session.configuration.identifier ?? "", number: task.taskIdentifier)
+        }
+
+        public func cancel(_ handle: TransferTaskHandle) async -> Data? {
+            guard let task = await allTasks().first(where: { Self.handle(of: $0.task, in: $0.session) == handle })?.task
+            else { return nil }
             guard let download = task as? URLSessionDownloadTask else {
                 task.cancel()
                 return nil
@@ -155,11 +168,13 @@
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 delegateQueue.addOperation { continuation.resume() }
             }
-            return tasks.compactMap { task in
+            return tasks.compactMap { task, session in
                 guard let identifier = task.taskDescription, task.state != .completed, task.state != .canceling else {
                     return nil
                 }
-                return TransferTaskInfo(identifier: identifier, bytesReceived: Int(task.countOfBytesReceived))
+                return TransferTaskInfo(
+                    identifier: identifier, handle: Self.handle(of: task, in: session),
+                    bytesReceived: Int(task.countOfBytesReceived))
             }
         }
 

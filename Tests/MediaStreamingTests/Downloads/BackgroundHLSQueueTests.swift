@@ -308,7 +308,9 @@ struct BackgroundHLSQueueTests {
         #expect(try setup.test.store.info(forKey: key) == nil)
     }
 
-    @Test("Stopped then resumed while the stopped run still ends: the stopped run cancels none of the new run's tasks")
+    @Test(
+        "Stopped then resumed while the stopped run still ends: the new run begins after it, and no task of it is cancelled"
+    )
     func resumeWhileStoppedRunEnds() async throws {
         let setup = try Setup()
         let queue = try await setup.open()
@@ -324,32 +326,47 @@ struct BackgroundHLSQueueTests {
         hooks.keep.withLock { $0 = nil }
         try await queue.stop(record.id)
         #expect(try await eventually { setup.service.running.isEmpty })
+        let startedBefore = setup.service.started.count
         try await queue.resume(record.id)
-        // The new run starts a task for each resource it lacks (the held one's too: not kept).
-        #expect(try await eventually { setup.service.running.count == tasks.count })
+        // The new run waits for the stopped one: it starts no task of the
+        // names the stopped run may still cancel.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(setup.service.started.count == startedBefore, "the new run began before the stopped one ended")
         let cancelledBefore = setup.service.cancelled.count
         gate.open()
-        // Time for the stopped run to end (its import of one resource).
-        try await Task.sleep(for: .seconds(1))
-        // Before the fix the stopped run cancelled all 8 of the new run's
-        // tasks as it ended. Known race left: the resource whose import the
-        // stopped run was in may still cancel the new task of that one
-        // resource by its name, when the stopped run ends late (seen under
-        // a loaded parallel run); the new run then waits for it.
-        let extra = setup.service.cancelled.count - cancelledBefore
-        #expect(extra <= 1, "the stopped run cancelled \(extra) of the new run's tasks")
-        guard extra == 0, setup.service.running.count == tasks.count else {
-            withKnownIssue(
-                "a stopped run may cancel the new task of the resource it was importing", isIntermittent: true
-            ) {
-                Issue.record("\(extra) cancelled, \(setup.service.running.count) of \(tasks.count) running")
-            }
-            try await queue.cancel(record.id)
-            return
-        }
+        // The stopped run ends (its import dropped); the new run starts a
+        // task for each resource it lacks, the held one's too.
+        #expect(try await eventually { setup.service.running.count == tasks.count })
+        #expect(setup.service.cancelled.count == cancelledBefore, "cancelled: \(setup.service.cancelled)")
         for task in setup.service.running { setup.service.finish(task) }
         try await queue.completion(of: record.id)
         try setup.expectStored(record.id)
+    }
+
+    @Test("A run waiting for the stopped one to end is stopped at once when its download is cancelled")
+    func cancelWhileWaitingForStoppedRun() async throws {
+        let setup = try Setup()
+        let queue = try await setup.open()
+        let record = try await queue.enqueue(master, kind: HLSDownloadPerformer.kind)
+        try await finishPlaylists(of: record.id, in: setup, thenRunning: Self.resourceCount - 2)
+        let tasks = setup.service.running
+        let gate = AsyncGate()
+        let hooks = setup.test.cache.configuration.resourceStoreHooks
+        hooks.keep.withLock { $0 = { _ in await gate.pass() } }
+        setup.service.finish(tasks[0])
+        await gate.arrived()
+        hooks.keep.withLock { $0 = nil }
+        try await queue.stop(record.id)
+        try await queue.resume(record.id)
+        let startedBefore = setup.service.started.count
+        // The stopped run is still held: the cancel ends the waiting run without it.
+        try await queue.cancel(record.id)
+        let status = await queue.download(record.id)?.status
+        #expect({ if case .failed(.cancelled) = status { true } else { false } }(), "\(String(describing: status))")
+        gate.open()
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(setup.service.started.count == startedBefore, "a cancelled run started tasks")
+        #expect(try await eventually { setup.service.running.isEmpty }, "still running: \(setup.service.running)")
     }
 
     @Test("A failed download cancels its other tasks: none goes on fetching for a download that will not import it")

@@ -217,9 +217,7 @@ struct BackgroundTransferQueueTests {
         let stray = TransferIdentifier(download: UUID(), offset: 0).description
         let duplicate = TransferIdentifier(download: record.id, offset: TestCache.chunkSize).description
         for identifier in [stray, duplicate] {
-            setup.service.state.withLock {
-                $0.running[identifier] = TransferRequest(identifier: identifier, url: url)
-            }
+            setup.service.run(TransferRequest(identifier: identifier, url: url))
         }
         try await setup.test.relaunch()
         let (relaunched, _) = try await setup.open()

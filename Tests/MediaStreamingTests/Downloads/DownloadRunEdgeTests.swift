@@ -1,5 +1,6 @@
 import Foundation
 import MediaStore
+import MediaSupport
 import Testing
 
 @testable import MediaDownloads
@@ -42,6 +43,59 @@ struct DownloadRunEdgeTests {
         MediaDownload(
             record: DownloadRecord(url: URL(string: "https://example.invalid/\(key)")!, cacheKey: key, queueOrder: 0),
             key: key, holder: "test/\(key)", performer: performer, cache: cache, onChange: {})
+    }
+
+    /// Its first run is held by the gate, cancelled or not (as a run
+    /// held in an import); every call is counted.
+    struct HeldFirstRunPerformer: DownloadPerformer {
+        let gate: AsyncGate
+        let calls = Locked(0)
+        var kind: String { "held-first" }
+
+        func perform(_ record: DownloadRecord, context: DownloadContext) async throws(DownloadError) -> [StoredEntry] {
+            let call = calls.withLock { calls in
+                calls += 1
+                return calls
+            }
+            if call == 1 { await gate.pass() }
+            throw .cancelled
+        }
+
+        func keys(of record: DownloadRecord, in cache: StreamingCache) -> [String] { [record.cacheKey] }
+    }
+
+    @Test(
+        "Runs after the previous: the next waits for the stopped one's end, and ends at once when stopped while it waits"
+    )
+    func runAfterPrevious() async throws {
+        let test = try TestCache()
+        let gate = AsyncGate()
+        let performer = HeldFirstRunPerformer(gate: gate)
+        let runner = DownloadRunner(
+            record: DownloadRecord(url: URL(string: "https://example.invalid/a")!, cacheKey: "a", queueOrder: 0),
+            holder: "test/a")
+        #expect(runner.start(performer: performer, cache: test.cache, afterPrevious: true) { _ in })
+        await gate.arrived()
+        try runner.apply(.stop(.user))
+        try runner.apply(.resume)
+        #expect(runner.start(performer: performer, cache: test.cache, afterPrevious: true) { _ in })
+        let second = try #require(runner.latestRunTask)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(performer.calls.current == 1, "the second run began while the first was held")
+        // Stopped while it waits: it ends without the first (still held).
+        try runner.apply(.stop(.user))
+        let ended = Locked(false)
+        let watcher = Task {
+            await second.value
+            ended.withLock { $0 = true }
+        }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !ended.current, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(ended.current, "the stopped second run waited for the held first")
+        gate.open()
+        await watcher.value
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(performer.calls.current == 1, "a run stopped before it began performed")
     }
 
     @Test("A paused run's late progress changes no count")

@@ -20,12 +20,14 @@ final class FakeTransferService: Sendable {
     struct State {
         var resources: [URL: Data] = [:]
         var etags: [URL: String] = [:]
-        var running: [String: TransferRequest] = [:]
-        /// Tasks that ended and are being handed over: still listed by
-        /// `tasks()` until delivered, as the system's are (the adapter's
-        /// `tasks()` returns once the callbacks queued before it ran), so
-        /// an ended task is never seen neither running nor delivered.
-        var ending: Set<String> = []
+        /// The tasks running, by number (several may have one name).
+        var running: [Int: TransferRequest] = [:]
+        var lastNumber = 0
+        /// Tasks that ended and are being handed over, by number: still
+        /// listed by `tasks()` until delivered, as the system's are (the
+        /// adapter's `tasks()` returns once the callbacks queued before it
+        /// ran), so an ended task is never seen neither running nor delivered.
+        var ending: [Int: String] = [:]
         /// Every task started, in order, with the resume data it was given.
         var started: [(request: TransferRequest, resumeData: Data?)] = []
         var cancelled: [String] = []
@@ -76,7 +78,8 @@ final class FakeTransferService: Sendable {
     static func name(_ url: URL, range: Range<Int>? = nil) -> String {
         url.absoluteString + (range.map { " \($0.lowerBound)-\($0.upperBound)" } ?? "")
     }
-    var running: [String] { state.withLock { $0.running.keys.sorted() } }
+    /// The names of the tasks running (a name twice when two of its tasks run).
+    var running: [String] { state.withLock { $0.running.values.map(\.identifier).sorted() } }
     var cancelled: [String] { state.withLock { $0.cancelled } }
 
     /// A process attaching: its inbox gets the ends that arrived while none was.
@@ -93,17 +96,32 @@ final class FakeTransferService: Sendable {
     /// The process ended (killed): ends are kept for the next one.
     func detach() { state.withLock { $0.attached = nil } }
 
-    /// Ends task `identifier` with its body (through `fault` if given).
+    /// Runs a task of `request` started by an earlier process (none told of it).
+    func run(_ request: TransferRequest) {
+        state.withLock { state in
+            state.lastNumber += 1
+            state.running[state.lastNumber] = request
+        }
+    }
+
+    /// The number of the oldest task of name `identifier` running.
+    private static func oldest(_ identifier: String, in state: State) -> Int? {
+        state.running.filter { $0.value.identifier == identifier }.keys.min()
+    }
+
+    /// Ends the oldest task of name `identifier` with its body (through `fault` if given).
     func finish(_ identifier: String, fault: Fault? = nil) {
-        let end = state.withLock { state -> (request: TransferRequest, data: Data?, etag: String?)? in
-            guard let request = state.running.removeValue(forKey: identifier) else { return nil }
-            state.ending.insert(identifier)
+        let end = state.withLock { state -> (number: Int, request: TransferRequest, data: Data?, etag: String?)? in
+            guard let number = Self.oldest(identifier, in: state),
+                let request = state.running.removeValue(forKey: number)
+            else { return nil }
+            state.ending[number] = identifier
             state.ends += 1
             let etag = state.rotateETags ? "\"v\(state.ends + 1)\"" : state.etags[request.url]
-            return (request, state.resources[request.url], etag)
+            return (number, request, state.resources[request.url], etag)
         }
         guard let end else { return }
-        defer { state.withLock { _ = $0.ending.remove(identifier) } }
+        defer { state.withLock { _ = $0.ending.removeValue(forKey: end.number) } }
         guard let data = end.data else {
             return handOver((identifier, nil, TransferResponse(statusCode: 404), nil))
         }
@@ -124,15 +142,16 @@ final class FakeTransferService: Sendable {
         handOver((identifier, file, TransferResponse(statusCode: status, headers: headers), nil))
     }
 
-    /// Ends task `identifier` with a failure and `resumeData`.
+    /// Ends the oldest task of name `identifier` with a failure and `resumeData`.
     func fail(_ identifier: String, resumeData: Data?) {
-        let ended = state.withLock { state in
-            guard state.running.removeValue(forKey: identifier) != nil else { return false }
-            state.ending.insert(identifier)
-            return true
+        let ended = state.withLock { state -> Int? in
+            guard let number = Self.oldest(identifier, in: state) else { return nil }
+            state.running[number] = nil
+            state.ending[number] = identifier
+            return number
         }
-        guard ended else { return }
-        defer { state.withLock { _ = $0.ending.remove(identifier) } }
+        guard let ended else { return }
+        defer { state.withLock { _ = $0.ending.removeValue(forKey: ended) } }
         handOver((identifier, nil, nil, resumeData))
     }
 
@@ -162,9 +181,11 @@ final class FakeTransferService: Sendable {
         let inbox: TransferInbox
         var sessionIdentifier: String { service.sessionIdentifier }
 
-        func start(_ request: TransferRequest, resumeData: Data?) async throws(DownloadError) {
-            let (auto, fault, fails) = service.state.withLock { state -> (Bool, Fault?, Bool) in
-                state.running[request.identifier] = request
+        func start(_ request: TransferRequest, resumeData: Data?) async throws(DownloadError) -> TransferTaskHandle {
+            let (number, auto, fault, fails) = service.state.withLock { state -> (Int, Bool, Fault?, Bool) in
+                state.lastNumber += 1
+                let number = state.lastNumber
+                state.running[number] = request
                 state.started.append((request, resumeData))
                 state.mostRunning = max(state.mostRunning, state.running.count)
                 let name = FakeTransferService.name(of: request)
@@ -172,9 +193,9 @@ final class FakeTransferService: Sendable {
                 if fails { state.taskFailures[name]! -= 1 }
                 if let fault = state.taskFaults[name]?.first {
                     state.taskFaults[name]!.removeFirst()
-                    return (state.autoFinish, fault, fails)
+                    return (number, state.autoFinish, fault, fails)
                 }
-                return (state.autoFinish, state.faults.isEmpty ? nil : state.faults.removeFirst(), fails)
+                return (number, state.autoFinish, state.faults.isEmpty ? nil : state.faults.removeFirst(), fails)
             }
             if auto {
                 let service = service
@@ -187,20 +208,29 @@ final class FakeTransferService: Sendable {
                     }
                 }
             }
+            return handle(number)
         }
 
-        func cancel(_ identifier: String) async -> Data? {
+        private func handle(_ number: Int) -> TransferTaskHandle {
+            TransferTaskHandle(session: service.sessionIdentifier, number: number)
+        }
+
+        func cancel(_ task: TransferTaskHandle) async -> Data? {
             service.state.withLock { state in
-                guard state.running.removeValue(forKey: identifier) != nil else { return nil }
-                state.cancelled.append(identifier)
-                return Data("resume \(identifier)".utf8)
+                guard task.session == service.sessionIdentifier,
+                    let request = state.running.removeValue(forKey: task.number)
+                else { return nil }
+                state.cancelled.append(request.identifier)
+                return Data("resume \(request.identifier)".utf8)
             }
         }
 
         func tasks() async -> [TransferTaskInfo] {
             service.state.withLock { state in
-                Set(state.running.keys).union(state.ending).sorted().map {
-                    TransferTaskInfo(identifier: $0, bytesReceived: state.received[$0] ?? 0)
+                let names = state.running.mapValues(\.identifier).merging(state.ending) { first, _ in first }
+                return names.sorted { $0.key < $1.key }.map {
+                    TransferTaskInfo(
+                        identifier: $0.value, handle: handle($0.key), bytesReceived: state.received[$0.value] ?? 0)
                 }
             }
         }

@@ -103,6 +103,23 @@ final class BackgroundSessionTests {
         #expect(starts.count == 1 && starts[0].range == nil && !starts[0].isDiscretionary)
     }
 
+    @Test("A cancel names one task: of two started under one name, the other runs on")
+    func cancelOneOfTwo() async throws {
+        let app = try await launch()
+        let name = TransferIdentifier(download: UUID(), offset: 0).description
+        let request = TransferRequest(identifier: name, url: url)
+        let first = try await app.transfer.start(request, resumeData: nil)
+        let second = try await app.transfer.start(request, resumeData: nil)
+        #expect(first != second)
+        #expect(try await eventually { system.standInRunning == [name, name] })
+        #expect(await app.transfer.cancel(first) != nil, "a download task cancelled produces resume data")
+        #expect(try await eventually { system.standInRunning == [name] })
+        #expect(await app.transfer.tasks().map(\.handle) == [second])
+        #expect(await app.transfer.cancel(first) == nil, "cancelled already")
+        _ = await app.transfer.cancel(second)
+        #expect(try await eventually { system.standInRunning.isEmpty })
+    }
+
     @Test("Killed mid-download and relaunched: the system's task is adopted, not started again")
     func killedAndRelaunched() async throws {
         var app: App? = try await launch()
