@@ -91,6 +91,8 @@ let package = Package(
             dependencies: [
                 "URLSessionStandIn", "MediaDownloadsURLSessionGlue",
                 .product(name: "MediaDownloads", package: "MediaCache"),
+                .product(name: "MediaHLS", package: "MediaCache"),
+                .product(name: "HLSPlaylist", package: "MediaCache"),
                 .product(name: "MediaStreaming", package: "MediaCache"),
                 .product(name: "MediaStore", package: "MediaCache"),
             ]

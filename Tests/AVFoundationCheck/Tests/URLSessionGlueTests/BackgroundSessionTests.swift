@@ -1,6 +1,8 @@
 import Foundation
+import HLSPlaylist
 import MediaDownloads
 import MediaDownloadsURLSessionGlue
+import MediaHLS
 import MediaStore
 import MediaStreaming
 import Testing
@@ -46,6 +48,7 @@ final class BackgroundSessionTests {
     /// inbox in the app's folder, `beforeOpen` (the app delegate's events
     /// handler), then the queue.
     func launch(
+        performers: [any DownloadPerformer] = [],
         importFailed: @escaping @Sendable (DownloadRecord, TransferImportError) -> Void = { _, _ in },
         beforeOpen: (URLSessionBackgroundTransfer, MediaStore) -> Void = { _, _ in }
     ) async throws -> App {
@@ -71,7 +74,8 @@ final class BackgroundSessionTests {
         configuration.backgroundTransfer = transfer
         configuration.importFailed = importFailed
         configuration.backgroundProgressInterval = .milliseconds(20)
-        let queue = try await DownloadQueue.open(cache: StreamingCache(store: store!), configuration: configuration)
+        let queue = try await DownloadQueue.open(
+            cache: StreamingCache(store: store!), configuration: configuration, performers: performers)
         return App(store: store!, transfer: transfer, queue: queue)
     }
 
@@ -101,6 +105,72 @@ final class BackgroundSessionTests {
         #expect(try app.store.info(forKey: record.cacheKey)?.metadata.etag == "\"s1\"")
         let starts = system.standInStarts
         #expect(starts.count == 1 && starts[0].range == nil && !starts[0].isDiscretionary)
+    }
+
+    @Test(
+        "An HLS asset through the background sessions: a task per resource, killed and relaunched, nothing fetched twice"
+    )
+    func hlsAsset() async throws {
+        let base = URL(string: "https://media.example/show/")!
+        let master = base.appendingPathComponent("master.m3u8")
+        // Self-describing bytes: `name@offset;` repeated.
+        func body(_ name: String, _ count: Int) -> Data {
+            var data = Data()
+            while data.count < count { data.append(contentsOf: "\(name)@\(data.count);".utf8) }
+            return data.prefix(count)
+        }
+        var media = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:4\n#EXT-X-MAP:URI=\"init.mp4\"\n"
+        for index in 0..<3 { media += "#EXTINF:4.0,\nseg\(index).m4s\n" }
+        media += "#EXT-X-BYTERANGE:30000@0\n#EXTINF:4.0,\ntail.m4s\n"
+        media += "#EXT-X-BYTERANGE:20000@30000\n#EXTINF:4.0,\ntail.m4s\n#EXT-X-ENDLIST\n"
+        let low = base.appendingPathComponent("low/")
+        var files: [URL: Data] = [
+            master: Data("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=100000\nlow/index.m3u8\n".utf8),
+            low.appendingPathComponent("index.m3u8"): Data(media.utf8),
+            low.appendingPathComponent("init.mp4"): body("init", 700),
+            low.appendingPathComponent("tail.m4s"): body("tail", 50000),
+        ]
+        for index in 0..<3 { files[low.appendingPathComponent("seg\(index).m4s")] = body("seg\(index)", 40000 + index) }
+        for (url, data) in files { system.standInPublish(data, at: url) }
+
+        var app: App? = try await launch(performers: [HLSDownloadPerformer()])
+        let record = try await app!.queue.enqueue(master, kind: HLSDownloadPerformer.kind)
+        // The playlists first, one task each; then one per init section, segment and byte range.
+        for playlist in 0..<2 {
+            #expect(try await eventually { system.standInRunning.count == 1 }, "playlist \(playlist)")
+            #expect(system.standInFinish(system.standInRunning[0]))
+        }
+        #expect(try await eventually { system.standInRunning.count == 6 }, "\(system.standInRunning)")
+        for task in system.standInRunning.prefix(2) { #expect(system.standInFinish(task)) }
+        #expect(try await eventually { await app!.queue.download(record.id)?.bytesStored ?? 0 > 0 })
+        // Killed with four tasks running; one of them ends while the app is not running.
+        system.standInTerminateApp()
+        app = nil
+        let ended = try #require(system.standInRunning.first)
+        #expect(system.standInFinish(ended))
+        let relaunched = try await launch(performers: [HLSDownloadPerformer()])
+        #expect(try await eventually { system.standInRunning.count == 3 })
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(system.standInStarts.count == 8, "adopted, not started again: \(system.standInStarts.count)")
+        for task in system.standInRunning { #expect(system.standInFinish(task)) }
+        try await relaunched.queue.completion(of: record.id)
+        #expect(system.standInStarts.count == 8, "each resource fetched once")
+        // Every resource is an entry of its bytes, held by the download.
+        let cache = StreamingCache(store: relaunched.store)
+        let holder = DownloadQueue.holder(of: record.id)
+        for (url, data) in files {
+            var keys = [(HLSResourceKey(key: cache.cacheKey(for: url)), data)]
+            if url.lastPathComponent == "tail.m4s" {
+                keys = [(0, 30000), (30000, 20000)].map { offset, length in
+                    let range = ByteRange(offset: offset, length: length)!
+                    return (HLSResourceKey(key: cache.cacheKey(for: url), byteRange: range), data[range.range])
+                }
+            }
+            for (key, bytes) in keys {
+                #expect(try relaunched.store.data(forKey: key.storeKey) == bytes, "\(key)")
+                #expect(try relaunched.store.holders(of: key.storeKey) == [holder], "\(key)")
+            }
+        }
     }
 
     @Test("A cancel names one task: of two started under one name, the other runs on")
