@@ -229,6 +229,12 @@ public final class ResourceLoader: Sendable {
     /// (the origin ignored `Range`): the rest is then fetched over one
     /// connection, as a single stream reads a `200` on.
     ///
+    /// A stored part of an older version (the origin changed while the
+    /// download was stopped) is dropped when the first responses tell the
+    /// change, before any byte of this call arrived, and the download starts
+    /// over on the new version, once. A change told after bytes arrived
+    /// fails it with ``StreamingError/resourceChanged(url:)``.
+    ///
     /// - returns: the `EntryInfo.version` of the store entry that now
     ///   holds every byte (pin exactly that one: `MediaStore.setPinned(_:forKey:version:)`).
     /// - throws: ``StreamingError``; a resource played without caching cannot be downloaded.
@@ -243,6 +249,27 @@ public final class ResourceLoader: Sendable {
         priority: FetchPriority = .download, connections: Int = 1,
         progress: @Sendable (Int, Int) -> Void = { _, _ in }
     ) async throws(StreamingError) -> UInt64 {
+        // The fetcher dropped the old version's entry when it saw the change.
+        var startedOver = false
+        while true {
+            let received = Locked(0)
+            do {
+                return try await downloadOnce(priority: priority, connections: connections) { bytes, cached, length in
+                    received.withLock { $0 += bytes }
+                    progress(cached, length)
+                }
+            } catch {
+                guard case .resourceChanged = error, received.current == 0, !startedOver else { throw error }
+                startedOver = true
+            }
+        }
+    }
+
+    /// One pass of ``downloadAll(priority:connections:progress:)``:
+    /// `progress` is told (bytes received now, cached bytes, length).
+    private func downloadOnce(
+        priority: FetchPriority, connections: Int, progress: @Sendable (Int, Int, Int) -> Void
+    ) async throws(StreamingError) -> UInt64 {
         do {
             let info = try await fetcher.contentInformation(url: url, headers: headers, priority: priority)
             let length = info.contentLength
@@ -253,13 +280,13 @@ public final class ResourceLoader: Sendable {
             var cached =
                 try await cache.storeIO.read { store throws(StoreError) in try store.info(forKey: key) }?.cachedBytes
                 ?? 0
-            progress(cached, length)
+            progress(0, cached, length)
             let count = min(max(1, connections), fetcher.scheduler.connectionsPerHost)
             if count > 1 {
                 do {
                     try await fetchSegments(connections: count, priority: priority) { bytes in
                         cached = min(length, cached + bytes)
-                        progress(cached, length)
+                        progress(bytes, cached, length)
                     }
                 } catch StreamingError.origin(.httpStatus(code: 200, _)) {
                     // The origin ignored `Range`: one connection reads on.
@@ -275,7 +302,7 @@ public final class ResourceLoader: Sendable {
                 }
                 for try await piece in stream {
                     cached = min(length, cached + piece.count)
-                    progress(cached, length)
+                    progress(piece.count, cached, length)
                 }
                 try Task.checkCancellation()
                 if let reason = await fetcher.cachingSkipped {
@@ -286,7 +313,7 @@ public final class ResourceLoader: Sendable {
                 throw StreamingError.notCacheable(
                     reason: await fetcher.cachingSkipped ?? "the store entry was replaced")
             }
-            progress(length, length)
+            progress(0, length, length)
             return version
         } catch {
             throw StreamingError.wrap(error)

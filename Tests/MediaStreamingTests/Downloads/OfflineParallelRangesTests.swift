@@ -186,13 +186,31 @@ import Testing
         // The origin serves the new version everywhere now: a resume downloads it whole.
         origin.movePivot(to: 0)
         download.resume()
-        // Known bug: when the old version's partial entry outlives the
-        // failure, the resumed segments ask for it with If-Range, get the
-        // new version whole (200), refuse it and fail as "changed" again
-        // (about 3 runs in 15) instead of starting over on the new version.
-        await withKnownIssue("a resume after a change can fail again as changed", isIntermittent: true) {
-            try await download.completion()
-            #expect(try test.storedBytes(of: Self.url) == newContent)
-        }
+        try await download.completion()
+        #expect(try test.storedBytes(of: Self.url) == newContent)
+    }
+
+    @Test(
+        "Resumed after the origin changed meanwhile: the old version's part is dropped and the new one downloaded, once",
+        arguments: [1, 4])
+    func resumeAfterChangeStartsOver(connections: Int) async throws {
+        let newContent = FakeOrigin.content(count: Self.content.count, seed: 99)
+        let origin = FakeOrigin(versions: [.init(bytes: newContent, etag: "\"v2\"")])
+        let test = try TestCache(origin: origin)
+        // What a stopped download left: three chunks of the old version, fresh.
+        let key = test.cache.cacheKey(for: Self.url)
+        let old = try test.store.prepareEntry(
+            forKey: key, length: Self.content.count,
+            options: WriteOptions(metadata: EntryMetadata(etag: "\"v1\"")))
+        try test.store.write(Self.content.prefix(3 * Self.chunk), at: 0, forKey: key, version: old.version)
+        #expect(try test.store.info(forKey: key)?.cachedBytes == 3 * Self.chunk, "premise: a part of v1 is stored")
+
+        let downloader = OfflineDownloader(cache: test.cache, connectionsPerDownload: connections)
+        let download = downloader.download(Self.url)
+        try await download.completion()
+        #expect(try test.storedBytes(of: Self.url) == newContent)
+        #expect(try test.store.info(forKey: key)?.metadata.etag == "\"v2\"")
+        // The old part was asked for with If-Range once, then the whole new version: no more than twice its size.
+        #expect(origin.bodyBytes <= 2 * newContent.count, "\(origin.bodyBytes) bytes served")
     }
 }
