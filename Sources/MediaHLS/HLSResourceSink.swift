@@ -6,21 +6,30 @@ import MediaStreaming
 /// Where the body of one origin request for an HLS resource goes: a
 /// playlist is held in memory (it is parsed whole, and bounded by
 /// `PlaylistLimits.maxBytes`); any other resource is streamed into a
-/// staging entry of the store (an `EntryWriter`), a few hundred KiB at a
-/// time, and published only by ``finish(holder:pinWhile:)``: a refused or
-/// cancelled transfer leaves nothing in the store.
+/// staging entry of the store (an `EntryWriter`), up to
+/// ``storeBatchBytes`` at a time, and published only by
+/// ``finish(holder:pinWhile:)``: a refused or cancelled transfer leaves
+/// nothing in the store.
 ///
 /// Used by one fetch at a time (hence unchecked); its store calls run one
-/// at a time, on the store's write queue (`StoreIO`), the publish on a
-/// lane beside it (`StoreIO.writeBeside`), so that the publishes of
-/// segments fetched at once share the store's commits.
+/// at a time, on the lanes beside the store's write queue
+/// (`StoreIO.writeBeside`: they write only this sink's entry), so that the
+/// publishes of segments fetched at once share the store's commits. The
+/// pieces of the body are kept as they arrive (not copied together) and
+/// handed to the writer in one store call once they would pass
+/// ``storeBatchBytes``; the last of them go with the publish, so a
+/// resource of at most ``storeBatchBytes`` costs one store call and one
+/// commit.
 final class HLSResourceSink: @unchecked Sendable {
-    /// Bytes gathered before they are handed to the store's writer.
-    static let storeBatchBytes = 256 << 10
+    /// Bytes gathered before they are handed to the store's writer (the
+    /// memory a sink holds beyond its writer's, at most this plus one piece).
+    static let storeBatchBytes = 1 << 20
 
     private let storeIO: StoreIO
     private var writer: EntryWriter?
-    private var pending = Data()
+    /// Pieces not handed to the writer yet, and their bytes.
+    private var pending: [Data] = []
+    private var pendingBytes = 0
     /// The whole body, when held in memory.
     private(set) var bytes = Data()
     /// Body bytes taken so far.
@@ -46,18 +55,28 @@ final class HLSResourceSink: @unchecked Sendable {
             bytes.append(piece)
             return
         }
+        guard !piece.isEmpty else { return }
+        if pendingBytes + piece.count > Self.storeBatchBytes { try await handOn() }
         pending.append(piece)
-        if pending.count >= Self.storeBatchBytes { try await handOn() }
+        pendingBytes += piece.count
     }
 
+    /// Hands the pending pieces to the writer (one store call).
     private func handOn() async throws(StoreError) {
         guard !pending.isEmpty else { return }
-        let batch = pending
-        pending = Data()
-        try await storeIO.write { [self] _ throws(StoreError) in
+        let batch = takePending()
+        try await storeIO.writeBeside { [self] _ throws(StoreError) in
             guard let writer else { throw StoreError.writerClosed }
-            try writer.append(batch)
+            for piece in batch { try writer.append(piece) }
         }
+    }
+
+    private func takePending() -> [Data] {
+        defer {
+            pending = []
+            pendingBytes = 0
+        }
+        return pending
     }
 
     /// Publishes the stored entry, held by `holder` when given, in one
@@ -74,7 +93,7 @@ final class HLSResourceSink: @unchecked Sendable {
     /// operating-system crash may undo).
     func finish(holder: String?, pinWhile live: (@Sendable () -> Bool)?) async throws(StoreError) -> EntryInfo? {
         guard !inMemory else { return nil }
-        try await handOn()
+        let last = takePending()
         // Beside the write queue: the publishes of the segments fetched at
         // once share commits (they depend on no other write's order; the
         // run's stop is checked in the commit's transaction).
@@ -85,25 +104,27 @@ final class HLSResourceSink: @unchecked Sendable {
                 writer.cancel()
                 return nil
             }
+            do throws(StoreError) {
+                for piece in last { try writer.append(piece) }
+            } catch {
+                writer.cancel()
+                throw error
+            }
             guard let holder else { return try writer.finish() }
             let key = key
-            do {
-                return try writer.finish { batch, info in
+            return try RunStopped.unlessStopped {
+                try writer.finish { batch, info in
                     guard live?() ?? true else { throw RunStopped() }
                     try batch.hold(key, by: holder, version: info.version)
                 }
-            } catch let error as StoreError {
-                throw error
-            } catch {
-                // The body throws nothing else: the run stopped, nothing was published.
-                return nil
             }
         }
     }
 
     /// Drops what was written (nothing is published).
     func cancel() async {
-        pending = Data()
+        pending = []
+        pendingBytes = 0
         bytes = Data()
         guard writer != nil else { return }
         await storeIO.writeQuietly { [self] _ in
@@ -115,7 +136,24 @@ final class HLSResourceSink: @unchecked Sendable {
 
 /// Thrown inside a store transaction whose download run stopped: nothing
 /// of that transaction is committed.
-struct RunStopped: Error {}
+struct RunStopped: Error {
+    /// Runs a store commit whose transaction `body` may stop with
+    /// ``RunStopped`` (through `EntryWriter.finish(with:)` or
+    /// `MediaStore.performBatch(_:)`, which throw their body's error
+    /// unchanged): its value, or `nil` when the run stopped and nothing
+    /// was committed.
+    @discardableResult
+    static func unlessStopped<T>(_ body: () throws -> T) throws(StoreError) -> T? {
+        do {
+            return try body()
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            // The bodies throw nothing else: the run stopped, nothing was committed.
+            return nil
+        }
+    }
+}
 
 extension StoreIO {
     /// Runs a store call that cannot fail on the write queue.

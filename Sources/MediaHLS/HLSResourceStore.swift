@@ -453,7 +453,9 @@ public final class HLSResourceStore: Sendable {
     }
 
     /// Stores `data` whole under `key`, held by `holder` when given (then
-    /// with no expiry).
+    /// with no expiry): the entry and its hold in one commit, made only
+    /// while `live` says so (checked in that commit's transaction, under
+    /// the store's writer lock: a run stopped by then stores nothing).
     func write(
         _ data: Data, key: String, metadata: EntryMetadata, holder: String?,
         pinWhile live: (@Sendable () -> Bool)? = nil
@@ -461,52 +463,64 @@ public final class HLSResourceStore: Sendable {
         if holder != nil, let gate = hooks.keep.current { await gate(key) }
         let expiry = cache.configuration.expiry
         try await cache.storeIO.write { store throws(StoreError) in
-            // Checked in the store's serial write: a release that cancelled the download first is not
-            // undone (and the hold is taken back if the run stopped by the time it is written).
+            // Checked in the store's serial write, and again in the commit's transaction (under the
+            // store's writer lock): a release that cancelled the download first is not undone.
             guard live?() ?? true else { return }
             let options = WriteOptions(expiry: holder != nil ? .never : expiry, metadata: metadata)
-            let info = try store.put(data, forKey: key, options: options)
-            if let holder { try store.hold(key, by: holder, version: info.version, unlessStopped: live) }
+            guard let holder else {
+                try store.put(data, forKey: key, options: options)
+                return
+            }
+            let writer = try store.makeWriter(forKey: key, options: options, expectedLength: data.count)
+            try writer.append(data)
+            try RunStopped.unlessStopped {
+                try writer.finish { batch, info in
+                    guard live?() ?? true else { throw RunStopped() }
+                    try batch.hold(key, by: holder, version: info.version)
+                }
+            }
         }
     }
 
     /// Holds `key`'s entry by `holder` (and gives it `metadata` and no
     /// expiry), as a download does with a resource the player fetched
-    /// before it. An entry someone already holds stays grouped with its
-    /// asset (``HLSEntryMetadata/asset``).
+    /// before it: the three in one commit, made only while `live` says
+    /// so (checked in that commit's transaction). An entry someone
+    /// already holds stays grouped with its asset (``HLSEntryMetadata/asset``).
     func keep(
         _ key: String, metadata: EntryMetadata, holder: String, pinWhile live: (@Sendable () -> Bool)? = nil
     ) async throws(StoreError) {
         if let gate = hooks.keep.current { await gate(key) }
         try await cache.storeIO.write { store throws(StoreError) in
-            guard live?() ?? true, let info = try store.info(forKey: key) else { return }
-            var merged = metadata
-            // The download's fields win (a player's fetch knew less), but an
-            // entry someone holds stays grouped with its asset.
-            merged.userInfo = info.metadata.userInfo.merging(metadata.userInfo) { _, new in new }
-            if let assetKey = metadata.userInfo[HLSEntryMetadata.asset] {
-                var previous = merged
-                previous.userInfo[HLSEntryMetadata.asset] = info.metadata.userInfo[HLSEntryMetadata.asset]
-                merged = HLSEntryMetadata.adding(assetKey, to: previous, isHeld: info.isPinned)
+            // Checked in the store's serial write, and again in the commit's transaction.
+            guard live?() ?? true else { return }
+            try RunStopped.unlessStopped {
+                try store.performBatch { batch in
+                    guard let info = try batch.info(forKey: key) else { return }
+                    let merged = Self.kept(info, metadata: metadata)
+                    try batch.setMetadata(merged, forKey: key, version: info.version)
+                    try batch.setExpiry(.never, forKey: key, version: info.version)
+                    try batch.hold(key, by: holder, version: info.version)
+                    // Stopped meanwhile (a release that does not go through the
+                    // store's write queue came first): nothing of it is committed.
+                    guard live?() ?? true else { throw RunStopped() }
+                }
             }
-            if merged.mimeType == nil { merged.mimeType = info.metadata.mimeType }
-            try store.setMetadata(merged, forKey: key, version: info.version)
-            try store.setExpiry(.never, forKey: key, version: info.version)
-            try store.hold(key, by: holder, version: info.version, unlessStopped: live)
         }
     }
-}
 
-extension MediaStore {
-    /// Holds `key`'s entry by `holder`, then takes the hold back if it was
-    /// new and `live` now says the run stopped: a release that does not go
-    /// through the store's serial write queue (`HLSDownloader.release`, on
-    /// its caller's thread) may come between the run's check and this
-    /// hold, and must not be outlived by it.
-    func hold(
-        _ key: String, by holder: String, version: UInt64, unlessStopped live: (@Sendable () -> Bool)?
-    ) throws(StoreError) {
-        let added = try hold(key, by: holder, version: version)
-        if added, !(live?() ?? true) { try release(key, by: holder, version: version) }
+    /// The metadata a kept entry gets: the download's fields win (a
+    /// player's fetch knew less), but an entry someone holds stays grouped
+    /// with its asset.
+    private static func kept(_ info: EntryInfo, metadata: EntryMetadata) -> EntryMetadata {
+        var merged = metadata
+        merged.userInfo = info.metadata.userInfo.merging(metadata.userInfo) { _, new in new }
+        if let assetKey = metadata.userInfo[HLSEntryMetadata.asset] {
+            var previous = merged
+            previous.userInfo[HLSEntryMetadata.asset] = info.metadata.userInfo[HLSEntryMetadata.asset]
+            merged = HLSEntryMetadata.adding(assetKey, to: previous, isHeld: info.isPinned)
+        }
+        if merged.mimeType == nil { merged.mimeType = info.metadata.mimeType }
+        return merged
     }
 }

@@ -108,4 +108,50 @@ import Testing
             try store.performBatch { batch in try batch.hold("a", by: "") }
         }
     }
+
+    @Test func aBatchSetsMetadataExpiryAndHoldsInOneCommitAllOrNone() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try open()
+        defer { store.close() }
+        let content = Self.value(6, length: 40_000)
+        let stored = try store.put(
+            content, forKey: "a", options: WriteOptions(expiry: .after(3600), metadata: EntryMetadata(mimeType: "x/a")))
+        var kept = EntryMetadata(mimeType: "video/mp2t")
+        kept.userInfo["asset"] = "one"
+        // The hold names a version that is not there: neither the metadata nor the expiry change.
+        #expect(throws: StoreError.entryReplaced(key: "a", expected: stored.version + 1, found: stored.version)) {
+            try store.performBatch { batch in
+                try batch.setMetadata(kept, forKey: "a", version: stored.version)
+                try batch.setExpiry(.never, forKey: "a", version: stored.version)
+                try batch.hold("a", by: "hls/one", version: stored.version + 1)
+            }
+        }
+        let unchanged = try #require(try store.info(forKey: "a"))
+        #expect(unchanged.metadata.mimeType == "x/a" && unchanged.expiry != nil && !unchanged.isPinned)
+        #expect(throws: StoreError.notFound(key: "b")) {
+            try store.performBatch { batch in try batch.setExpiry(.never, forKey: "b") }
+        }
+        let before = store.environment.lastTransactionID
+        var seen: [EntryInfo?] = []
+        try store.performBatch { batch in
+            seen = [try batch.info(forKey: "a")]
+            try batch.setMetadata(kept, forKey: "a", version: stored.version)
+            try batch.setExpiry(.never, forKey: "a", version: stored.version)
+            try batch.hold("a", by: "hls/one", version: stored.version)
+            let put = try batch.put(Self.value(7, length: 100), forKey: "b")
+            // What the batch did so far is seen.
+            seen += [try batch.info(forKey: "a"), try batch.info(forKey: "b"), try batch.info(forKey: "c")]
+            #expect(seen[2]?.version == put.version)
+        }
+        #expect(store.environment.lastTransactionID - before == 1)
+        #expect(seen.count == 4)
+        #expect(seen[0]?.version == stored.version && seen[0]?.metadata.mimeType == "x/a")
+        #expect(seen[1]?.metadata == kept && seen[1]?.expiry == nil && seen[1]?.isPinned == true)
+        #expect(seen[2]?.length == 100 && seen[3] == nil)
+        let info = try #require(try store.info(forKey: "a"))
+        #expect(info.version == stored.version && info.metadata == kept && info.expiry == nil)
+        #expect(try store.holders(of: "a") == ["hls/one"])
+        #expect(try store.data(forKey: "a") == content)
+        #expect(try store.verify().isClean)
+    }
 }

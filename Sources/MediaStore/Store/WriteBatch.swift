@@ -1,7 +1,8 @@
 import Foundation
 
-/// Puts, removes, holds and releases applied together in one transaction:
-/// all or none, one commit (one disk flush) for the lot. Made by
+/// Puts, removes, holds and releases, metadata and expiry changes applied
+/// together in one transaction: all or none, one commit (one disk flush)
+/// for the lot. Made by
 /// ``MediaStore/performBatch(_:)``, and by ``EntryWriter/finish(with:)``
 /// (with the streamed entry published in the same transaction).
 ///
@@ -46,6 +47,37 @@ public final class WriteBatch {
     @discardableResult
     public func release(_ key: String, by holder: String, version: UInt64? = nil) throws -> Bool {
         try transaction.release(key, by: MediaStore.holderBytes(holder), version: version)
+    }
+
+    /// The info of `key`'s entry as the batch's transaction sees it (what
+    /// the batch did so far included), or `nil` when there is none.
+    public func info(forKey key: String) throws -> EntryInfo? {
+        try transaction.index.find(key)?.record.info()
+    }
+
+    /// Replaces the metadata of `key`'s entry, as
+    /// ``MediaStore/setMetadata(_:forKey:version:)`` does, in the batch's transaction.
+    ///
+    /// - throws: ``StoreError/notFound(key:)`` when there is no entry, and
+    ///   ``StoreError/entryReplaced(key:expected:found:)`` when `version`
+    ///   is given and the entry is another one.
+    public func setMetadata(_ metadata: EntryMetadata, forKey key: String, version: UInt64? = nil) throws {
+        try transaction.updateRecord(forKey: key, version: version) { _, record, _ in record.metadata = metadata }
+    }
+
+    /// Sets when `key`'s entry expires, as
+    /// ``MediaStore/setExpiry(_:forKey:version:)`` does, in the batch's transaction.
+    ///
+    /// - throws: ``StoreError/notFound(key:)`` when there is no entry, and
+    ///   ``StoreError/entryReplaced(key:expected:found:)`` when `version`
+    ///   is given and the entry is another one.
+    public func setExpiry(_ expiry: ExpiryPolicy, forKey key: String, version: UInt64? = nil) throws {
+        try transaction.updateRecord(forKey: key, version: version) { transaction, record, slot in
+            let date = expiry.resolve(
+                now: Date(timeIntervalSince1970: transaction.now),
+                defaultLifetime: transaction.configuration.defaultLifetime)
+            try transaction.index.setExpiry(&record, slot: slot, to: date)
+        }
     }
 
     /// Removes the entry for `key`; returns whether there was one.
