@@ -89,6 +89,8 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
     let loaders: LoaderPool
     /// The types sniffed from complete entries answered from the store.
     let sniffedTypes = SniffedTypes()
+    /// The routes of recently requested targets.
+    let routes = RouteCache()
     /// The origins minted and the allowlist.
     let permissions: OriginPermissions
     /// The HLS responder (with the rewrite cache).
@@ -173,7 +175,7 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
             hostCheck: HostCheck(
                 advertisedHost: configuration.advertisedHost, port: port,
                 loopbackOnly: configuration.binding == .loopback),
-            permissions: permissions)
+            permissions: permissions, routes: routes)
         let responder = Responder(
             router: router, address: LocalAddress(host: configuration.advertisedHost, port: port, secret: secret),
             loaders: loaders, hls: hls, responseBufferBytes: configuration.responseBufferBytes,
