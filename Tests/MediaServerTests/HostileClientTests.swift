@@ -214,6 +214,26 @@ struct HostileClientTests {
         #expect(rounds.count == 20 && rounds.allSatisfy { $0.held == 200 && $0.next == 200 }, "\(rounds)")
     }
 
+    /// Connections that come at once are accepted together, each but the
+    /// last given to a thread of its own: a burst over the limit gets its
+    /// 503s, the rest are all served, and the server serves on.
+    @Test func aBurstOfConnectionsIsServed() async throws {
+        let fixture = try ServerFixture(configuration: Self.configuration)
+        let port = fixture.port
+        let statuses = try await offPool { () -> [Int?] in
+            // Connected before any sends: they wait in the backlog together.
+            let clients = try (0..<6).map { _ in try RawClient(port: port) }
+            for client in clients {
+                client.send("GET /ping HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+            }
+            return clients.map { RawClient.status(RawClient.readToEnd($0.descriptor)) }
+        }
+        // maxConnections is 4: the ones over it may get 503, the others 200.
+        #expect(statuses.allSatisfy { $0 == 200 || $0 == 503 }, "\(statuses)")
+        #expect(statuses.filter { $0 == 200 }.count >= 4, "\(statuses)")
+        #expect(try await stillServes(fixture))
+    }
+
     /// `Duration` timeouts may be set past any wait a poll takes (as "no
     /// timeout"): the server serves, each wait capped, instead of trapping.
     @Test func timeoutsLongerThanAnyPollServe() async throws {

@@ -352,7 +352,10 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
     }
 
     /// Accepts until a connection is admitted (refused ones are answered
-    /// here); `nil` once the server stopped.
+    /// here); `nil` once the server stopped. Connections that came at once
+    /// with it (a player opening several, a burst) are accepted too, at most
+    /// ``MediaServerConfiguration/maxConnections``, each but the last
+    /// given to a thread of its own: the last is returned.
     private func acceptUntilAdmitted(
         wake: WakeSignal, context: ConnectionContext
     ) -> (Connection, ObjectIdentifier)? {
@@ -361,7 +364,15 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
             case .none, .woken:
                 continue
             case .connection(let descriptor):
-                if let admitted = admit(descriptor, context: context) { return admitted }
+                guard var admitted = admit(descriptor, context: context) else { continue }
+                for _ in 1..<max(1, configuration.maxConnections) {
+                    guard let next = listener.acceptPending() else { break }
+                    guard let more = admit(next, context: context) else { continue }
+                    let (connection, id) = admitted
+                    threads.run { [self] in serve(connection, id: id, handingOff: nil) }
+                    admitted = more
+                }
+                return admitted
             case .dead:
                 guard state.current.running else { return nil }
                 if !restartListener(replacing: listener) { _ = wake.wait(milliseconds: 200) }
@@ -446,9 +457,7 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
     /// Serves an admitted connection to its end on the calling thread, then
     /// frees its slot; `handOff` (accepting, given to another thread) runs
     /// before the connection first waits or answers.
-    private func serve(
-        _ connection: Connection, id: ObjectIdentifier, handingOff handOff: @escaping @Sendable () -> Void
-    ) {
+    private func serve(_ connection: Connection, id: ObjectIdentifier, handingOff handOff: (@Sendable () -> Void)?) {
         connection.run(handingOff: handOff)
         // The slot is free before the client sees the close.
         broadcast { _ = $0.connections.removeValue(forKey: id) }
