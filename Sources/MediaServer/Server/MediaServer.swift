@@ -348,14 +348,27 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
             broadcast { $0.accepting = false }
             return
         }
-        serve(connection, id: id) { [self] in threads.run { [self] in accept(wake: wake, context: context) } }
+        serve(connection, id: id) { [self] in
+            acceptWaiting(context: context)
+            threads.run { [self] in accept(wake: wake, context: context) }
+        }
+    }
+
+    /// Accepts the connections already waiting (a burst: a player opening
+    /// several), at most ``MediaServerConfiguration/maxConnections``, each
+    /// served on a thread of its own; on the accepting thread, as it hands
+    /// accepting over (after its own connection's first read, not before).
+    private func acceptWaiting(context: ConnectionContext) {
+        guard let listener = state.withLock({ $0.running ? $0.listener : nil }) else { return }
+        for _ in 0..<configuration.maxConnections {
+            guard let descriptor = listener.acceptPending() else { return }
+            guard let (connection, id) = admit(descriptor, context: context) else { continue }
+            threads.run { [self] in serve(connection, id: id, handingOff: nil) }
+        }
     }
 
     /// Accepts until a connection is admitted (refused ones are answered
-    /// here); `nil` once the server stopped. Connections that came at once
-    /// with it (a player opening several, a burst) are accepted too, at most
-    /// ``MediaServerConfiguration/maxConnections``, each but the last
-    /// given to a thread of its own: the last is returned.
+    /// here); `nil` once the server stopped.
     private func acceptUntilAdmitted(
         wake: WakeSignal, context: ConnectionContext
     ) -> (Connection, ObjectIdentifier)? {
@@ -364,15 +377,7 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
             case .none, .woken:
                 continue
             case .connection(let descriptor):
-                guard var admitted = admit(descriptor, context: context) else { continue }
-                for _ in 1..<max(1, configuration.maxConnections) {
-                    guard let next = listener.acceptPending() else { break }
-                    guard let more = admit(next, context: context) else { continue }
-                    let (connection, id) = admitted
-                    threads.run { [self] in serve(connection, id: id, handingOff: nil) }
-                    admitted = more
-                }
-                return admitted
+                if let admitted = admit(descriptor, context: context) { return admitted }
             case .dead:
                 guard state.current.running else { return nil }
                 if !restartListener(replacing: listener) { _ = wake.wait(milliseconds: 200) }
