@@ -94,4 +94,36 @@ import Testing
         #expect(error("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n")?.status == 501)
         #expect(error("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n") == nil)
     }
+
+    /// The request line is read in place: its shapes and their statuses.
+    @Test func requestLineShapes() throws {
+        let request = try #require(try parse("PATCH /a%20b?c HTTP/1.0\r\n\r\n")).request
+        #expect(request.method == "PATCH" && request.target == "/a%20b?c" && request.minorVersion == 0)
+        for line in [
+            " GET / HTTP/1.1", "GET / HTTP/1.1 ", "GET /", "GET", "GET / ", "GET / HTTP/1.10", "GET / HTTP/1x1",
+            "GET / http/1.1", "GET / HTTP/a.1", "GET /\u{7F} HTTP/1.1", "GET / HTTP/1.", "G@T / HTTP/1.1",
+        ] {
+            #expect(error(line + "\r\nHost: a\r\n\r\n")?.status == 400, "\(line.debugDescription)")
+        }
+        #expect(error("GET / HTTP/0.9\r\nHost: a\r\n\r\n")?.status == 505)
+    }
+
+    /// `tchar` (RFC 9110 §5.6.2), byte by byte.
+    @Test func tokenBytes() {
+        let tchar = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8)
+        for byte in UInt8.min...UInt8.max {
+            #expect(HTTPRequestParser.isTokenByte(byte) == tchar.contains(byte), "\(byte)")
+        }
+    }
+
+    /// Field names compare without the case of ASCII letters, and only so.
+    @Test func fieldNamesCompareWithoutASCIICase() {
+        let request = HTTPRequest(
+            method: "GET", target: "/", headers: [("rAnGe", "bytes=0-1"), ("X-\u{C9}", "e"), ("Host", "a")])
+        #expect(request.header("Range") == "bytes=0-1" && request.header("RANGE") == "bytes=0-1")
+        #expect(request.header("Rang") == nil && request.header("Rangf") == nil && request.header("Ranges") == nil)
+        #expect(request.header("X-\u{C9}") == "e" && request.header("x-\u{C9}") == "e")
+        #expect(request.header("X-\u{E9}") == nil)
+        #expect(request.headers(named: "host") == ["a"])
+    }
 }

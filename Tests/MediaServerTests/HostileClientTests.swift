@@ -175,6 +175,65 @@ struct HostileClientTests {
         #expect(status == 200, "refused by the slot of the connection from before the stop")
     }
 
+    /// The thread that accepts a connection serves it, and hands accepting
+    /// over before it waits or answers: a connection whose answer is held
+    /// up (a responder slow to answer) never holds up the next connection.
+    /// Each held request may reach the server before or after it first
+    /// reads: 20 rounds, so that both happen.
+    @Test func aHeldAnswerDoesNotHoldUpAccepting() async throws {
+        let release = DispatchSemaphore(value: 0)
+        let answers = Locked(0)
+        var configuration = Self.configuration
+        configuration.connectionHooks.willAnswer = {
+            let held = answers.withLock { count -> Bool in
+                count += 1
+                return count % 2 == 1
+            }
+            if held { _ = release.wait(timeout: .now() + 20) }
+        }
+        let fixture = try ServerFixture(configuration: configuration)
+        let port = fixture.port
+        let request = "GET /ping HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n"
+        let rounds = try await offPool { () -> [(held: Int?, next: Int?)] in
+            var rounds: [(held: Int?, next: Int?)] = []
+            for round in 0..<20 {
+                let held = try RawClient(port: port)
+                held.send(request)
+                for _ in 0..<1000 where answers.current < 2 * round + 1 { usleep(2000) }
+                let next = try RawClient(port: port)
+                var timeout = timeval(tv_sec: 3, tv_usec: 0)
+                setsockopt(next.descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                next.send(request)
+                let nextStatus = RawClient.status(RawClient.readToEnd(next.descriptor))
+                release.signal()
+                rounds.append((RawClient.status(RawClient.readToEnd(held.descriptor)), nextStatus))
+                if nextStatus != 200 { break }
+            }
+            return rounds
+        }
+        #expect(rounds.count == 20 && rounds.allSatisfy { $0.held == 200 && $0.next == 200 }, "\(rounds)")
+    }
+
+    /// Connections that come at once are accepted together, each but the
+    /// last given to a thread of its own: a burst over the limit gets its
+    /// 503s, the rest are all served, and the server serves on.
+    @Test func aBurstOfConnectionsIsServed() async throws {
+        let fixture = try ServerFixture(configuration: Self.configuration)
+        let port = fixture.port
+        let statuses = try await offPool { () -> [Int?] in
+            // Connected before any sends: they wait in the backlog together.
+            let clients = try (0..<6).map { _ in try RawClient(port: port) }
+            for client in clients {
+                client.send("GET /ping HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+            }
+            return clients.map { RawClient.status(RawClient.readToEnd($0.descriptor)) }
+        }
+        // maxConnections is 4: the ones over it may get 503, the others 200.
+        #expect(statuses.allSatisfy { $0 == 200 || $0 == 503 }, "\(statuses)")
+        #expect(statuses.filter { $0 == 200 }.count >= 4, "\(statuses)")
+        #expect(try await stillServes(fixture))
+    }
+
     /// `Duration` timeouts may be set past any wait a poll takes (as "no
     /// timeout"): the server serves, each wait capped, instead of trapping.
     @Test func timeoutsLongerThanAnyPollServe() async throws {

@@ -107,4 +107,31 @@ import Testing
         #expect(!allows("ftp://cdn.example.com/a"))
         #expect(!OriginAllowlist().allows(URL(string: "https://cdn.example.com/a")!))
     }
+
+    /// The route cache gives what `resolve` gives, keeps media and HLS
+    /// routes only, stays within its capacity, and never answers for another secret.
+    @Test func routeCache() throws {
+        let cache = RouteCache(capacity: 4)
+        let origins = (0..<10).map { URL(string: "https://cdn.example.com/track\($0).mp3")! }
+        let targets =
+            origins.map { ServerRoute.path(for: $0, secret: secret) + "?n=1" }
+            + [
+                "/ping", "/wrong/o/x/y", "/\(secret)/x", "relative",
+                HLSRoute(origin: URL(string: "https://cdn.example.com/a/master.m3u8")!, kind: .masterPlaylist)
+                    .path(secret: secret),
+            ]
+        for _ in 0..<2 {
+            for target in targets {
+                #expect(cache.route(of: target, secret: secret) == ServerRoute.resolve(target, secret: secret))
+                #expect(cache.count <= 4)
+            }
+        }
+        let kept = ServerRoute.path(for: origins[0], secret: secret)
+        #expect(cache.route(of: kept, secret: secret) == .media(origins[0]))
+        #expect(cache.route(of: kept, secret: "another") == .forbidden)
+        #expect(cache.route(of: "/ping", secret: secret) == .ping)
+        let before = cache.count
+        _ = cache.route(of: "/\(secret)/nothing", secret: secret)
+        #expect(cache.count == before, "a route that is not media or HLS was kept")
+    }
 }

@@ -44,7 +44,14 @@ public struct HTTPRequest: Sendable, Equatable {
 }
 
 extension String {
+    /// Whether the two are equal but for the case of ASCII letters (field
+    /// names are tokens, RFC 9110 §5.1); other bytes must be equal. No
+    /// allocation: it runs for every field of a request at each look-up.
     package func caseInsensitiveEquals(_ other: String) -> Bool {
-        utf8.count == other.utf8.count && lowercased() == other.lowercased()
+        utf8.count == other.utf8.count && utf8.elementsEqual(other.utf8) { Self.asciiLower($0) == Self.asciiLower($1) }
+    }
+
+    private static func asciiLower(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
     }
 }

@@ -76,22 +76,25 @@ public enum HTTPRequestParser {
     }
 
     /// `method SP request-target SP HTTP-version` (RFC 9112 §3).
+    /// Read in place (no copies of the parts): it runs on every request.
     private static func requestLine(_ line: ArraySlice<UInt8>) throws(HTTPParseError) -> HTTPRequest {
-        let parts = line.split(separator: space, maxSplits: 3, omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else {
-            throw .malformed(reason: "request line is not `method target version`")
-        }
-        guard parts[0].allSatisfy(isTokenByte) else { throw .malformed(reason: "bad method") }
-        guard parts[1].allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { throw .malformed(reason: "bad request target") }
-        let version = [UInt8](parts[2])
-        let prefix = Array("HTTP/".utf8)
-        guard version.count == 8, Array(version[0..<5]) == prefix, version[6] == UInt8(ascii: "."),
-            isDigit(version[5]), isDigit(version[7])
+        // Exactly two spaces, around a non-empty method and target.
+        guard let first = line.firstIndex(of: space), let second = line[(first + 1)...].firstIndex(of: space),
+            !line[(second + 1)...].contains(space), first > line.startIndex, second > first + 1
+        else { throw .malformed(reason: "request line is not `method target version`") }
+        let method = line[..<first]
+        let target = line[(first + 1)..<second]
+        let version = line[(second + 1)...]
+        guard method.allSatisfy(isTokenByte) else { throw .malformed(reason: "bad method") }
+        guard target.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { throw .malformed(reason: "bad request target") }
+        let v = version.startIndex
+        guard version.count == 8, version.prefix(5).elementsEqual("HTTP/".utf8), version[v + 6] == UInt8(ascii: "."),
+            isDigit(version[v + 5]), isDigit(version[v + 7])
         else { throw .malformed(reason: "bad HTTP version") }
-        guard version[5] == UInt8(ascii: "1") else { throw .unsupportedVersion }
+        guard version[v + 5] == UInt8(ascii: "1") else { throw .unsupportedVersion }
         return HTTPRequest(
-            method: String(decoding: parts[0], as: UTF8.self), target: String(decoding: parts[1], as: UTF8.self),
-            minorVersion: Int(version[7] - UInt8(ascii: "0")))
+            method: String(decoding: method, as: UTF8.self), target: String(decoding: target, as: UTF8.self),
+            minorVersion: Int(version[v + 7] - UInt8(ascii: "0")))
     }
 
     /// `field-name ":" OWS field-value OWS` (RFC 9112 §5).
@@ -138,8 +141,12 @@ public enum HTTPRequestParser {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"):
             true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+            UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+            UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            true
         default:
-            Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+            false
         }
     }
 

@@ -49,10 +49,23 @@ public struct ResponseHead: Sendable, Equatable {
 
     /// The head as sent: `HTTP/1.1 status reason`, the fields, an empty line.
     public func serialized() -> [UInt8] {
-        var text = "HTTP/1.1 \(status) \(HTTPStatus.reason(status))\r\n"
-        for field in fields { text += "\(field.name): \(field.value)\r\n" }
-        text += "\r\n"
-        return Array(text.utf8)
+        let reason = HTTPStatus.reason(status)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(
+            fields.reduce(reason.utf8.count + 20) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
+        bytes.append(contentsOf: "HTTP/1.1 ".utf8)
+        bytes.append(contentsOf: String(status).utf8)
+        bytes.append(UInt8(ascii: " "))
+        bytes.append(contentsOf: reason.utf8)
+        bytes.append(contentsOf: "\r\n".utf8)
+        for field in fields {
+            bytes.append(contentsOf: field.name.utf8)
+            bytes.append(contentsOf: ": ".utf8)
+            bytes.append(contentsOf: field.value.utf8)
+            bytes.append(contentsOf: "\r\n".utf8)
+        }
+        bytes.append(contentsOf: "\r\n".utf8)
+        return bytes
     }
 
     /// A complete small response with a plain-text body (errors, `/ping`).

@@ -23,9 +23,11 @@ public enum ResponsePlanner {
         head.add("Accept-Ranges", "bytes")
         if let etag = representation.etag { head.add("ETag", etag) }
         if let lastModified = representation.lastModified { head.add("Last-Modified", lastModified) }
-        let current = representation.etag.flatMap { EntityTag($0) }
+        // Parsed only for a conditional request.
+        let currentTag = { representation.etag.flatMap { EntityTag($0) } }
 
         if let ifMatch = request.header("If-Match") {
+            let current = currentTag()
             let matches =
                 EntityTag.list(ifMatch).map { tags in
                     current.map { current in tags.contains { $0.strongMatches(current) } } ?? false
@@ -37,6 +39,7 @@ public enum ResponsePlanner {
             }
         }
         if let ifNoneMatch = request.header("If-None-Match") {
+            let current = currentTag()
             let matches =
                 EntityTag.list(ifNoneMatch).map { tags in
                     current.map { current in tags.contains { $0.weakMatches(current) } } ?? false

@@ -24,6 +24,8 @@ struct Router: Sendable {
     let hostCheck: HostCheck
     /// The origins that may be fetched.
     let permissions: OriginPermissions
+    /// The routes of recent targets (the server's, kept across its restarts).
+    var routes = RouteCache()
 
     /// The decision on `request`.
     func decide(_ request: HTTPRequest) -> Decision {
@@ -38,7 +40,7 @@ struct Router: Sendable {
         case .malformed(let reason):
             return .refuse(status: 400, reason: reason, closesConnection: true, allow: nil)
         }
-        switch ServerRoute.resolve(request.target, secret: secret) {
+        switch routes.route(of: request.target, secret: secret) {
         case .ping:
             return .ping
         case .badTarget:

@@ -21,17 +21,22 @@ public enum ServerRoute: Sendable, Equatable {
     case badTarget
 
     /// The route of `target` for a server whose secret is `secret`.
+    /// Split on the bytes of `/` and `?` (a target the parser passed is printable ASCII).
     public static func resolve(_ target: String, secret: String) -> ServerRoute {
-        guard target.hasPrefix("/") else { return .badTarget }
-        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
-        if path == "/ping" { return .ping }
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count >= 2, constantTimeEquals(String(parts[1]), secret) else { return .forbidden }
-        if parts.count >= 5, parts[2] == "h", let url = decodeOrigin(String(parts[3])) {
-            guard let route = HLSRoute.parse(origin: url, tag: String(parts[4])) else { return .notFound }
+        let bytes = target.utf8
+        guard bytes.first == UInt8(ascii: "/") else { return .badTarget }
+        let path = bytes[..<(bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex)]
+        if path.elementsEqual("/ping".utf8) { return .ping }
+        let parts = path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        guard parts.count >= 2, constantTimeEquals(parts[1], secret.utf8) else { return .forbidden }
+        if parts.count >= 5, parts[2].elementsEqual("h".utf8), let url = decodeOrigin(bytes: parts[3]) {
+            let tag = String(decoding: parts[4], as: UTF8.self)
+            guard let route = HLSRoute.parse(origin: url, tag: tag) else { return .notFound }
             return .hls(route)
         }
-        guard parts.count >= 4, parts[2] == "o", let url = decodeOrigin(String(parts[3])) else { return .notFound }
+        guard parts.count >= 4, parts[2].elementsEqual("o".utf8), let url = decodeOrigin(bytes: parts[3]) else {
+            return .notFound
+        }
         return .media(url)
     }
 
@@ -77,7 +82,11 @@ public enum ServerRoute: Sendable, Equatable {
     /// `nil` unless it is an absolute `http`/`https` URL with a host and no
     /// control characters, spaces or other bytes outside printable ASCII.
     package static func decodeOrigin(_ text: String) -> URL? {
-        let encoded = text.utf8
+        decodeOrigin(bytes: text.utf8)
+    }
+
+    /// ``decodeOrigin(_:)`` of the segment's bytes.
+    private static func decodeOrigin(bytes encoded: some Collection<UInt8>) -> URL? {
         // A length of 4n + 1 characters holds no whole byte in its last one.
         guard !encoded.isEmpty, encoded.count <= 8192, encoded.count % 4 != 1 else { return nil }
         var bytes = [UInt8]()
@@ -117,12 +126,11 @@ public enum ServerRoute: Sendable, Equatable {
         }
     }
 
-    package static func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
-        let a = Array(lhs.utf8)
-        let b = Array(rhs.utf8)
-        guard a.count == b.count else { return false }
+    /// Whether the two byte strings are equal, looking at every byte of equal-length ones.
+    private static func constantTimeEquals(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>) -> Bool {
+        guard lhs.count == rhs.count else { return false }
         var difference: UInt8 = 0
-        for index in a.indices { difference |= a[index] ^ b[index] }
+        for (a, b) in zip(lhs, rhs) { difference |= a ^ b }
         return difference == 0
     }
 }

@@ -86,7 +86,15 @@ final class Connection: @unchecked Sendable {
 
     /// Serves requests until the client leaves, a response closes the connection, or it is aborted.
     /// The socket stays open until ``close()``.
-    func run() {
+    ///
+    /// - parameter handOff: run once on this thread before the connection
+    ///   first waits (on its client or the origin) or answers, at its end at
+    ///   the latest: until then the thread only reads what has arrived and
+    ///   parses it (bounded by ``HTTPLimits``). The server hands accepting
+    ///   over there, so the thread that accepted the connection serves it.
+    func run(handingOff handOff: (@Sendable () -> Void)? = nil) {
+        socket.beforeFirstWait = handOff
+        defer { socket.runBeforeFirstWait() }
         var buffer: [UInt8] = []
         while !isAborted {
             guard let request = readRequest(&buffer) else { return }
@@ -168,6 +176,7 @@ final class Connection: @unchecked Sendable {
 
     /// Answers one request; `false` when the connection must close.
     private func answer(_ request: HTTPRequest) -> Bool {
+        socket.runBeforeFirstWait()
         context.hooks.willAnswer?()
         let closing = !request.keepsAlive
         switch context.responder.respond(to: request) {
@@ -195,6 +204,7 @@ final class Connection: @unchecked Sendable {
     /// body cut short after a 2xx head). Returns whether the connection may
     /// serve another request.
     private func send(_ response: Response, closing requested: Bool, method: String) -> Bool {
+        socket.runBeforeFirstWait()
         let closing = requested || response.closesConnection
         var head = response.head
         if closing { head.add("Connection", "close") }
@@ -260,7 +270,8 @@ final class Connection: @unchecked Sendable {
         context.activity.countAnswer(status: head.status)
         // A small first piece goes out with the head, in one write.
         let joined = first.count == 1 && first[0].count <= Self.joinedFirstPieceBytes
-        let opening = joined ? Data(head.serialized()) + first[0] : Data(head.serialized())
+        var opening = head.serialized()
+        if joined { opening.append(contentsOf: first[0]) }
         guard socket.write(opening, timeout: context.sendTimeout) else {
             stream.cancel()
             return false

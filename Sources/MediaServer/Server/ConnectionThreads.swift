@@ -1,6 +1,7 @@
 import Foundation
 
-/// The threads connections run on, one connection per thread at a time:
+/// The threads connections run on (and accepting, which moves from thread
+/// to thread), one connection per thread at a time:
 /// a thread whose connection ended waits up to `keepIdle` for the next
 /// one before it ends, so a new connection usually starts on a waiting
 /// thread instead of a new one (a thread's start is a large part of a
@@ -28,8 +29,10 @@ final class ConnectionThreads: @unchecked Sendable {
         condition.lock()
         if idle > queued.count {
             queued.append(work)
-            condition.signal()
             condition.unlock()
+            // Signalled once unlocked: the woken thread does not wait for the lock. A waiting thread that
+            // timed out meanwhile still takes the work (it looks at the queue before it ends).
+            condition.signal()
             return
         }
         let handedOver = epoch

@@ -114,6 +114,21 @@ package final class ListeningSocket: @unchecked Sendable {
         }
     }
 
+    /// A connection already waiting to be accepted, without waiting; `nil`
+    /// when there is none or accept(2) fails (``accept(waiting:wake:)``
+    /// then sees why). Only the thread that closes it calls this.
+    func acceptPending() -> Int32? {
+        guard let descriptor = open.current else { return nil }
+        #if canImport(Glibc)
+            let client = Glibc.accept(descriptor, nil, nil)
+        #else
+            let client = Darwin.accept(descriptor, nil, nil)
+        #endif
+        guard client >= 0 else { return nil }
+        _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+        return client
+    }
+
     /// Whether the socket still listens (`SO_ACCEPTCONN`).
     var isListening: Bool {
         open.withLock { descriptor in

@@ -41,10 +41,12 @@ import MediaSupport
 /// are judged hop by hop by the cache's `HTTPOrigin`, which should be built
 /// with ``OriginAllowlist/redirectPolicy(maxRedirects:)`` (as `cachetool
 /// serve` does); request heads, header counts, slow or idle clients and
-/// connections are bounded (414, 431, 408, 503). Threads: one accepting, one per connection (blocking
-/// socket I/O stays off Swift's cooperative pool); a thread whose connection
-/// ended waits up to 10 s for the next one (``stop()`` ends the waiting
-/// ones). A running server is kept alive by its threads: call ``stop()`` to end it.
+/// connections are bounded (414, 431, 408, 503). Threads: one per
+/// connection (blocking socket I/O stays off Swift's cooperative pool); the
+/// thread that accepts a connection hands accepting over to another and
+/// serves it; a thread whose connection ended waits up to 10 s to accept or
+/// serve again (``stop()`` ends the waiting ones). A running server is kept
+/// alive by its threads: call ``stop()`` to end it.
 ///
 /// Inside, a connection only moves bytes: each request goes to a
 /// `Responder` (routing, the `Host` check and the secret, the allowlist,
@@ -87,6 +89,8 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
     let loaders: LoaderPool
     /// The types sniffed from complete entries answered from the store.
     let sniffedTypes = SniffedTypes()
+    /// The routes of recently requested targets.
+    let routes = RouteCache()
     /// The origins minted and the allowlist.
     let permissions: OriginPermissions
     /// The HLS responder (with the rewrite cache).
@@ -153,8 +157,6 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
             throw .cannotListen(port: port, reason: String(cString: strerror(errno)))
         }
         let context = connectionContext(port: listener.port)
-        let thread = Thread { [self] in acceptLoop(wake: wake, context: context) }
-        thread.name = "MediaServer accept"
         state.withLock {
             $0.listener = listener
             $0.port = listener.port
@@ -162,7 +164,7 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
             $0.accepting = true
             $0.wake = wake
         }
-        thread.start()
+        threads.run { [self] in accept(wake: wake, context: context) }
         activity.emit(.started(port: listener.port))
     }
 
@@ -173,7 +175,7 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
             hostCheck: HostCheck(
                 advertisedHost: configuration.advertisedHost, port: port,
                 loopbackOnly: configuration.binding == .loopback),
-            permissions: permissions)
+            permissions: permissions, routes: routes)
         let responder = Responder(
             router: router, address: LocalAddress(host: configuration.advertisedHost, port: port, secret: secret),
             loaders: loaders, hls: hls, responseBufferBytes: configuration.responseBufferBytes,
@@ -326,30 +328,62 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
 
     // MARK: Accepting
 
-    /// The accepting thread: the only one that waits on listening sockets
-    /// and closes them (restarts included). It waits for a connection or
-    /// `wake`, and looks every 200 ms whether the socket still listens (the
-    /// OS may reclaim it without waking the wait).
-    private func acceptLoop(wake: WakeSignal, context: ConnectionContext) {
-        defer {
+    /// Accepting, on a connection thread: the accepting thread is the only
+    /// one that waits on listening sockets and closes them (restarts
+    /// included). It waits for a connection or `wake`, and looks every 200 ms
+    /// whether the socket still listens (the OS may reclaim it without
+    /// waking the wait). The connection it admits it serves itself: it hands
+    /// accepting over to another thread (a waiting one, usually) before the
+    /// connection first waits or answers (``Connection/run(handingOff:)``),
+    /// so a request already there is read without a wake-up of a second
+    /// thread, and one still on its way comes while the hand-over happens.
+    /// When the server stops, it closes the listening socket and ends.
+    private func accept(wake: WakeSignal, context: ConnectionContext) {
+        guard let (connection, id) = acceptUntilAdmitted(wake: wake, context: context) else {
             let listener = state.withLock { state -> ListeningSocket? in
                 defer { state.listener = nil }
                 return state.listener
             }
             listener?.close()
             broadcast { $0.accepting = false }
+            return
         }
+        serve(connection, id: id) { [self] in
+            acceptWaiting(context: context)
+            threads.run { [self] in accept(wake: wake, context: context) }
+        }
+    }
+
+    /// Accepts the connections already waiting (a burst: a player opening
+    /// several), at most ``MediaServerConfiguration/maxConnections``, each
+    /// served on a thread of its own; on the accepting thread, as it hands
+    /// accepting over (after its own connection's first read, not before).
+    private func acceptWaiting(context: ConnectionContext) {
+        guard let listener = state.withLock({ $0.running ? $0.listener : nil }) else { return }
+        for _ in 0..<configuration.maxConnections {
+            guard let descriptor = listener.acceptPending() else { return }
+            guard let (connection, id) = admit(descriptor, context: context) else { continue }
+            threads.run { [self] in serve(connection, id: id, handingOff: nil) }
+        }
+    }
+
+    /// Accepts until a connection is admitted (refused ones are answered
+    /// here); `nil` once the server stopped.
+    private func acceptUntilAdmitted(
+        wake: WakeSignal, context: ConnectionContext
+    ) -> (Connection, ObjectIdentifier)? {
         while let listener = state.withLock({ $0.running ? $0.listener : nil }) {
             switch listener.accept(waiting: 200, wake: wake) {
             case .none, .woken:
                 continue
             case .connection(let descriptor):
-                admit(descriptor, context: context)
+                if let admitted = admit(descriptor, context: context) { return admitted }
             case .dead:
-                guard state.current.running else { return }
+                guard state.current.running else { return nil }
                 if !restartListener(replacing: listener) { _ = wake.wait(milliseconds: 200) }
             }
         }
+        return nil
     }
 
     /// Changes `state` and wakes whoever waits on ``changed``.
@@ -402,7 +436,10 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
         return listener
     }
 
-    private func admit(_ descriptor: Int32, context: ConnectionContext) {
+    /// The connection on `descriptor` with its slot taken; `nil` when it was
+    /// refused (503, over ``MediaServerConfiguration/maxConnections``, or
+    /// the server stopped).
+    private func admit(_ descriptor: Int32, context: ConnectionContext) -> (Connection, ObjectIdentifier)? {
         activity.count { $0.connectionsAccepted += 1 }
         let connection = Connection(descriptor: descriptor, context: context)
         let id = ObjectIdentifier(connection)
@@ -417,13 +454,18 @@ public final class MediaServer: PlaylistLocalizer, Sendable {
             activity.countAnswer(status: 503)
             activity.emit(.refused(status: 503, reason: "too many connections"))
             connection.refuseAtOnce(refusal)
-            return
+            return nil
         }
-        threads.run { [self] in
-            connection.run()
-            // The slot is free before the client sees the close.
-            broadcast { _ = $0.connections.removeValue(forKey: id) }
-            connection.close()
-        }
+        return (connection, id)
+    }
+
+    /// Serves an admitted connection to its end on the calling thread, then
+    /// frees its slot; `handOff` (accepting, given to another thread) runs
+    /// before the connection first waits or answers.
+    private func serve(_ connection: Connection, id: ObjectIdentifier, handingOff handOff: (@Sendable () -> Void)?) {
+        connection.run(handingOff: handOff)
+        // The slot is free before the client sees the close.
+        broadcast { _ = $0.connections.removeValue(forKey: id) }
+        connection.close()
     }
 }

@@ -6,16 +6,22 @@ import Foundation
     import Darwin
 #endif
 
-/// A non-blocking TCP socket used with `poll`, so every read and write has
-/// a deadline. Blocking calls only: run it on a thread of its own, never
-/// on Swift's cooperative pool. `shutdown()` may be called from another
-/// thread to wake a waiting read or write; `close()` only by the owner.
+/// A TCP socket used with `poll`, so every read and write has a deadline:
+/// each `recv` and `send` passes `MSG_DONTWAIT`, so the descriptor itself
+/// may stay blocking (a connection costs no `fcntl` calls; it must be
+/// close-on-exec already, as ``ListeningSocket`` accepts it). Blocking
+/// calls only: run it on a thread of its own, never on Swift's cooperative
+/// pool. `shutdown()` may be called from another thread to wake a waiting
+/// read or write; `close()` only by the owner.
 final class Socket: @unchecked Sendable {
     private let lock = NSLock()
     private var descriptor: Int32
     /// Where ``read(into:maximum:until:)`` receives, kept between reads
     /// (reads are the owner's alone, one at a time).
     private var readBuffer: [UInt8] = []
+    /// Run once (then dropped) before the first time a read or write
+    /// waits, or by ``runBeforeFirstWait()`` (the owner's thread only).
+    var beforeFirstWait: (@Sendable () -> Void)?
 
     /// The outcome of a read.
     enum ReadResult: Equatable {
@@ -27,7 +33,6 @@ final class Socket: @unchecked Sendable {
 
     init(descriptor: Int32) {
         self.descriptor = descriptor
-        Self.setNonBlocking(descriptor)
         var one: Int32 = 1
         _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         #if canImport(Darwin)
@@ -37,6 +42,7 @@ final class Socket: @unchecked Sendable {
 
     deinit { close() }
 
+    /// Makes `descriptor` non-blocking and close-on-exec (the listening socket, the wake pipe).
     static func setNonBlocking(_ descriptor: Int32) {
         let flags = fcntl(descriptor, F_GETFL, 0)
         _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
@@ -51,7 +57,7 @@ final class Socket: @unchecked Sendable {
             let fd = self.fd
             guard fd >= 0 else { return .closed }
             if readBuffer.count < maximum { readBuffer = [UInt8](repeating: 0, count: maximum) }
-            let count = readBuffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, maximum, 0) }
+            let count = readBuffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, maximum, Self.dontWait) }
             if count > 0 {
                 buffer.append(contentsOf: readBuffer[0..<count])
                 return .data(count)
@@ -77,9 +83,10 @@ final class Socket: @unchecked Sendable {
             let fd = self.fd
             guard fd >= 0 else { return false }
             #if canImport(Glibc)
-                let sent = send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+                let sent = send(
+                    fd, bytes.baseAddress! + offset, bytes.count - offset, Self.dontWait | Int32(MSG_NOSIGNAL))
             #else
-                let sent = send(fd, bytes.baseAddress! + offset, bytes.count - offset, 0)
+                let sent = send(fd, bytes.baseAddress! + offset, bytes.count - offset, Self.dontWait)
             #endif
             if sent > 0 {
                 offset += sent
@@ -104,9 +111,17 @@ final class Socket: @unchecked Sendable {
         data.withUnsafeBytes { write($0, timeout: timeout) }
     }
 
+    /// Runs ``beforeFirstWait`` if it has not run yet.
+    func runBeforeFirstWait() {
+        guard let hook = beforeFirstWait else { return }
+        beforeFirstWait = nil
+        hook()
+    }
+
     private enum WaitResult { case ready, timedOut, failed(Int32) }
 
     private func wait(for events: Int16, until deadline: ContinuousClock.Instant) -> WaitResult {
+        runBeforeFirstWait()
         while true {
             let fd = self.fd
             guard fd >= 0 else { return .failed(EBADF) }
@@ -129,6 +144,9 @@ final class Socket: @unchecked Sendable {
         }
     }
 
+    /// `MSG_DONTWAIT`: no call waits but `poll`.
+    private static let dontWait = Int32(MSG_DONTWAIT)
+
     /// POLLRDHUP on Linux (Glibc leaves it out of Swift without _GNU_SOURCE); none elsewhere.
     #if canImport(Glibc)
         private static let readHangUp: Int16 = 0x2000
@@ -148,7 +166,7 @@ final class Socket: @unchecked Sendable {
         guard poll(&entry, 1, 0) > 0 else { return false }
         if entry.revents & hangUps != 0 { return true }
         var byte: UInt8 = 0
-        return recv(fd, &byte, 1, Int32(MSG_PEEK)) == 0
+        return recv(fd, &byte, 1, Int32(MSG_PEEK) | Self.dontWait) == 0
     }
 
     /// Wakes any waiting read or write (they then fail or see the end). Any thread.
