@@ -49,7 +49,6 @@ extension DownloadQueue {
         }
         try await commit([])
         isOpen = true
-        await schedule()
     }
 
     /// Adopts the pins of `legacy` records (saved before holds; see

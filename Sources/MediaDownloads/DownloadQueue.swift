@@ -186,7 +186,9 @@ public actor DownloadQueue {
         }
         let queue = DownloadQueue(cache: cache, configuration: configuration, monitor: monitor, performers: performers)
         try await queue.restore(index.records, legacy: index.legacy)
+        // The service's tasks are sorted out before any run lists them.
         await queue.reconcileTransfers()
+        await queue.schedule()
         await queue.startLoops()
         return queue
     }

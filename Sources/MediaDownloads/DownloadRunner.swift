@@ -51,8 +51,8 @@ package final class DownloadRunner: Sendable {
     package let hooks: DownloadRunHooks
     private let state: Locked<State>
     /// The task of the latest run started, with its number (`nil` once
-    /// stopped), and the task of the latest run started, stopped or not
-    /// (the next run waits for its end).
+    /// stopped), and a task that ends once every run started so far ended
+    /// (what a run started with `afterPrevious` waits for).
     private let task = Locked<(run: Int, task: Task<Void, Never>?, last: Task<Void, Never>?)>((0, nil, nil))
     /// What the performer told besides its progress (an HLS plan).
     private let details = Locked<(any Sendable)?>(nil)
@@ -183,10 +183,14 @@ package final class DownloadRunner: Sendable {
                 self.resumeKept(self)
             }, background: background)
         let running = Task { [weak self] in
+            var record = record
             if let previous {
                 await Self.end(of: previous)
-                // Stopped while it waited: nothing ran.
-                if Task.isCancelled { return }
+                // Stopped while it waited: nothing ran. Else the record as
+                // the runs before left it (the resume data they kept).
+                guard !Task.isCancelled, let current = self?.state.withLock({ $0.isLive(run) ? $0.current : nil })
+                else { return }
+                record = current
             }
             let result: Result<[StoredEntry], DownloadError>
             do throws(DownloadError) {
@@ -217,7 +221,16 @@ package final class DownloadRunner: Sendable {
             guard slot.run < run else { return running.cancel() }
             // An earlier run is over (it was stopped before this one began).
             slot.task?.cancel()
-            slot = (run, running, running)
+            // A run stopped while it waits ends at once: the next one waits
+            // for the runs before it too.
+            let earlier = slot.last
+            slot = (
+                run, running,
+                afterPrevious
+                    ? Task {
+                        await earlier?.value; await running.value
+                    } : running
+            )
         }
         // Stopped before its task was stored: stopped then.
         if !state.withLock({ $0.isLive(run) }) { running.cancel() }

@@ -50,9 +50,16 @@ struct HLSBackgroundFetcher: Sendable {
         -> HLSBackgroundFetcher
     {
         var adopted: [String: TransferTaskHandle] = [:]
+        var duplicates: [TransferTaskHandle] = []
         for task in await fetch.transfer.tasks() where TransferIdentifier(task.identifier)?.download == record.id {
-            adopted[task.identifier] = task.handle
+            // One task per resource: the first listed; a second of its name is not needed.
+            if adopted[task.identifier] == nil {
+                adopted[task.identifier] = task.handle
+            } else {
+                duplicates.append(task.handle)
+            }
         }
+        for task in duplicates { _ = await fetch.transfer.cancel(task) }
         return HLSBackgroundFetcher(fetch: fetch, record: record, context: context, adopted: adopted)
     }
 

@@ -27,13 +27,16 @@ extension DownloadQueue {
         let tasks = await transfer.tasks()
         let plan = LaunchReconciliation.plan(
             records: records.values, tasks: tasks.map(\.identifier), delivered: transfer.inbox.pending)
-        // The plan names tasks; each task of a name is cancelled.
+        // The plan names tasks. A name it keeps keeps one task (the first
+        // listed), its others are cancelled; a name it drops loses every task.
         let handles = Dictionary(grouping: tasks, by: \.identifier).mapValues { $0.map(\.handle) }
-        for name in plan.cancel {
+        let keptNames = Set(plan.adopt.values).union(plan.adoptAll.values.joined())
+        for name in keptNames { for task in (handles[name] ?? []).dropFirst() { _ = await transfer.cancel(task) } }
+        for name in Set(plan.cancel).subtracting(keptNames) {
             for task in handles[name] ?? [] { _ = await transfer.cancel(task) }
         }
         var kept: [UUID] = []
-        for name in plan.cancelKeepingResumeData {
+        for name in Set(plan.cancelKeepingResumeData).subtracting(keptNames) {
             var resume: TransferResumeData?
             for task in handles[name] ?? [] {
                 if let data = await transfer.cancel(task) { resume = TransferResumeData(identifier: name, data: data) }

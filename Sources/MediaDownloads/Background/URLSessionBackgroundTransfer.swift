@@ -26,7 +26,10 @@
     ///   documents as unique within its session.
     /// - The delegate moves each finished file into the ``inbox`` before its
     ///   callback returns (the system removes the file then); a failure is
-    ///   delivered with the resume data of its error's `userInfo`.
+    ///   delivered with the resume data of its error's `userInfo`, and so
+    ///   is a cancel by the system (its error's
+    ///   `NSURLErrorBackgroundTaskCancelledReasonKey`), unlike a cancel of
+    ///   ``cancel(_:)``, whose resume data goes to its caller.
     ///   `urlSessionDidFinishEvents(forBackgroundURLSession:)` is passed to
     ///   ``TransferInbox/didFinishEvents(forSession:)`` with its session:
     ///   each session's events' handler is kept and called apart.
@@ -44,6 +47,9 @@
         public let inbox: TransferInbox
         private let lock = NSLock()
         private var sessions: [Bool: URLSession] = [:]
+        /// The tasks ``cancel(_:)`` cancelled: their ends are not delivered
+        /// (the system's own cancels are, as failures).
+        private var cancelling: Set<TransferTaskHandle> = []
         private let delegateQueue: OperationQueue
         private let inBackground: @Sendable () -> Bool
 
@@ -148,8 +154,14 @@
         }
 
         public func cancel(_ handle: TransferTaskHandle) async -> Data? {
-            guard let task = await allTasks().first(where: { Self.handle(of: $0.task, in: $0.session) == handle })?.task
+            // A task cancelled already (or ended) is not cancelled again.
+            guard
+                let task = await allTasks().first(where: { task, session in
+                    Self.handle(of: task, in: session) == handle && task.state != .canceling
+                        && task.state != .completed
+                })?.task
             else { return nil }
+            _ = lock.withLock { cancelling.insert(handle) }
             guard let download = task as? URLSessionDownloadTask else {
                 task.cancel()
                 return nil
@@ -199,11 +211,15 @@
         }
 
         public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+            let ours = lock.withLock { cancelling.remove(Self.handle(of: task, in: session)) != nil }
             // Without an error the file was delivered by the callback before.
             guard let error, let identifier = task.taskDescription else { return }
             // A cancel of ours: its resume data went to `cancel(_:)`'s caller.
+            // One by the system (background updates off, resources short,
+            // the app force-quit: `NSURLErrorBackgroundTaskCancelledReasonKey`)
+            // is a failure its download is told of.
             let nsError = error as NSError
-            if nsError.domain == NSURLErrorDomain, nsError.code == NSURLErrorCancelled { return }
+            if ours, nsError.domain == NSURLErrorDomain, nsError.code == NSURLErrorCancelled { return }
             let resumeData = nsError.userInfo[NSURLSessionDownloadTaskResumeData] as? Data
             inbox.deliverFailure(identifier: identifier, reason: error.localizedDescription, resumeData: resumeData)
         }

@@ -146,6 +146,21 @@ import Foundation
         return true
     }
 
+    /// The system cancels task `description` (background updates turned
+    /// off, say): it ends with `NSURLErrorCancelled` and the reason, and resume data.
+    @discardableResult
+    public func standInSystemCancel(_ description: String) -> Bool {
+        guard let task = task(described: description) else { return false }
+        let error = NSError(
+            domain: NSURLErrorDomain, code: NSURLErrorCancelled,
+            userInfo: [
+                NSURLSessionDownloadTaskResumeData: resumeData(of: task),
+                NSURLErrorBackgroundTaskCancelledReasonKey: NSURLErrorCancelledReasonBackgroundUpdatesDisabled,
+            ])
+        end(task, with: .failed(task, error))
+        return true
+    }
+
     /// Task `description` fails (a lost connection) with resume data.
     @discardableResult
     public func standInFail(_ description: String) -> Bool {

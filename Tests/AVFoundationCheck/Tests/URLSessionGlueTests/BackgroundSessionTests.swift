@@ -299,6 +299,21 @@ final class BackgroundSessionTests {
         #expect(try app.store.data(forKey: record.cacheKey) == data)
     }
 
+    @Test("A task the system cancels (background updates off) is a failure: started again from its resume data")
+    func systemCancel() async throws {
+        let app = try await launch()
+        let record = try await app.queue.enqueue(url)
+        #expect(try await eventually { system.standInRunning == [task(of: record)] })
+        system.standInReceive(task(of: record), bytes: 7000)
+        #expect(system.standInSystemCancel(task(of: record)))
+        // Not taken for a cancel of the app's: the download goes on, from where it was.
+        #expect(try await eventually { system.standInStarts.count == 2 && system.standInRunning == [task(of: record)] })
+        #expect(system.standInStarts.last?.resumedFrom == 7000)
+        #expect(system.standInFinish(task(of: record)))
+        try await app.queue.completion(of: record.id)
+        #expect(try app.store.data(forKey: record.cacheKey) == data)
+    }
+
     @Test(
         "A lost connection: started again from its resume data; past the retry policy the download fails, keeping it"
     )
