@@ -120,27 +120,6 @@ extension StoreTransaction {
         return true
     }
 
-    /// The keyed identities of an encrypted store's chunks about to be
-    /// stored together, `identity(encryption, i)` for each of `0..<count`,
-    /// computed by up to ``parallelWorkers`` threads: HMAC-SHA256 runs at
-    /// about half the rate of sealing, and each chunk's key depends on it.
-    /// `nil` in a plain store and for a single chunk, which
-    /// ``ChunkStore/store(_:identity:compress:)`` names itself.
-    func sealedIdentities(
-        count: Int, _ identity: @Sendable (StoreEncryption, Int) -> ContentDigest
-    ) -> [ContentDigest]? {
-        guard let encryption = chunks.encryption, count > 1, Self.parallelWorkers > 1 else { return nil }
-        let shares = Self.split(count, into: Self.parallelWorkers)
-        let found = Locked([ContentDigest?](repeating: nil, count: count))
-        DispatchQueue.concurrentPerform(iterations: shares.count) { worker in
-            let computed = shares[worker].map { identity(encryption, $0) }
-            found.withLock { found in
-                for (offset, digest) in computed.enumerated() { found[shares[worker].lowerBound + offset] = digest }
-            }
-        }
-        return found.current.map { $0! }
-    }
-
     /// Threads a large read uses: the cores, at most 4.
     static let parallelWorkers = min(4, ProcessInfo.processInfo.activeProcessorCount)
 
@@ -156,12 +135,6 @@ extension StoreTransaction {
     // Unchecked: each worker writes its own, disjoint part of it.
     struct Output: @unchecked Sendable {
         let buffer: UnsafeMutableRawBufferPointer
-    }
-
-    /// Bytes that threads working for one call read (never write).
-    // Unchecked: the bytes outlive every worker, and no one writes them meanwhile.
-    struct SharedBytes: @unchecked Sendable {
-        let buffer: UnsafeRawBufferPointer
     }
 
     // Unchecked: the buffers point into the map of a read transaction that

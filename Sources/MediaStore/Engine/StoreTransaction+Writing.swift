@@ -24,22 +24,16 @@ extension StoreTransaction {
                 record.inlineBytes = [UInt8](buffer)
             } else {
                 var compress = !MediaSniffer.isCompressedMedia(buffer.prefix(16))
-                let chunkSize = configuration.chunkSize
-                let pieces = (buffer.count + chunkSize - 1) / chunkSize
-                let value = SharedBytes(buffer: buffer)
-                @Sendable func piece(_ index: Int) -> UnsafeRawBufferPointer {
-                    UnsafeRawBufferPointer(
-                        rebasing: value.buffer[index * chunkSize..<min((index + 1) * chunkSize, value.buffer.count)])
+                var index = 0
+                var offset = 0
+                while offset < buffer.count {
+                    let end = min(offset + configuration.chunkSize, buffer.count)
+                    let chunk = UnsafeRawBufferPointer(rebasing: buffer[offset..<end])
+                    try putPiece(chunk, entryID: record.entryID, index: index, compress: &compress)
+                    index += 1
+                    offset = end
                 }
-                let identities = sealedIdentities(count: pieces) { encryption, index in
-                    encryption.chunkIdentity(of: piece(index))
-                }
-                for index in 0..<pieces {
-                    try putPiece(
-                        piece(index), identity: identities?[index], entryID: record.entryID, index: index,
-                        compress: &compress)
-                }
-                record.presentChunks = pieces
+                record.presentChunks = index
             }
             return try insert(record, expiry: expiry).info()
         }

@@ -112,12 +112,8 @@ package final class StoreTransaction {
 
     /// Stores one piece of an entry as a chunk (shared when an identical
     /// one is stored) and points the entry's extent `index` at it.
-    /// `identity`: see ``ChunkStore/store(_:identity:compress:)``.
-    func putPiece(
-        _ bytes: UnsafeRawBufferPointer, identity: ContentDigest? = nil, entryID: UInt64, index: Int,
-        compress: inout Bool
-    ) throws {
-        let chunk = try chunks.store(bytes, identity: identity, compress: &compress)
+    func putPiece(_ bytes: UnsafeRawBufferPointer, entryID: UInt64, index: Int, compress: inout Bool) throws {
+        let chunk = try chunks.store(bytes, compress: &compress)
         try extents.put(ExtentRow(chunk: chunk, length: bytes.count), entryID: entryID, index: index)
     }
 

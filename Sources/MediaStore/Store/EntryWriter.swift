@@ -148,15 +148,9 @@ public final class EntryWriter {
     private func putQueued(
         in transaction: StoreTransaction, into record: inout EntryRecord, compress attempt: inout Bool
     ) throws {
-        let chunks = queued
-        let identities = transaction.sealedIdentities(count: chunks.count) { encryption, index in
-            chunks[index].withUnsafeBytes { encryption.chunkIdentity(of: $0) }
-        }
         for (offset, chunk) in queued.enumerated() {
             try chunk.withUnsafeBytes {
-                try transaction.putPiece(
-                    $0, identity: identities?[offset], entryID: record.entryID, index: chunksWritten + offset,
-                    compress: &attempt)
+                try transaction.putPiece($0, entryID: record.entryID, index: chunksWritten + offset, compress: &attempt)
             }
             record.presentChunks += 1
             record.cachedBytes += chunk.count

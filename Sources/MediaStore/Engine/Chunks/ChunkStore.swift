@@ -33,15 +33,8 @@ package struct ChunkStore {
     /// - parameter compress: whether to try zstd. Set to `false` when the
     ///   attempt saved too little, so that the caller skips the attempt
     ///   for the rest of an entry whose first chunk did not compress.
-    /// - parameter identity: in an encrypted store, the chunk's keyed
-    ///   identity when the caller computed it already
-    ///   (``StoreEncryption/chunkIdentity(of:)`` of `bytes`); `nil` to
-    ///   compute it here. Always `nil` in a plain store.
-    func store(_ bytes: UnsafeRawBufferPointer, identity: ContentDigest? = nil, compress: inout Bool) throws -> Slot {
-        if let encryption {
-            return try storeSealed(bytes, identity: identity ?? encryption.chunkIdentity(of: bytes), encryption)
-        }
-        precondition(identity == nil, "a plain store names chunks by their digest")
+    func store(_ bytes: UnsafeRawBufferPointer, compress: inout Bool) throws -> Slot {
+        if let encryption { return try storeSealed(bytes, encryption) }
         let digest = ContentDigest(of: bytes)
         let first = Slot(digest, ordinal: 0)
         let cursor = try txn.cursor(db.chunks)
@@ -91,10 +84,9 @@ package struct ChunkStore {
 
     /// Stores one chunk of an encrypted store sealed under its keyed
     /// identity (or shares the one stored under it).
-    private func storeSealed(
-        _ bytes: UnsafeRawBufferPointer, identity: ContentDigest, _ encryption: StoreEncryption
-    ) throws -> Slot {
+    private func storeSealed(_ bytes: UnsafeRawBufferPointer, _ encryption: StoreEncryption) throws -> Slot {
         precondition(bytes.count <= ChunkSealer.maximumPlaintextCount, "chunk too large to seal")
+        let identity = encryption.chunkIdentity(of: bytes)
         let slot = Slot(identity, ordinal: 0)
         if try contains(slot) {
             try addReference(slot, delta: 1)
