@@ -51,6 +51,7 @@ let package = Package(
         .executableTarget(name: "FuzzRange", dependencies: ["FuzzEntryPoints"]),
         .executableTarget(name: "FuzzHost", dependencies: ["FuzzEntryPoints"]),
         .executableTarget(name: "FuzzTransferResponse", dependencies: ["FuzzEntryPoints"]),
+        .executableTarget(name: "FuzzRekeyRow", dependencies: ["FuzzEntryPoints"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -75,6 +75,23 @@ import Testing
         #expect(rows.contains("FuzzKeyFile/encryption-row"))
     }
 
+    /// An encrypted store's `rekey` meta row (FuzzRekeyRow): the
+    /// well-formed seeds decode (and re-encode to their bytes); a cursor
+    /// too long, a cursor length that disagrees with the row's, an
+    /// unknown phase or scheme, a short row do not.
+    @Test func rekeyRowCorpus() throws {
+        let inputs = try Self.inputs("FuzzRekeyRow")
+        #expect(inputs.count >= 10)
+        let decoded = Set(inputs.filter { Self.replay($0, StoreFuzzing.decodeRekeyRow) == true }.map(\.name))
+        #expect(
+            decoded
+                == Set(
+                    ["staging-empty-cursor", "entries-slot-cursor", "staging-longest-cursor"].map {
+                        "FuzzRekeyRow/\($0)"
+                    }
+                ))
+    }
+
     @Test func chunkCorpus() throws {
         let inputs = try Self.inputs("FuzzChunks")
         #expect(!inputs.isEmpty)

@@ -56,4 +56,23 @@ extension StoreFuzzing {
             (try? encryption.recordSealer.open(bytes, context: [UInt8]())) == nil, "forged sealed record authenticated")
         return row != nil
     }
+
+    /// Reads `bytes` as the `rekey` meta row an encrypted store keeps while
+    /// a rekey is under way: nothing traps; a row that decodes re-encodes
+    /// to the same bytes, decodes again to the same row, and holds a
+    /// cursor of at most 32 bytes (the row's bound); and its new
+    /// key check value matches no key (the fuzzer cannot make one without
+    /// the key). Returns whether the row decoded.
+    @discardableResult
+    public static func decodeRekeyRow(_ bytes: [UInt8]) throws(FuzzFailure) -> Bool {
+        guard let row = RekeyRow(bytes) else { return false }
+        let encoded = row.encode()
+        try fuzzCheck(encoded == bytes, "a rekey row re-encodes differently")
+        try fuzzCheck(RekeyRow(encoded) == row, "a rekey row decodes differently once re-encoded")
+        try fuzzCheck(row.cursor.count <= 32, "a rekey row holds an over-long cursor")
+        try fuzzCheck(row.newKeyCheckValue.count == 32, "a rekey row's check value is not 32 bytes")
+        try fuzzCheck(
+            !StoreEncryption(key: key).checks(row.newKeyCheckValue, storeID: 1), "a forged check value matched a key")
+        return true
+    }
 }

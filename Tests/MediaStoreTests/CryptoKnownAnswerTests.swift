@@ -231,6 +231,37 @@ import Testing
         }
     }
 
+    /// The keyed HMAC a store keeps for each subkey: its expand is the
+    /// first 32 bytes of each RFC 5869 OKM (T(1) does not depend on the
+    /// length asked for), and its MAC is the one-shot HMAC, on every use
+    /// of a kept context and from several threads at once.
+    @Test func keyedHMACMatchesRFC5869AndTheOneShotMAC() {
+        for (index, vector) in Self.hkdfVectors.enumerated() {
+            let keyed = HMACSHA256(key: Self.hex(vector.prk))
+            let expected = Array(Self.hex(vector.okm).prefix(32))
+            for _ in 0..<3 {
+                #expect(
+                    vector.info.withUnsafeBytes { keyed.expand(info: $0) } == expected,
+                    "RFC 5869 test case \(index + 1)")
+            }
+        }
+        let key = (0..<32).map { UInt8($0 &* 7 &+ 1) }
+        let keyed = HMACSHA256(key: key)
+        let messages = (0..<16).map { length in (0..<length * 37).map { UInt8(truncatingIfNeeded: $0 ^ length) } }
+        let expected = messages.map { message in
+            key.withUnsafeBytes { k in message.withUnsafeBytes { CryptoPrimitives.hmacSHA256(key: k, message: $0) } }
+        }
+        let tally = MismatchTally()
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            for round in 0..<50 {
+                let index = (worker + round) % messages.count
+                let mac = messages[index].withUnsafeBytes { keyed.authenticationCode($0) }
+                tally.record(checked: mac == expected[index])
+            }
+        }
+        #expect(tally.counts == (checked: 400, wrong: 0))
+    }
+
     // MARK: The store's scheme
 
     /// The scheme's bytes, as its documentation (StoreEncryption,
@@ -262,5 +293,25 @@ import Testing
             Self.hex(record)
                 == "070707070707070707070707070707070707070707070707070707070707070715e772d19cdcf3b14a009cb266b643540a9e9a972b78"
         )
+    }
+}
+
+/// Counts MACs computed on several threads and how many were wrong.
+private final class MismatchTally: @unchecked Sendable {
+    private let lock = NSLock()
+    private var checked = 0
+    private var wrong = 0
+
+    func record(checked right: Bool) {
+        lock.lock()
+        defer { lock.unlock() }
+        checked += 1
+        if !right { wrong += 1 }
+    }
+
+    var counts: (checked: Int, wrong: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (checked, wrong)
     }
 }

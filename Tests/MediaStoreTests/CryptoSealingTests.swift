@@ -124,6 +124,44 @@ import Testing
             ChunkSealer.plaintextRange(of: 5..<6, plaintextCount: plaintext.count) == 5 * Self.block..<plaintext.count)
     }
 
+    /// A byte range opens exactly its bytes: whole blocks in place, the
+    /// blocks cut at either end through a buffer of their own; a damaged
+    /// block fails only the ranges that touch it.
+    @Test func byteRangesOpenExactlyTheirBytes() throws {
+        let plaintext = Self.bytes(5 * Self.block + 1000)
+        let (identity, sealed) = Self.sealed(plaintext)
+        let sealer = StoreEncryption(key: Self.key).chunkSealer(for: identity)
+        func open(_ sealed: [UInt8], _ range: Range<Int>) throws -> [UInt8] {
+            // Filled with a marker, so that a byte left unwritten shows.
+            var output = [UInt8](repeating: 0xA5, count: range.count)
+            try sealed.withUnsafeBytes { sealedBytes in
+                try output.withUnsafeMutableBytes { try sealer.open(sealedBytes, range: range, into: $0) }
+            }
+            return output
+        }
+        let ranges = [
+            0..<plaintext.count, 0..<1, 7..<8, 100..<Self.block, Self.block..<2 * Self.block,
+            Self.block - 1..<Self.block + 1, 5..<3 * Self.block + 17, 2 * Self.block + 9..<5 * Self.block,
+            3 * Self.block..<plaintext.count, plaintext.count - 1..<plaintext.count, 4 * Self.block..<4 * Self.block,
+        ]
+        for range in ranges {
+            #expect(try open(sealed, range) == Array(plaintext[range]), "\(range)")
+        }
+        var damaged = sealed
+        damaged[2 * (Self.block + 16) + 100] ^= 0x01
+        #expect(try open(damaged, 0..<2 * Self.block) == Array(plaintext[..<(2 * Self.block)]))
+        #expect(try open(damaged, 3 * Self.block..<plaintext.count) == Array(plaintext[(3 * Self.block)...]))
+        #expect(throws: SealedDataError.authenticationFailed(block: 2)) {
+            try open(damaged, 2 * Self.block - 1..<2 * Self.block + 1)
+        }
+        #expect(throws: SealedDataError.authenticationFailed(block: 2)) {
+            try open(damaged, 2 * Self.block + 5..<2 * Self.block + 6)
+        }
+        #expect(throws: SealedDataError.blocksOutOfRange(5..<6, blockCount: 6)) {
+            try open(sealed, plaintext.count - 1..<plaintext.count + 1)
+        }
+    }
+
     @Test func everyChangedByteFailsItsBlock() throws {
         let plaintext = Self.bytes(2 * Self.block + 300)
         let (identity, sealed) = Self.sealed(plaintext)

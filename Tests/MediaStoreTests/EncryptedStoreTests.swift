@@ -195,6 +195,30 @@ struct EncryptedStoreTests {
         #expect(try test.store.info(forKey: "big") == nil)
     }
 
+    /// Range reads of every size, at offsets on and off block and chunk
+    /// boundaries, give the value's bytes: blocks opened in place, blocks
+    /// cut by either end through a buffer, on one thread and (from
+    /// ``StoreTransaction/parallelReadBytes``) on several.
+    @Test func rangeReadsOfEverySizeOpenTheirBytes() throws {
+        let test = try TestStore(configuration: Self.chunked(Self.key))
+        var random = SplitMix64(seed: 9)
+        let value = random.bytes(1_500_000)
+        try test.store.put(value, forKey: "track")
+        let block = ChunkSealer.blockSize
+        let chunk = Self.chunked(Self.key).chunkSize
+        let sizes = [
+            1, 100, block - 1, block, block + 1, 4 * block, chunk + 1, 3 * chunk + 5,
+            StoreTransaction.parallelReadBytes - 1, StoreTransaction.parallelReadBytes + block + 3,
+        ]
+        let offsets = [0, 1, block - 1, block, 2 * block + 77, chunk - 10, chunk, 2 * chunk - block - 3]
+        for size in sizes {
+            for offset in offsets where offset + size <= value.count {
+                let range = offset..<offset + size
+                #expect(try test.store.read(forKey: "track", range: range) == Data(value[range]), "\(range)")
+            }
+        }
+    }
+
     @Test func theFileHoldsNoPlaintextOfAChunkedValue() throws {
         var random = SplitMix64(seed: 4)
         let value = random.bytes(200_000)

@@ -40,26 +40,20 @@ package struct ChunkSealer {
     private let cipher: AES256GCM
 
     init(identity: ContentDigest, sealingSubkey: [UInt8]) {
-        self.init(identity: identity, key: Self.key(of: identity, sealingSubkey: sealingSubkey))
+        self.init(identity: identity, key: Self.key(of: identity, sealingKey: HMACSHA256(key: sealingSubkey)))
     }
 
     /// A sealer with the chunk key already derived by
-    /// ``key(of:sealingSubkey:)``.
+    /// ``key(of:sealingKey:)``.
     init(identity: ContentDigest, key: [UInt8]) {
         self.identity = identity
         cipher = AES256GCM(key: key)
     }
 
     /// The key of the chunk `identity`: HKDF-Expand of the chunk-sealing
-    /// subkey with the label and the identity.
-    static func key(of identity: ContentDigest, sealingSubkey: [UInt8]) -> [UInt8] {
-        let info = keyInfoLabel + identity.canonicalBytes
-        return sealingSubkey.withUnsafeBytes { subkey in
-            info.withUnsafeBytes {
-                CryptoPrimitives.hkdfExpandSHA256(
-                    pseudoRandomKey: subkey, info: $0, outputByteCount: CryptoPrimitives.keySize)
-            }
-        }
+    /// subkey (`sealingKey`) with the label and the identity.
+    static func key(of identity: ContentDigest, sealingKey: HMACSHA256) -> [UInt8] {
+        (keyInfoLabel + identity.canonicalBytes).withUnsafeBytes { sealingKey.expand(info: $0) }
     }
 
     // MARK: Sizes
@@ -156,6 +150,49 @@ package struct ChunkSealer {
             UnsafeMutableRawBufferPointer(
                 rebasing: plaintext[range.lowerBound - wanted.lowerBound..<range.upperBound - wanted.lowerBound])
         } opened: { _, _ in
+        }
+    }
+
+    /// Authenticates and decrypts the blocks that hold the plaintext bytes
+    /// `range` of `sealed` and writes exactly those bytes into `plaintext`
+    /// (`range.count` bytes): a block wholly inside `range` is opened in
+    /// place, a block the range cuts is opened into a 16 KiB buffer of its
+    /// own and only its part copied over. No other block is read. Throws
+    /// ``SealedDataError`` as ``open(_:blocks:into:)`` does
+    /// (``SealedDataError/blocksOutOfRange(_:blockCount:)`` for a range
+    /// beyond the chunk); then nothing written to `plaintext` may be used.
+    package func open(
+        _ sealed: UnsafeRawBufferPointer, range: Range<Int>, into plaintext: UnsafeMutableRawBufferPointer
+    ) throws {
+        precondition(plaintext.count == range.count, "wrong plaintext buffer size")
+        let plaintextCount = try Self.plaintextCount(sealedCount: sealed.count)
+        let blocks = Self.blocks(covering: range)
+        guard range.upperBound <= plaintextCount else {
+            throw SealedDataError.blocksOutOfRange(blocks, blockCount: Self.blockCount(plaintextCount: plaintextCount))
+        }
+        // Allocated only when the range cuts a block (at most two do).
+        var scratch: UnsafeMutableRawBufferPointer?
+        defer { scratch?.deallocate() }
+        func isCut(_ block: Range<Int>) -> Bool {
+            block.lowerBound < range.lowerBound || block.upperBound > range.upperBound
+        }
+        try openEach(sealed, blocks: blocks) { block in
+            guard isCut(block) else {
+                return UnsafeMutableRawBufferPointer(
+                    rebasing: plaintext[block.lowerBound - range.lowerBound..<block.upperBound - range.lowerBound])
+            }
+            let buffer =
+                scratch ?? UnsafeMutableRawBufferPointer.allocate(byteCount: Self.blockSize, alignment: 16)
+            scratch = buffer
+            return UnsafeMutableRawBufferPointer(rebasing: buffer[0..<block.count])
+        } opened: { index, opened in
+            let block = Self.plaintextRange(of: index..<index + 1, plaintextCount: plaintextCount)
+            guard isCut(block) else { return }
+            let from = max(range.lowerBound, block.lowerBound)
+            let to = min(range.upperBound, block.upperBound)
+            UnsafeMutableRawBufferPointer(rebasing: plaintext[from - range.lowerBound..<to - range.lowerBound])
+                .copyMemory(
+                    from: UnsafeRawBufferPointer(rebasing: opened[from - block.lowerBound..<to - block.lowerBound]))
         }
     }
 

@@ -43,6 +43,30 @@
         }
     }
 
+    /// HMAC-SHA256 under one key that is used again and again (a store's
+    /// subkeys), and HKDF-Expand of that key to 32 bytes. Safe to share
+    /// between threads.
+    package final class HMACSHA256: Sendable {
+        private let key: SymmetricKey
+
+        package init(key: [UInt8]) {
+            precondition(key.count == CryptoPrimitives.keySize, "a store's MAC keys are 32 bytes")
+            self.key = SymmetricKey(data: key)
+        }
+
+        /// HMAC-SHA256 of `message`.
+        package func authenticationCode(_ message: UnsafeRawBufferPointer) -> [UInt8] {
+            Array(HMAC<SHA256>.authenticationCode(for: message, using: key))
+        }
+
+        /// HKDF-Expand (RFC 5869 §2.3) of the key, as the pseudorandom key,
+        /// with `info`, to 32 bytes.
+        package func expand(info: UnsafeRawBufferPointer) -> [UInt8] {
+            HKDF<SHA256>.expand(pseudoRandomKey: key, info: info, outputByteCount: CryptoPrimitives.keySize)
+                .withUnsafeBytes { Array($0) }
+        }
+    }
+
     /// AES-256-GCM under one key, with 96-bit nonces and 128-bit tags.
     /// Not for concurrent use: one per chunk operation.
     package final class AES256GCM {

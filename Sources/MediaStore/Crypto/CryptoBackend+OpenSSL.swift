@@ -1,6 +1,7 @@
 #if !canImport(CryptoKit)
     internal import CCrypto
     import Foundation
+    import MediaSupport
 
     extension CryptoPrimitives {
         /// The library and version in use, for reports.
@@ -134,6 +135,96 @@
         private static func cString(_ text: String) -> UnsafeMutablePointer<CChar> {
             guard let copy = strdup(text) else { preconditionFailure("out of memory") }
             return copy
+        }
+    }
+
+    /// HMAC-SHA256 under one key that is used again and again (a store's
+    /// subkeys), and HKDF-Expand of that key to 32 bytes. Keeps keyed
+    /// libcrypto contexts between calls: making one (fetching the digest,
+    /// hashing the key's pads) costs about twice the MAC of a short message
+    /// it is then used for; a kept one is reset to the keyed state and
+    /// used again. Safe to share between threads: each call takes a
+    /// context from a pool of at most ``pooledContexts`` (or makes one)
+    /// and gives it back.
+    package final class HMACSHA256: Sendable {
+        /// Contexts kept at most (one per thread working at once).
+        static let pooledContexts = 4
+        private let key: [UInt8]
+        private let pool: Locked<Pool>
+
+        // Unchecked: the contexts are only touched by the thread that
+        // took one out of the pool, or under the pool's lock.
+        private struct Pool: @unchecked Sendable {
+            var contexts: [OpaquePointer] = []
+        }
+
+        package init(key: [UInt8]) {
+            precondition(key.count == CryptoPrimitives.keySize, "a store's MAC keys are 32 bytes")
+            self.key = key
+            pool = Locked(Pool())
+        }
+
+        deinit {
+            // EVP_MAC_CTX_free overwrites the keyed state before freeing it.
+            pool.withLock { pool in
+                for context in pool.contexts { EVP_MAC_CTX_free(context) }
+                pool.contexts.removeAll()
+            }
+        }
+
+        /// HMAC-SHA256 of `message`.
+        package func authenticationCode(_ message: UnsafeRawBufferPointer) -> [UInt8] {
+            mac(message, suffix: nil)
+        }
+
+        /// HKDF-Expand (RFC 5869 §2.3) of the key, as the pseudorandom key,
+        /// with `info`, to 32 bytes. Its output is the first block alone,
+        /// T(1) = HMAC(key, info ‖ 0x01): the same bytes as
+        /// ``CryptoPrimitives/hkdfExpandSHA256(pseudoRandomKey:info:outputByteCount:)``
+        /// (libcrypto's HKDF) gives for 32 bytes, which the known-answer
+        /// tests check; libcrypto 3.0 cannot copy an HKDF context, and
+        /// setting one up costs more than the MAC.
+        package func expand(info: UnsafeRawBufferPointer) -> [UInt8] {
+            var counter: UInt8 = 1
+            return withUnsafeBytes(of: &counter) { mac(info, suffix: $0) }
+        }
+
+        private func mac(_ message: UnsafeRawBufferPointer, suffix: UnsafeRawBufferPointer?) -> [UInt8] {
+            let context = pool.withLock { $0.contexts.popLast() } ?? keyedContext()
+            var output = [UInt8](repeating: 0, count: CryptoPrimitives.keySize)
+            var length = 0
+            // A null key resets the context to its keyed state (EVP_MAC_init(3)).
+            let ok = withNonNullBase(message) { messageBase in
+                output.withUnsafeMutableBufferPointer { out in
+                    EVP_MAC_init(context, nil, 0, nil) == 1
+                        && EVP_MAC_update(context, messageBase, message.count) == 1
+                        && (suffix.map { suffix in
+                            withNonNullBase(suffix) { EVP_MAC_update(context, $0, suffix.count) == 1 }
+                        } ?? true)
+                        && EVP_MAC_final(context, out.baseAddress, &length, CryptoPrimitives.keySize) == 1
+                }
+            }
+            precondition(ok && length == CryptoPrimitives.keySize, "libcrypto's HMAC-SHA256 failed")
+            let kept = pool.withLock { pool in
+                guard pool.contexts.count < Self.pooledContexts else { return false }
+                pool.contexts.append(context)
+                return true
+            }
+            if !kept { EVP_MAC_CTX_free(context) }
+            return output
+        }
+
+        private func keyedContext() -> OpaquePointer {
+            guard let context = EVP_MAC_CTX_new(LibCrypto.hmac) else {
+                preconditionFailure("libcrypto could not make an HMAC context")
+            }
+            let parameters = [
+                OSSL_PARAM_construct_utf8_string(LibCrypto.digestName, LibCrypto.sha256Name, 0),
+                OSSL_PARAM_construct_end(),
+            ]
+            let ok = key.withUnsafeBufferPointer { EVP_MAC_init(context, $0.baseAddress, key.count, parameters) == 1 }
+            precondition(ok, "libcrypto could not key HMAC-SHA256")
+            return context
         }
     }
 

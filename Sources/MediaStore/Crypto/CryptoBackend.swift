@@ -2,7 +2,11 @@
 /// library: CryptoKit on Apple platforms (`CryptoBackend+CryptoKit.swift`),
 /// OpenSSL's libcrypto elsewhere (`CryptoBackend+OpenSSL.swift`, the
 /// system library Debian's libssl-dev provides, through pkg-config). No
-/// primitive is written here; the layer above composes them.
+/// primitive is written here; the layer above composes them. The one
+/// composition in the backends is `HMACSHA256.expand(info:)`: HKDF-Expand
+/// to 32 bytes is a single HMAC (RFC 5869 §2.3), which the OpenSSL
+/// backend computes with a keyed context it keeps, checked against
+/// libcrypto's own HKDF and RFC 5869 by the known-answer tests.
 ///
 /// **Why AES-256-GCM, HKDF-SHA256 and HMAC-SHA256.** A store written on
 /// one platform must read on another (`cachetool` on Linux reads an

@@ -28,10 +28,11 @@ package struct RecordSealer: Sendable {
     private static let aadLabel = Array("MediaCache record v1".utf8)
     private static let nonce = [UInt8](repeating: 0, count: CryptoPrimitives.nonceSize)
 
-    private let subkey: [UInt8]
+    /// The record-sealing subkey, which message keys are expanded from.
+    private let subkey: HMACSHA256
 
     init(subkey: [UInt8]) {
-        self.subkey = subkey
+        self.subkey = HMACSHA256(key: subkey)
     }
 
     /// `plaintext` sealed for `context`, under a fresh salt.
@@ -91,12 +92,6 @@ package struct RecordSealer: Sendable {
     }
 
     private func messageKey(salt: [UInt8]) -> [UInt8] {
-        let info = Self.keyInfoLabel + salt
-        return subkey.withUnsafeBytes { key in
-            info.withUnsafeBytes {
-                CryptoPrimitives.hkdfExpandSHA256(
-                    pseudoRandomKey: key, info: $0, outputByteCount: CryptoPrimitives.keySize)
-            }
-        }
+        (Self.keyInfoLabel + salt).withUnsafeBytes { subkey.expand(info: $0) }
     }
 }

@@ -73,9 +73,10 @@ package struct StoreEncryption: Sendable {
         var info: [UInt8] { Array(("MediaCache v1 " + rawValue).utf8) }
     }
 
-    private let identitySubkey: [UInt8]
-    private let chunkSealingSubkey: [UInt8]
-    private let indexSubkey: [UInt8]
+    private let identityMAC: HMACSHA256
+    /// The chunk-sealing subkey, which chunk keys are expanded from.
+    private let chunkSealingKey: HMACSHA256
+    private let indexMAC: HMACSHA256
     private let keyCheckSubkey: [UInt8]
     /// The chunk keys derived last, kept with this value (and so with this
     /// store key) only.
@@ -97,9 +98,9 @@ package struct StoreEncryption: Sendable {
 
     package init(key: StoreKey) {
         self.key = key
-        identitySubkey = Self.subkey(key, .chunkIdentity)
-        chunkSealingSubkey = Self.subkey(key, .chunkSealing)
-        indexSubkey = Self.subkey(key, .indexKeys)
+        identityMAC = HMACSHA256(key: Self.subkey(key, .chunkIdentity))
+        chunkSealingKey = HMACSHA256(key: Self.subkey(key, .chunkSealing))
+        indexMAC = HMACSHA256(key: Self.subkey(key, .indexKeys))
         recordSealer = RecordSealer(subkey: Self.subkey(key, .recordSealing))
         keyCheckSubkey = Self.subkey(key, .keyCheck)
         chunkKeys = ChunkKeyCache(capacity: Self.chunkKeyCacheCapacity)
@@ -186,19 +187,19 @@ package struct StoreEncryption: Sendable {
 
     /// The keyed identity of a chunk's plaintext.
     package func chunkIdentity(of bytes: some ContiguousBytes) -> ContentDigest {
-        bytes.withUnsafeBytes { ContentDigest(mac: identitySubkey, of: $0) }
+        bytes.withUnsafeBytes { ContentDigest(mac: identityMAC, of: $0) }
     }
 
     /// The keyed index key of an entry's cache key.
     package func indexKey(forCacheKey key: String) -> ContentDigest {
-        Array(key.utf8).withUnsafeBytes { ContentDigest(mac: indexSubkey, of: $0) }
+        Array(key.utf8).withUnsafeBytes { ContentDigest(mac: indexMAC, of: $0) }
     }
 
     /// The sealer of the chunk with `identity` (its key derived once and
     /// kept among the last ``chunkKeyCacheCapacity``).
     package func chunkSealer(for identity: ContentDigest) -> ChunkSealer {
-        let subkey = chunkSealingSubkey
-        let key = chunkKeys.key(for: identity) { ChunkSealer.key(of: $0, sealingSubkey: subkey) }
+        let sealingKey = chunkSealingKey
+        let key = chunkKeys.key(for: identity) { ChunkSealer.key(of: $0, sealingKey: sealingKey) }
         return ChunkSealer(identity: identity, key: key)
     }
 
@@ -209,8 +210,7 @@ package struct StoreEncryption: Sendable {
 extension ContentDigest {
     /// The keyed identity of `message` under `key`: HMAC-SHA256 truncated
     /// to its first 16 bytes, held as ``ContentDigest`` holds an XXH3-128.
-    init(mac key: [UInt8], of message: UnsafeRawBufferPointer) {
-        let mac = key.withUnsafeBytes { CryptoPrimitives.hmacSHA256(key: $0, message: message) }
-        self.init(canonical: mac)!
+    init(mac key: HMACSHA256, of message: UnsafeRawBufferPointer) {
+        self.init(canonical: key.authenticationCode(message))!
     }
 }

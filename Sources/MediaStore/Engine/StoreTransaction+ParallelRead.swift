@@ -103,52 +103,17 @@ extension StoreTransaction {
             deallocator: .custom { pointer, _ in pointer.deallocate() })
     }
 
-    /// Opens the blocks of a sealed chunk that `piece` wants into its part
-    /// of `output`: whole blocks in place, a block cut by the range's ends
-    /// through a 16 KiB buffer. False when a block fails authentication.
+    /// Opens the blocks of a sealed chunk that `piece` wants straight into
+    /// its part of `output` (``ChunkSealer/open(_:range:into:)``). False
+    /// when a block fails authentication.
     static func openSealed(
         _ piece: Piece, _ encryption: StoreEncryption, into output: UnsafeMutableRawBufferPointer
     ) -> Bool {
-        let sealer = encryption.chunkSealer(for: piece.digest)
-        let covering = ChunkSealer.blocks(covering: piece.from..<piece.to)
-        func blockRange(_ block: Int) -> Range<Int> {
-            ChunkSealer.plaintextRange(of: block..<block + 1, plaintextCount: piece.length)
-        }
-        func isCut(_ block: Int) -> Bool {
-            let range = blockRange(block)
-            return range.lowerBound < piece.from || range.upperBound > piece.to
-        }
-        func openCut(_ block: Int) throws {
-            let range = blockRange(block)
-            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: range.count, alignment: 16)
-            defer { scratch.deallocate() }
-            try sealer.open(piece.payload, blocks: block..<block + 1, into: scratch)
-            let from = max(range.lowerBound, piece.from)
-            let to = min(range.upperBound, piece.to)
-            let destination = piece.target + from - piece.from
-            UnsafeMutableRawBufferPointer(rebasing: output[destination..<destination + (to - from)])
-                .copyMemory(
-                    from: UnsafeRawBufferPointer(rebasing: scratch[(from - range.lowerBound)..<(to - range.lowerBound)])
-                )
-        }
-        var first = covering.lowerBound
-        var last = covering.upperBound
+        let target = UnsafeMutableRawBufferPointer(
+            rebasing: output[piece.target..<piece.target + (piece.to - piece.from)])
         do {
-            if first < last && isCut(first) {
-                try openCut(first)
-                first += 1
-            }
-            if first < last && isCut(last - 1) {
-                try openCut(last - 1)
-                last -= 1
-            }
-            if first < last {
-                let whole = ChunkSealer.plaintextRange(of: first..<last, plaintextCount: piece.length)
-                let destination = piece.target + whole.lowerBound - piece.from
-                try sealer.open(
-                    piece.payload, blocks: first..<last,
-                    into: UnsafeMutableRawBufferPointer(rebasing: output[destination..<destination + whole.count]))
-            }
+            try encryption.chunkSealer(for: piece.digest).open(
+                piece.payload, range: piece.from..<piece.to, into: target)
         } catch {
             return false
         }

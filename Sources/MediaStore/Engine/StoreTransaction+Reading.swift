@@ -36,9 +36,9 @@ extension StoreTransaction {
             }
             do {
                 let target = position - range.lowerBound
-                try chunks.withVerified(extent.chunk, length: extent.length, part: from..<to) { piece, offset in
-                    UnsafeMutableRawBufferPointer(rebasing: out[(target + offset)...]).copyMemory(from: piece)
-                }
+                try chunks.read(
+                    extent.chunk, length: extent.length, part: from..<to,
+                    into: UnsafeMutableRawBufferPointer(rebasing: out[target..<target + (to - from)]))
             } catch let fault as ChunkFault {
                 throw StoreError.corrupted(key: record.key, reason: fault.description + " (chunk \(index))")
             }

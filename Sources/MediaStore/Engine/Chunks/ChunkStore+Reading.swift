@@ -56,38 +56,39 @@ extension ChunkStore {
         }
     }
 
-    /// Calls `body` with the bytes `part` of a chunk of `length` raw bytes,
-    /// verified, in one or more consecutive pieces, each with its offset
-    /// in `part`. When `part` is not the whole chunk, a raw chunk with a
-    /// ``BlockDigests`` table hashes only the blocks `part` touches that
-    /// this store instance has not verified where they are
-    /// (``VerifiedChunks``), and hands each block's piece to `body` right
-    /// after hashing it, while its bytes are in the CPU's cache. Any other
-    /// read is verified against the whole chunk's digest, as
-    /// ``withVerified(_:trusting:_:)`` does, and handed over in one piece.
+    /// Copies the bytes `part` of a chunk of `length` raw bytes, verified,
+    /// into `output` (`part.count` bytes). When `part` is not the whole
+    /// chunk, a raw chunk with a ``BlockDigests`` table hashes only the
+    /// blocks `part` touches that this store instance has not verified
+    /// where they are (``VerifiedChunks``), and copies each block's piece
+    /// right after hashing it, while its bytes are in the CPU's cache. Any
+    /// other read of a plain store is verified against the whole chunk's
+    /// digest, as ``withVerified(_:trusting:_:)`` does. In an encrypted
+    /// store the blocks `part` touches are authenticated and opened
+    /// straight into `output` (``ChunkSealer/open(_:range:into:)``).
     ///
     /// - throws: ``ChunkFault`` when the chunk is missing or bad (also when
-    ///   its raw length is not `length`), or what `body` threw.
-    func withVerified(
-        _ slot: Slot, length: Int, part: Range<Int>,
-        _ body: (_ piece: UnsafeRawBufferPointer, _ offset: Int) throws -> Void
-    ) throws {
-        precondition(!part.isEmpty && part.upperBound <= length)
+    ///   its raw length is not `length`); then `output` holds nothing usable.
+    func read(_ slot: Slot, length: Int, part: Range<Int>, into output: UnsafeMutableRawBufferPointer) throws {
+        precondition(!part.isEmpty && part.upperBound <= length && output.count == part.count)
+        func copy(_ piece: UnsafeRawBufferPointer, at offset: Int) {
+            UnsafeMutableRawBufferPointer(rebasing: output[offset..<offset + piece.count]).copyMemory(from: piece)
+        }
         try txn.withValue(db.chunks, key: slot) { buffer in
             guard let buffer else { throw ChunkFault.missing }
             let digest = slot.digest
             guard let value = ChunkValue(buffer) else { throw ChunkFault.header }
             guard value.header.rawLength == length else { throw ChunkFault.length }
-            if let encryption { return try Self.openSealed(value, slot: slot, encryption, part: part, body) }
+            if let encryption { return try Self.openSealed(value, slot: slot, encryption, part: part, into: output) }
             guard value.header.codec != .sealed else { throw ChunkFault.header }
             let memory = txn.isReadOnly ? verified : nil
             let known = memory?.verifiedBlocks(slot: slot, digest: digest, payload: buffer) ?? 0
             if known == .max {
                 if value.header.codec == .raw {
-                    return try body(UnsafeRawBufferPointer(rebasing: value.payload[part]), 0)
+                    return copy(UnsafeRawBufferPointer(rebasing: value.payload[part]), at: 0)
                 }
                 let raw = try Self.decode(value, expected: nil)
-                return try raw.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[part]), 0) }
+                return raw.withUnsafeBytes { copy(UnsafeRawBufferPointer(rebasing: $0[part]), at: 0) }
             }
             if let blocks = value.blocks, part.count < length {
                 var checked: UInt64 = 0
@@ -106,18 +107,18 @@ extension ChunkStore {
                     }
                     let from = max(part.lowerBound, block << blocks.shift)
                     let to = min(part.upperBound, (block + 1) << blocks.shift)
-                    try body(UnsafeRawBufferPointer(rebasing: value.payload[from..<to]), from - part.lowerBound)
+                    copy(UnsafeRawBufferPointer(rebasing: value.payload[from..<to]), at: from - part.lowerBound)
                 }
                 return
             }
             if value.header.codec == .raw {
                 guard ContentDigest(of: value.payload) == digest else { throw ChunkFault.checksum }
                 memory?.insert(slot: slot, digest: digest, payload: buffer)
-                return try body(UnsafeRawBufferPointer(rebasing: value.payload[part]), 0)
+                return copy(UnsafeRawBufferPointer(rebasing: value.payload[part]), at: 0)
             }
             let raw = try Self.decode(value, expected: digest)
             memory?.insert(slot: slot, digest: digest, payload: buffer)
-            try raw.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[part]), 0) }
+            raw.withUnsafeBytes { copy(UnsafeRawBufferPointer(rebasing: $0[part]), at: 0) }
         }
     }
 
@@ -150,55 +151,25 @@ extension ChunkStore {
         }
     }
 
-    /// Calls `body` with the bytes `part` of a sealed chunk, block by
-    /// block, each authenticated and opened right before it is handed
-    /// over; only the blocks `part` touches are opened.
+    /// Opens the bytes `part` of a sealed chunk straight into `output`:
+    /// only the blocks `part` touches are authenticated and opened.
     static func openSealed(
         _ value: ChunkValue, slot: Slot, _ encryption: StoreEncryption, part: Range<Int>,
-        _ body: (_ piece: UnsafeRawBufferPointer, _ offset: Int) throws -> Void
-    ) throws {
-        guard value.header.codec == .sealed, slot.ordinal == 0 else { throw ChunkFault.header }
-        let length = value.header.rawLength
-        let block = UnsafeMutableRawBufferPointer.allocate(byteCount: ChunkSealer.blockSize, alignment: 16)
-        defer { block.deallocate() }
+        into output: UnsafeMutableRawBufferPointer
+    ) throws(ChunkFault) {
+        guard value.header.codec == .sealed, slot.ordinal == 0 else { throw .header }
         // During a rekey a chunk not yet moved is sealed under the replaced
-        // key: its first block fails under the new one before anything is
-        // handed over, and the next generation is tried.
-        var delivered = false
-        do {
-            try openSealed(
-                value, sealer: encryption.chunkSealer(for: slot.digest), length: length, part: part, block: block
-            ) { piece, offset in
-                delivered = true
-                try body(piece, offset)
-            }
-        } catch is SealedDataError {
-            guard !delivered, let replaced = encryption.replaced else { throw ChunkFault.checksum }
+        // key: it fails under the new one (nothing is handed over before
+        // every block is open), and the next generation is tried.
+        let opened = encryption.firstOpening { keys -> Bool? in
             do {
-                try openSealed(
-                    value, sealer: replaced.chunkSealer(for: slot.digest), length: length, part: part, block: block,
-                    body)
-            } catch is SealedDataError {
-                throw ChunkFault.checksum
+                try keys.chunkSealer(for: slot.digest).open(value.payload, range: part, into: output)
+                return true
+            } catch {
+                return nil
             }
         }
-    }
-
-    private static func openSealed(
-        _ value: ChunkValue, sealer: ChunkSealer, length: Int, part: Range<Int>,
-        block: UnsafeMutableRawBufferPointer,
-        _ body: (_ piece: UnsafeRawBufferPointer, _ offset: Int) throws -> Void
-    ) throws {
-        try sealer.openEach(value.payload, blocks: ChunkSealer.blocks(covering: part)) { range in
-            UnsafeMutableRawBufferPointer(rebasing: block[0..<range.count])
-        } opened: { index, plaintext in
-            let range = ChunkSealer.plaintextRange(of: index..<index + 1, plaintextCount: length)
-            let from = max(part.lowerBound, range.lowerBound)
-            let to = min(part.upperBound, range.upperBound)
-            try body(
-                UnsafeRawBufferPointer(rebasing: plaintext[(from - range.lowerBound)..<(to - range.lowerBound)]),
-                from - part.lowerBound)
-        }
+        guard opened != nil else { throw .checksum }
     }
 
     /// Whether the stored chunk value decodes to exactly `bytes` (raw
