@@ -1,4 +1,5 @@
 import Foundation
+import MediaSupport
 import TestSupport
 import Testing
 
@@ -217,6 +218,41 @@ struct EncryptedStoreTests {
                 #expect(try test.store.read(forKey: "track", range: range) == Data(value[range]), "\(range)")
             }
         }
+    }
+
+    /// Several threads read large ranges (each taking the parallel path,
+    /// ``StoreTransaction/parallelReadBytes`` or more, on chunks of the
+    /// default size whose blocks the range ends cut) at once: each gets
+    /// exactly the bytes of its range (self-describing content).
+    @Test func concurrentLargeReadsOpenTheirBytes() throws {
+        let test = try TestStore(configuration: Self.configuration(Self.key))
+        let id = SelfDescribingBytes.contentID(variant: 1, length: 4_000_000)
+        try test.store.put(SelfDescribingBytes.content(key: 7, id: id), forKey: "track")
+        let failures = Locked<[String]>([])
+        let done = DispatchGroup()
+        let store = test.store!
+        for thread in 0..<4 {
+            done.enter()
+            Thread {
+                defer { done.leave() }
+                var random = SplitMix64(seed: 0xC0FFEE &+ UInt64(thread))
+                for _ in 0..<6 {
+                    let size = StoreTransaction.parallelReadBytes + Int(random.next() % 1_500_000)
+                    let offset = Int(random.next() % UInt64(4_000_000 - size))
+                    let range = offset..<offset + size
+                    do {
+                        let data = try store.read(forKey: "track", range: range)
+                        if data != Data(SelfDescribingBytes.bytes(key: 7, id: id, range: range)) {
+                            failures.withLock { $0.append("other bytes at \(range)") }
+                        }
+                    } catch {
+                        failures.withLock { $0.append("\(range): \(error)") }
+                    }
+                }
+            }.start()
+        }
+        done.wait()
+        #expect(failures.current == [])
     }
 
     @Test func theFileHoldsNoPlaintextOfAChunkedValue() throws {
