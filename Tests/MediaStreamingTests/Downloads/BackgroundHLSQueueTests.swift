@@ -308,16 +308,16 @@ struct BackgroundHLSQueueTests {
         #expect(try setup.test.store.info(forKey: key) == nil)
     }
 
-    @Test(
-        "Stopped then resumed while the stopped run still ends: the new run begins after it, and no task of it is cancelled"
-    )
-    func resumeWhileStoppedRunEnds() async throws {
-        let setup = try Setup()
+    /// A download whose segment tasks run, stopped while its run is held
+    /// in the import of its first segment, before it keeps it (`gate`
+    /// lets the stopped run go on); `tasks`: the segment tasks that ran.
+    func stoppedWhileImporting(_ setup: Setup) async throws -> (
+        queue: DownloadQueue, record: DownloadRecord, tasks: [String], gate: AsyncGate
+    ) {
         let queue = try await setup.open()
         let record = try await queue.enqueue(master, kind: HLSDownloadPerformer.kind)
         try await finishPlaylists(of: record.id, in: setup, thenRunning: Self.resourceCount - 2)
         let tasks = setup.service.running
-        // The stopped run is held in the import of its first segment, before it keeps it.
         let gate = AsyncGate()
         let hooks = setup.test.cache.configuration.resourceStoreHooks
         hooks.keep.withLock { $0 = { _ in await gate.pass() } }
@@ -325,6 +325,15 @@ struct BackgroundHLSQueueTests {
         await gate.arrived()
         hooks.keep.withLock { $0 = nil }
         try await queue.stop(record.id)
+        return (queue, record, tasks, gate)
+    }
+
+    @Test(
+        "Stopped then resumed while the stopped run still ends: the new run begins after it, and no task of it is cancelled"
+    )
+    func resumeWhileStoppedRunEnds() async throws {
+        let setup = try Setup()
+        let (queue, record, tasks, gate) = try await stoppedWhileImporting(setup)
         #expect(try await eventually { setup.service.running.isEmpty })
         let startedBefore = setup.service.started.count
         try await queue.resume(record.id)
@@ -346,17 +355,7 @@ struct BackgroundHLSQueueTests {
     @Test("A run waiting for the stopped one to end is stopped at once when its download is cancelled")
     func cancelWhileWaitingForStoppedRun() async throws {
         let setup = try Setup()
-        let queue = try await setup.open()
-        let record = try await queue.enqueue(master, kind: HLSDownloadPerformer.kind)
-        try await finishPlaylists(of: record.id, in: setup, thenRunning: Self.resourceCount - 2)
-        let tasks = setup.service.running
-        let gate = AsyncGate()
-        let hooks = setup.test.cache.configuration.resourceStoreHooks
-        hooks.keep.withLock { $0 = { _ in await gate.pass() } }
-        setup.service.finish(tasks[0])
-        await gate.arrived()
-        hooks.keep.withLock { $0 = nil }
-        try await queue.stop(record.id)
+        let (queue, record, _, gate) = try await stoppedWhileImporting(setup)
         try await queue.resume(record.id)
         let startedBefore = setup.service.started.count
         // The stopped run is still held: the cancel ends the waiting run without it.
