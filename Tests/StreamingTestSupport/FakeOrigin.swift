@@ -70,6 +70,7 @@ package final class FakeOrigin: Origin, @unchecked Sendable {
     private var records: [Record] = []
     private var bytes = 0
     private var bytesByURL: [URL: Int] = [:]
+    private var bodiesSending = 0
     // The in-memory backend's state.
     private var current = 0
     private var holdingFirstBody: Bool
@@ -138,6 +139,10 @@ package final class FakeOrigin: Origin, @unchecked Sendable {
     package var bodyBytes: Int { lock.withLock { bytes } }
     /// Body bytes passed on for `url`.
     package func bodyBytes(for url: URL) -> Int { lock.withLock { bytesByURL[url, default: 0] } }
+    /// Response bodies still being sent: not yet at their end, nor
+    /// dropped by their reader (a body's bytes are counted as sent even
+    /// while its reader has not taken them, as on a network).
+    package var openBodies: Int { lock.withLock { bodiesSending } }
     /// Faults injected so far.
     package var injected: Int { lock.withLock { faultCount } }
 
@@ -182,7 +187,11 @@ package final class FakeOrigin: Origin, @unchecked Sendable {
         lock.withLock { records.append(Record(request: request, status: response.statusCode)) }
         let url = request.url
         let delay = pieceDelay
-        let counted = Self.relay(response.body) { [weak self] piece, _ in
+        lock.withLock { bodiesSending += 1 }
+        let counted = Self.relay(
+            response.body, ended: { [weak self] in self?.lock.withLock { self?.bodiesSending -= 1 } }
+        ) {
+            [weak self] piece, _ in
             if delay > .zero, case .origin = self?.backend { try await Task.sleep(for: delay) }
             self?.lock.withLock {
                 self?.bytes += piece.count
@@ -317,11 +326,12 @@ package final class FakeOrigin: Origin, @unchecked Sendable {
     /// Re-streams `body` through `transform` (a piece and its body offset;
     /// `nil` ends the body); stopping the new stream stops the old one.
     private static func relay(
-        _ body: AsyncThrowingStream<Data, any Error>,
+        _ body: AsyncThrowingStream<Data, any Error>, ended: @escaping @Sendable () -> Void = {},
         _ transform: @escaping @Sendable (Data, Int) async throws -> Data?
     ) -> AsyncThrowingStream<Data, any Error> {
         let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
         let task = Task {
+            defer { ended() }
             do {
                 var offset = 0
                 for try await piece in body {

@@ -102,11 +102,14 @@ import Testing
         for await update in download.progressUpdates() where update.bytes > content.count / 3 { break }
         download.pause()
         #expect(download.state == .paused)
-        // Every connection stops: a chunk at most each, then nothing more.
+        // Every connection stops (the origin's bodies end or are dropped),
+        // then nothing more is asked for while paused.
+        await eventually("every response of the paused download ended") { origin.openBodies == 0 }
+        let settled = (origin.bodyBytes, origin.requestCount)
         try await Task.sleep(for: .milliseconds(300))
-        let settled = origin.bodyBytes
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(origin.bodyBytes == settled)
+        #expect(origin.bodyBytes == settled.0)
+        #expect(origin.requestCount == settled.1)
+        #expect(origin.openBodies == 0)
         let kept = try test.store.cachedRanges(forKey: key)
         // Several segments were under way: what is kept is in pieces.
         #expect(kept.count >= 2)
