@@ -30,7 +30,9 @@ struct DownloadQueueRelaunchTests {
         // The child fetches from `/crawl/` (32 KiB/s): it is killed long
         // before the one it downloads could end. The second run fetches the
         // same files at full speed (`CrawlBypass`).
-        let large = wav + wav + wav
+        // About 4.2 MB: some 30 s at 4 × 32 KiB/s, far longer than the
+        // child runs before its kill even on a loaded machine.
+        let large = Data([Data](repeating: wav, count: 6).joined())
         let names = ["b", "c", "d", "e"].map { "relaunch-\($0).wav" }
         for name in names { try server.publish(name == names[1] ? large : wav, at: name) }
         let urls = [server.url("track.mp3")] + names.map { server.url("crawl/\($0)") }

@@ -31,14 +31,14 @@ struct SlowReaderTests {
     static func byte(at offset: Int) -> UInt8 { UInt8((offset / piece) % 251) }
 
     /// An origin sending `length` bytes (from the start of a `Range`) as fast
-    /// as the client takes them, at most 64 KiB a millisecond (a 500 Mbit/s
-    /// link); `sent` counts them.
+    /// as the client takes them, at most 64 KiB every `pause` seconds (by
+    /// default a millisecond: a 500 Mbit/s link); `sent` counts them.
     ///
     /// Not faster: FoundationNetworking hands every piece libcurl reads to
     /// the delegate queue without back-pressure, so an origin that outruns
     /// that queue (a loopback one at full speed) is read ahead of the
     /// check by as much as the queue lags.
-    static func origin(length: Int, sent: Locked<Int>) throws -> ScriptedOrigin {
+    static func origin(length: Int, sent: Locked<Int>, pause: Double = 0.001) throws -> ScriptedOrigin {
         try ScriptedOrigin { request, reply in
             var offset = request.range?.lowerBound ?? 0
             var headers = ["Content-Length": String(length - offset)]
@@ -47,7 +47,7 @@ struct SlowReaderTests {
             while offset < length {
                 // To the end of its piece: a range may start inside one.
                 let count = min(piece - offset % piece, length - offset)
-                guard reply.send(Data(repeating: byte(at: offset), count: count)), reply.pause(0.001) else { return }
+                guard reply.send(Data(repeating: byte(at: offset), count: count)), reply.pause(pause) else { return }
                 offset += count
                 sent.withLock { $0 = offset }
             }
@@ -57,7 +57,10 @@ struct SlowReaderTests {
     @Test func aStoppedReaderEndsTheTransferWithMemoryBounded() async throws {
         let sent = Locked(0)
         let length = 256 << 20
-        let origin = try Self.origin(length: length, sent: sent)
+        // 16 MiB/s: the bytes the delegate queue's lag lets through (seen
+        // up to 1.3 s under load) stay under the bound below, while a
+        // transfer that does not end would still be sending at the check.
+        let origin = try Self.origin(length: length, sent: sent, pause: 0.004)
         defer { origin.stop() }
         let before = try Self.residentBytes()
         let client = HTTPOrigin(timeout: .seconds(Self.timeout), limits: OriginLimits(bufferedBodyBytes: 4 << 20))
@@ -65,7 +68,7 @@ struct SlowReaderTests {
         var iterator = response.body.makeAsyncIterator()
         var received = try await iterator.next()?.count ?? 0
         // The reader stops: the transfer ends once it is 4 MiB behind.
-        for _ in 0..<500 where origin.openConnections > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<800 where origin.openConnections > 0 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(origin.openConnections == 0)
         let growth = try Self.residentBytes() - before
         #expect(sent.current < 48 << 20, "the origin sent \(sent.current >> 20) MiB to a stopped reader")
