@@ -46,22 +46,30 @@ final class ReaderChannel: @unchecked Sendable {
 
     // MARK: The transfer's side
 
-    /// Hands `data` to the reader (dropped once the reader is gone or the channel ended).
-    func send(_ data: Data) {
-        guard !data.isEmpty else { return }
+    /// Hands `data` to the reader (dropped once the reader is gone or the
+    /// channel ended).
+    ///
+    /// - returns: `false` when the reader is gone or leaving (closed, or
+    ///   its task was cancelled while it waited): it takes nothing more
+    ///   than what is queued, so the transfer need not go on for it.
+    @discardableResult
+    func send(_ data: Data) -> Bool {
+        guard !data.isEmpty else { return lock.withLock { !state.closed && !state.readerCancelled } }
         enum Outcome { case dropped, queued, handed(CheckedContinuation<Data?, any Error>) }
-        let outcome = lock.withLock { () -> Outcome in
-            if state.closed || state.ended { return .dropped }
+        let (outcome, staying) = lock.withLock { () -> (Outcome, Bool) in
+            let staying = !state.closed && !state.readerCancelled
+            if state.closed || state.ended { return (.dropped, staying) }
             if let reader = state.reader {
                 state.reader = nil
-                return .handed(reader)
+                return (.handed(reader), staying)
             }
             state.pieces.append(data)
             state.backlog += data.count
             onBacklogChange(data.count)
-            return .queued
+            return (.queued, staying)
         }
         if case .handed(let reader) = outcome { reader.resume(returning: data) }
+        return staying
     }
 
     /// Ends the channel: the reader gets what is queued, then the end (or `error`).

@@ -50,11 +50,16 @@ extension ResourceFetcher: TransferCoordinator {
     func receive(_ bytes: Data, into transfer: Transfer) async throws {
         let pieceStart = transfer.position
         transfer.sink.append(bytes)
+        var leaving: [Int] = []
         for (id, subscriber) in transfer.subscribers where subscriber.offset < transfer.position {
             let from = bytes.startIndex + max(0, subscriber.offset - pieceStart)
-            subscriber.channel.send(Data(bytes[from...]))
+            if !subscriber.channel.send(Data(bytes[from...])) { leaving.append(id) }
             transfer.subscribers[id]?.offset = transfer.position
         }
+        // A reader that is leaving is let go now, not when its stream is
+        // dropped: the transfer winds down from this piece on, however
+        // late the drop's own notice runs.
+        for id in leaving { unsubscribe(id, from: transfer.id) }
         try await resolveProbeIfReady(transfer)
         await flush(transfer)
         await keepReadersBounded(transfer)

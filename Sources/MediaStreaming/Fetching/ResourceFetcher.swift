@@ -38,6 +38,10 @@ actor ResourceFetcher {
     /// The change that made the content information unknown, until it is
     /// resolved again: what a read planned meanwhile fails with.
     var change: StreamingError?
+    /// Changes being handled (``contentChanged(_:)`` waits for the store).
+    private var changesInProgress = 0
+    /// Callers of ``changeHandled()`` waiting for those to end.
+    private var changeWaiters: [CheckedContinuation<Void, Never>] = []
     /// Callers waiting for the content information, by id (a caller that
     /// is cancelled leaves; the probe stops once none is left).
     var infoWaiters: [Int: CheckedContinuation<ContentInformation, any Error>] = [:]
@@ -285,7 +289,10 @@ actor ResourceFetcher {
         }
     }
 
-    private func unsubscribe(_ id: Int, from transferID: Int) {
+    /// Reader `id` of the transfer left (its stream was dropped, or its
+    /// task cancelled): what the transfer does without it. Told again for
+    /// the same reader, does nothing more.
+    func unsubscribe(_ id: Int, from transferID: Int) {
         guard let transfer = transfers[transferID] else { return }
         let leaving = transfer.subscribers.removeValue(forKey: id)
         // Uncached bytes nobody reads are wasted: stop at once. Cached
@@ -349,10 +356,28 @@ actor ResourceFetcher {
         if isCurrent && transfer.isProbe && information == nil { failResolution(error) }
     }
 
+    /// Returns once no change of the resource is being handled
+    /// (``contentChanged(_:)``): a caller that starts over on the new
+    /// version asks after the old one's readers and waiters have failed,
+    /// not among them.
+    func changeHandled() async {
+        guard changesInProgress > 0 else { return }
+        await withCheckedContinuation { changeWaiters.append($0) }
+    }
+
     /// The resource changed at the origin: no old byte may be mixed with
     /// new ones, so the entry is dropped, then every reader fails. Readers
     /// arriving meanwhile wait, and fail alike.
     func contentChanged(_ error: StreamingError) async {
+        changesInProgress += 1
+        defer {
+            changesInProgress -= 1
+            if changesInProgress == 0 {
+                let waiting = changeWaiters
+                changeWaiters = []
+                for waiter in waiting { waiter.resume() }
+            }
+        }
         let version = entryVersion
         information = nil
         change = error

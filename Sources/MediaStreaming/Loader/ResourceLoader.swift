@@ -261,6 +261,10 @@ public final class ResourceLoader: Sendable {
             } catch {
                 guard case .resourceChanged = error, received.current == 0, !startedOver else { throw error }
                 startedOver = true
+                // A segment may have seen the change before the fetcher was
+                // done dropping the old version: asked now, the new pass
+                // would be failed with the old version's waiters.
+                await fetcher.changeHandled()
             }
         }
     }

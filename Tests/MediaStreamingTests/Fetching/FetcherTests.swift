@@ -1,4 +1,5 @@
 import Foundation
+import MediaSupport
 import Testing
 
 @testable import MediaStore
@@ -51,6 +52,46 @@ struct FetcherTests {
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(try store.read(forKey: loader.cacheKey, range: 0..<content.count) == content)
+    }
+
+    @Test(
+        "A download's reader cancelled while its stream still lives: its transfer stops at the next chunk boundary, not at the request's end"
+    )
+    func cancelledReaderWindsDownItsTransfer() async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let content = FakeOrigin.content(count: 2_000_000, seed: 46)
+        let origin = FakeOrigin(serving: content, pieceDelay: .milliseconds(2))
+        let cache = StreamingCache(
+            store: store, origin: origin, configuration: StreamingConfiguration(chunksPerRequest: 2))
+        let loader = cache.loader(for: URL(string: "https://origin.example/cancelled-reader.bin")!)
+        _ = try await loader.contentInformation()
+        await eventually("the probe's request ended") { origin.openBodies == 0 }
+        // One request for the rest of the file, as a download's segment asks.
+        let start = 2 * Self.chunkSize
+        let plan = try await loader.fetcher.plan(
+            from: start, url: loader.url, headers: [:], priority: .download,
+            segment: SegmentRequests(requestBytes: 4 << 20, refusesWholeBody: true))
+        guard case .stream(let stream) = plan else {
+            Issue.record("the rest was not planned as a download")
+            return
+        }
+        let read = Locked(0)
+        let reader = Task {
+            for try await piece in stream { read.withLock { $0 += piece.count } }
+        }
+        await eventually("the reader has a few chunks") { read.current >= 4 * Self.chunkSize }
+        let sentAtCancel = origin.bodyBytes
+        reader.cancel()
+        _ = await reader.result
+        // The stream is still referenced here: only the cancel tells the transfer.
+        await eventually("the transfer's request ended") { origin.openBodies == 0 }
+        let stored = try store.cachedRanges(forKey: loader.cacheKey).reduce(0) { $0 + $1.count }
+        #expect(stored < content.count / 2, "the transfer read on to the end of its request")
+        #expect(
+            stored <= sentAtCancel + Self.chunkSize,
+            "stored \(stored) bytes; \(sentAtCancel) had been sent when the reader was cancelled")
+        withExtendedLifetime(stream) {}
     }
 
     @Test("A stall timeout longer than any sleep (\"no watchdog\") plays the resource")
