@@ -324,28 +324,62 @@ package final class FakeOrigin: Origin, @unchecked Sendable {
     }
 
     /// Re-streams `body` through `transform` (a piece and its body offset;
-    /// `nil` ends the body); stopping the new stream stops the old one.
+    /// `nil` ends the body), a piece each time its reader asks: nothing is
+    /// sent ahead of the reader (a network's window bounds that to a few
+    /// pieces), so what the counts say was sent is what the reader took,
+    /// however late it runs. Dropping the new stream drops the old one;
+    /// `ended` is told once, at the body's end, failure or drop.
     private static func relay(
         _ body: AsyncThrowingStream<Data, any Error>, ended: @escaping @Sendable () -> Void = {},
         _ transform: @escaping @Sendable (Data, Int) async throws -> Data?
     ) -> AsyncThrowingStream<Data, any Error> {
-        let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
-        let task = Task {
-            defer { ended() }
+        let source = RelaySource(body, transform: transform, ended: ended)
+        return AsyncThrowingStream { try await source.next() }
+    }
+
+    /// The state of one relayed body, read by one reader at a time (the
+    /// stream's iterator).
+    // Unchecked: only the stream's single reader calls `next()`, one call at a time.
+    private final class RelaySource: @unchecked Sendable {
+        private var iterator: AsyncThrowingStream<Data, any Error>.AsyncIterator
+        private let transform: @Sendable (Data, Int) async throws -> Data?
+        private let ended: @Sendable () -> Void
+        private var offset = 0
+        private var done = false
+
+        init(
+            _ body: AsyncThrowingStream<Data, any Error>,
+            transform: @escaping @Sendable (Data, Int) async throws -> Data?,
+            ended: @escaping @Sendable () -> Void
+        ) {
+            iterator = body.makeAsyncIterator()
+            self.transform = transform
+            self.ended = ended
+        }
+
+        func next() async throws -> Data? {
+            guard !done else { return nil }
             do {
-                var offset = 0
-                for try await piece in body {
+                while let piece = try await iterator.next() {
                     guard let out = try await transform(piece, offset) else { break }
                     offset += piece.count
-                    if !out.isEmpty { continuation.yield(out) }
+                    if !out.isEmpty { return out }
                 }
-                continuation.finish()
             } catch {
-                continuation.finish(throwing: error)
+                end()
+                throw error
             }
+            end()
+            return nil
         }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
+
+        private func end() {
+            guard !done else { return }
+            done = true
+            ended()
+        }
+
+        deinit { end() }
     }
 
     /// Bytes that differ between seeds at nearly every offset (SplitMix64):
