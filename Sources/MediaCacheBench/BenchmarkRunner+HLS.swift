@@ -5,12 +5,17 @@ import MediaHLS
 import MediaServer
 import MediaStore
 import MediaStreaming
+import MediaSupport
 
 extension BenchmarkRunner {
     /// Issue 10's figures: an HLS asset (a master, one media playlist,
     /// segments of random bytes) on a loopback nginx. Download with
     /// `HLSDownloader` (4 segments at once) into a fresh store against plain
-    /// sequential GETs of the same files with the same HTTP client; then,
+    /// sequential GETs of the same files with the same HTTP client, and
+    /// against the two halves of the download measured apart: the client
+    /// alone (4 plain GETs at once, nothing stored) and the store alone
+    /// (the same segments written 4 at once, each published in a commit of
+    /// its own that the store's group commit may share, no network); then,
     /// with nginx stopped, offline playback start through `MediaServer`
     /// (master playlist requested to first segment byte) and the origin
     /// requests a whole offline playback makes.
@@ -51,6 +56,13 @@ extension BenchmarkRunner {
         // 1. Download against sequential GETs.
         var downloadSeconds: [Double] = []
         var plainSeconds: [Double] = []
+        var concurrentSeconds: [Double] = []
+        var storeSeconds: [Double] = []
+        // The segments as the client hands them on (16 KiB pieces), for the store alone.
+        let bodies = try (0..<segments).map { index -> [Data] in
+            let data = try Data(contentsOf: web.appendingPathComponent("s\(index).ts"))
+            return stride(from: 0, to: data.count, by: 16 << 10).map { data[$0..<min(data.count, $0 + (16 << 10))] }
+        }
         var kept: (MediaStore, URL)?
         for repetition in 0..<workloads.repetitions {
             let plain = try Self.blocking { () async throws -> Double in
@@ -63,6 +75,9 @@ extension BenchmarkRunner {
                 return BenchmarkRunner.seconds(since: start)
             }
             plainSeconds.append(plain)
+            concurrentSeconds.append(try Self.concurrentGETs(of: files.map { nginx.url($0) }, atOnce: 4))
+            storeSeconds.append(
+                try storeAlone(bodies, atOnce: 4, in: try freshDirectory("hls-store-alone-\(repetition)")))
             let directory = try freshDirectory("hls-store-\(repetition)")
             let store = try MediaStore(directory: directory)
             let cache = StreamingCache(store: store)
@@ -84,6 +99,8 @@ extension BenchmarkRunner {
         }
         let download = Stopwatch.median(downloadSeconds)
         let plain = Stopwatch.median(plainSeconds)
+        let concurrent = Stopwatch.median(concurrentSeconds)
+        let storeOnly = Stopwatch.median(storeSeconds)
         record(
             "hls: download of \(segments) segments (\(total / 1_000_000) MB) on loopback, 4 at once",
             unit: "segments/s (higher is better)", engine: Double(segments) / download,
@@ -91,7 +108,14 @@ extension BenchmarkRunner {
         record(
             "hls: download of \(segments) segments (\(total / 1_000_000) MB) on loopback, 4 at once",
             unit: BenchResult.megabytesPerSecond, engine: Self.megabytesPerSecond(total, download),
-            baselines: [("sequential GETs of the same files, same client", Self.megabytesPerSecond(total, plain))])
+            baselines: [
+                ("sequential GETs of the same files, same client", Self.megabytesPerSecond(total, plain)),
+                ("the client alone: 4 plain GETs at once, nothing stored", Self.megabytesPerSecond(total, concurrent)),
+                (
+                    "the store alone: the segments written 4 at once, a commit each (shared when they meet), no network",
+                    Self.megabytesPerSecond(total, storeOnly)
+                ),
+            ])
 
         // 2. Offline: nginx stopped, the store of the last download.
         guard let (store, directory) = kept else { return }
@@ -153,5 +177,65 @@ extension BenchmarkRunner {
                 name: "hls: origin requests during a whole offline playback (nginx stopped)",
                 unit: "requests (lower is better)", value: Double(resources.originRequests - originBefore)))
         verify(resources.originRequests == originBefore, "hls: offline playback reached the origin")
+    }
+
+    /// Seconds to GET every one of `urls` whole, `count` at once, with one
+    /// `HTTPOrigin` (the download's client), nothing stored.
+    static func concurrentGETs(of urls: [URL], atOnce count: Int) throws -> Double {
+        try blocking { () async throws -> Double in
+            let origin = HTTPOrigin()
+            let queue = Locked(urls[...])
+            let start = Stopwatch.now()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<count {
+                    group.addTask {
+                        while let url = queue.withLock({ $0.popFirst() }) {
+                            for try await _ in try await origin.fetch(OriginRequest(url: url)).body {}
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            return BenchmarkRunner.seconds(since: start)
+        }
+    }
+
+    /// Seconds to write `bodies` (each in its pieces) into a fresh store in
+    /// `directory`, `count` at once, as a download's sinks publish them:
+    /// each through an `EntryWriter` finished in one call on the lanes
+    /// beside the store's write queue (a synced commit, shared by the
+    /// writes that meet in the store's group commit). Checks every length.
+    func storeAlone(_ bodies: [[Data]], atOnce count: Int, in directory: URL) throws -> Double {
+        let store = try MediaStore(directory: directory)
+        defer {
+            store.close()
+            remove(directory)
+        }
+        let storeIO = StreamingCache(store: store).storeIO
+        let (seconds, lengths) = try Self.blocking { () async throws -> (Double, [Int: Int]) in
+            let queue = Locked(bodies.indices[...])
+            let start = Stopwatch.now()
+            let lengths = try await withThrowingTaskGroup(of: [Int: Int].self) { group in
+                for _ in 0..<count {
+                    group.addTask {
+                        var lengths: [Int: Int] = [:]
+                        while let index = queue.withLock({ $0.popFirst() }) {
+                            let pieces = bodies[index]
+                            lengths[index] = try await storeIO.writeBeside { store throws(StoreError) -> Int? in
+                                let writer = try store.makeWriter(forKey: "segment-\(index)")
+                                for piece in pieces { try writer.append(piece) }
+                                return try writer.finish().length
+                            }
+                        }
+                        return lengths
+                    }
+                }
+                return try await group.reduce(into: [Int: Int]()) { $0.merge($1) { first, _ in first } }
+            }
+            return (BenchmarkRunner.seconds(since: start), lengths)
+        }
+        let wrong = bodies.indices.filter { lengths[$0] != bodies[$0].reduce(0) { $0 + $1.count } }
+        verify(wrong.isEmpty, "hls: store alone: \(wrong.count) segments stored with the wrong length")
+        return seconds
     }
 }
