@@ -22,9 +22,16 @@ final class ReaderChannel: @unchecked Sendable {
         /// The reader is gone: bytes sent now are dropped.
         var closed = false
         var readerCancelled = false
+        /// The reader's task was cancelled while bytes were queued for it:
+        /// it takes them without waiting (so without its cancellation
+        /// handler), then leaves; the transfer need not send it more.
+        var readerLeaving = false
         var drainCancelled = false
         var reader: CheckedContinuation<Data?, any Error>?
         var drain: (limit: Int, continuation: CheckedContinuation<Void, Never>)?
+
+        /// Whether the reader takes what is sent from now on.
+        var isReaderStaying: Bool { !closed && !readerCancelled && !readerLeaving }
     }
 
     private let lock = NSLock()
@@ -50,14 +57,15 @@ final class ReaderChannel: @unchecked Sendable {
     /// channel ended).
     ///
     /// - returns: `false` when the reader is gone or leaving (closed, or
-    ///   its task was cancelled while it waited): it takes nothing more
-    ///   than what is queued, so the transfer need not go on for it.
+    ///   its task was cancelled, seen when it last waited or took bytes):
+    ///   it takes nothing more than what is queued, so the transfer need
+    ///   not go on for it.
     @discardableResult
     func send(_ data: Data) -> Bool {
-        guard !data.isEmpty else { return lock.withLock { !state.closed && !state.readerCancelled } }
+        guard !data.isEmpty else { return lock.withLock { state.isReaderStaying } }
         enum Outcome { case dropped, queued, handed(CheckedContinuation<Data?, any Error>) }
         let (outcome, staying) = lock.withLock { () -> (Outcome, Bool) in
-            let staying = !state.closed && !state.readerCancelled
+            let staying = state.isReaderStaying
             if state.closed || state.ended { return (.dropped, staying) }
             if let reader = state.reader {
                 state.reader = nil
@@ -111,6 +119,9 @@ final class ReaderChannel: @unchecked Sendable {
     /// The next bytes, `nil` at the end; throws the transfer's error, or
     /// `CancellationError` when the reading task is cancelled.
     func next() async throws -> Data? {
+        // A reader slower than the transfer always finds bytes queued and
+        // never waits: its cancellation is seen here, not by the handler.
+        if Task.isCancelled { lock.withLock { state.readerLeaving = true } }
         if let ready = try take() { return ready.value }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data?, any Error>) in

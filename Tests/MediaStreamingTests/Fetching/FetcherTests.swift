@@ -94,6 +94,59 @@ struct FetcherTests {
         withExtendedLifetime(stream) {}
     }
 
+    @Test(
+        "A download's reader cancelled while bytes are still queued for it (slower than the origin): its transfer stops at the next chunk boundary, not at the request's end"
+    )
+    func cancelledSlowReaderWindsDownItsTransfer() async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let content = FakeOrigin.content(count: 2_000_000, seed: 47)
+        // 8 KiB every 2 ms: about three times as fast as the reader below.
+        let origin = FakeOrigin(serving: content, pieceDelay: .milliseconds(2))
+        // No slow-reader bound within the file: only the cancel can end the transfer early.
+        let cache = StreamingCache(
+            store: store, origin: origin,
+            configuration: StreamingConfiguration(chunksPerRequest: 2, readerBufferLimit: 64 << 20))
+        let loader = cache.loader(for: URL(string: "https://origin.example/cancelled-slow-reader.bin")!)
+        _ = try await loader.contentInformation()
+        await eventually("the probe's request ended") { origin.openBodies == 0 }
+        let plan = try await loader.fetcher.plan(
+            from: 2 * Self.chunkSize, url: loader.url, headers: [:], priority: .download,
+            segment: SegmentRequests(requestBytes: 4 << 20, refusesWholeBody: true))
+        guard case .stream(let stream) = plan else {
+            Issue.record("the rest was not planned as a download")
+            return
+        }
+        let read = Locked(0)
+        let reader = Task {
+            for try await piece in stream {
+                read.withLock { $0 += piece.count }
+                // Work that does not heed cancellation (a synchronous
+                // consumer): the reader always finds bytes queued.
+                await Self.busy(milliseconds: 6)
+            }
+        }
+        await eventually("the reader has a few chunks, and more are queued for it") {
+            read.current >= 4 * Self.chunkSize && stream.channel.backlog > 0
+        }
+        let sentAtCancel = origin.bodyBytes
+        reader.cancel()
+        await eventually("the transfer's request ended") { origin.openBodies == 0 }
+        let stored = try store.cachedRanges(forKey: loader.cacheKey).reduce(0) { $0 + $1.count }
+        #expect(
+            stored < content.count / 2,
+            "stored \(stored) bytes; \(sentAtCancel) had been sent when the reader was cancelled")
+        _ = await reader.result
+        withExtendedLifetime(stream) {}
+    }
+
+    /// Waits `milliseconds` whether or not the task is cancelled.
+    private static func busy(milliseconds: Int) async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { done.resume() }
+        }
+    }
+
     @Test("A stall timeout longer than any sleep (\"no watchdog\") plays the resource")
     func stallTimeoutPastAnySleep() async throws {
         let (store, directory) = try makeStore()
