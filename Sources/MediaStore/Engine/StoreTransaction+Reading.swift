@@ -14,7 +14,13 @@ extension StoreTransaction {
             if let digest = record.digest, ContentDigest(of: record.inlineBytes) != digest {
                 throw StoreError.corrupted(key: record.key, reason: "the inline value fails its checksum")
             }
-            return Data(record.inlineBytes[range])
+            guard range.lowerBound >= 0, range.upperBound <= record.inlineBytes.count else {
+                throw StoreError.corrupted(key: record.key, reason: "the inline value is shorter than its length")
+            }
+            // Copied straight into the Data (not through a generic sequence).
+            return record.inlineBytes.withUnsafeBytes {
+                Data(bytes: $0.baseAddress! + range.lowerBound, count: range.count)
+            }
         }
         if let data = try readRangeInParallel(record, range) { return data }
         // Every byte is written below, so skip Data(count:)'s zero fill.
