@@ -6,16 +6,19 @@ import Foundation
 ///
 /// Sendable only when the value is: the lock makes access to the value
 /// exclusive, but a non-Sendable value could still escape `withLock`.
+///
+/// `withLock` is inlinable so that each use is specialized for its value
+/// and closure (a store's read takes several locks).
 package final class Locked<Value> {
-    private let lock = NSLock()
-    private var value: Value
+    @usableFromInline let lock = NSLock()
+    @usableFromInline var value: Value
 
     package init(_ value: Value) {
         self.value = value
     }
 
     /// Runs `body` with exclusive access to the value.
-    package func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+    @inlinable package func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)

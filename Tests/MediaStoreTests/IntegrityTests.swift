@@ -213,6 +213,27 @@ import Testing
         #expect(try store.verify().isClean)
     }
 
+    /// A record whose length says more than its inline value holds (its
+    /// digest still matching the bytes held) is corrupt: the read fails
+    /// and drops it, instead of reading past the value (it trapped).
+    @Test(arguments: [false, true]) func anInlineValueShorterThanItsLengthIsCaught(encrypted: Bool) throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try open(encrypted: encrypted)
+        let value = Array("a small value".utf8)
+        for key in ["whole", "range"] {
+            try store.put(value, forKey: key)
+            try withWriteTransaction(store) { transaction in
+                var (slot, record) = try #require(try transaction.index.find(key))
+                try #require(record.isInline)
+                record.length = value.count + 100
+                try transaction.index.save(record, at: slot)
+            }
+        }
+        expectCorrupted("whole") { _ = try store.data(forKey: "whole") }
+        expectCorrupted("range") { _ = try store.infoAndBytes(forKey: "range", from: 0, maxBytes: 200) }
+        #expect(try store.info(forKey: "whole") == nil && store.info(forKey: "range") == nil)
+    }
+
     /// An encrypted store opened with the wrong key is refused before
     /// anything is read: nothing is reported corrupt, dropped or changed,
     /// and the right key then reads every entry.

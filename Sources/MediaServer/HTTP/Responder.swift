@@ -45,6 +45,8 @@ struct Responder: Sendable {
     /// The types sniffed from complete entries answered from the store
     /// (the server's, kept across its restarts).
     var sniffedTypes = SniffedTypes()
+    /// How complete entries are read from the store.
+    var storeReads = StoreReads.direct
 
     /// The reply to `request`.
     func respond(to request: HTTPRequest) -> Reply {
@@ -112,16 +114,26 @@ struct Responder: Sendable {
     /// The answer to a media `request` whose entry is complete in the store
     /// and fresh (used as it is, like the loader does): the content
     /// information from the entry, the body read from it on the calling
-    /// thread. `nil` when the loader must answer (a miss, a partial or
-    /// expired entry, a cache that always revalidates, an unusable store).
+    /// thread. The entry and the head of the body most likely asked for
+    /// (``likelyBody(_:)``; else the bytes a generic type is sniffed from)
+    /// are read in one transaction, so that a small range needs no other.
+    /// `nil` when the loader must answer (a miss, a partial or expired
+    /// entry, a cache that always revalidates, an unusable store, bytes
+    /// that fail their check: the store drops that entry).
     private func storedMedia(_ request: HTTPRequest, origin: URL, loader: ResourceLoader) -> Response? {
         let cache = loaders.cache
         guard cache.storeOpeningError == nil, !cache.configuration.alwaysRevalidate else { return nil }
         let store = cache.store
         let key = loader.cacheKey
-        guard let entry = try? store.info(forKey: key), entry.isComplete, let length = entry.length,
-            !entry.isExpired()
+        let piece = responseBufferBytes
+        let guess = Self.likelyBody(request)
+        let reads = storeReads
+        guard
+            let read = try? reads.infoAndBytes(
+                store, key, guess?.lowerBound ?? 0, guess.map { min(piece, $0.count) } ?? Self.sniffedBytes),
+            read.info.isComplete, let length = read.info.length, !read.info.isExpired()
         else { return nil }
+        let entry = read.info
         var mime = entry.metadata.mimeType
         if UniformType.isGeneric(mime) {
             // As the loader does: sniffed from the first bytes, else as declared (once per entry version).
@@ -129,7 +141,14 @@ struct Responder: Sendable {
             if let known = sniffedTypes.type(forKey: key, version: entry.version, declared: declared) {
                 mime = known
             } else {
-                guard let prefix = try? store.read(forKey: key, range: 0..<min(16, length)) else { return nil }
+                let wanted = min(Self.sniffedBytes, length)
+                let prefix: Data
+                if read.offset == 0 && read.bytes.count >= wanted {
+                    prefix = read.bytes.prefix(wanted)
+                } else {
+                    guard let pieces = try? reads.piece(store, key, 0..<wanted, entry.version) else { return nil }
+                    prefix = pieces.reduce(Data(), +)
+                }
                 let sniffed = MediaSniffer.mimeType(of: prefix) ?? declared ?? "application/octet-stream"
                 sniffedTypes.remember(sniffed, forKey: key, version: entry.version, declared: declared)
                 mime = sniffed
@@ -138,13 +157,16 @@ struct Responder: Sendable {
         let information = ContentInformation(
             mimeType: mime ?? "application/octet-stream", contentLength: length, isEntireLengthAvailableOnDemand: true,
             etag: entry.metadata.etag, lastModified: entry.metadata.lastModified)
-        let piece = responseBufferBytes
         return Self.mediaResponse(to: request, origin: origin, information: .success(information)) { range in
             StoredEntryBody(
                 store: store, key: key, version: entry.version, range: range, piece: piece,
+                head: range.lowerBound == read.offset ? read.bytes : nil, reads: reads,
                 served: { loader.countServedFromStore($0) })
         }
     }
+
+    /// The first bytes of an entry the type of a generic one is sniffed from.
+    static let sniffedBytes = 16
 
     /// The answer to a media `request` once the content information (or
     /// the failure to get it) is in hand: planned by ``ResponsePlanner``,

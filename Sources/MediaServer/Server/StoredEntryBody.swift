@@ -13,43 +13,69 @@ final class StoredEntryBody: BodyStream, @unchecked Sendable {
     private let version: UInt64
     private let range: Range<Int>
     private let piece: Int
+    private let reads: StoreReads
     private let lease: EntryLease
     private let served: @Sendable (Int) -> Void
     private let lock = NSLock()
     private var offset: Int
+    /// The first bytes of the range, read with the entry's info: the first piece.
+    private var head: Data?
     private var cancelled = false
 
     /// - parameters:
     ///   - piece: the most bytes one ``next(until:)`` reads.
+    ///   - head: bytes of version `version` from the start of `range` on,
+    ///     already read (at most `range.count` of them are sent).
+    ///   - reads: how the pieces after `head` are read.
     ///   - served: told the byte count of each piece read (the loader's statistics).
     init(
-        store: MediaStore, key: String, version: UInt64, range: Range<Int>, piece: Int,
-        served: @escaping @Sendable (Int) -> Void
+        store: MediaStore, key: String, version: UInt64, range: Range<Int>, piece: Int, head: Data? = nil,
+        reads: StoreReads = .direct, served: @escaping @Sendable (Int) -> Void
     ) {
         self.store = store
         self.key = key
         self.version = version
         self.range = range
         self.piece = max(1, piece)
+        self.reads = reads
         self.offset = range.lowerBound
+        self.head = head.flatMap { $0.isEmpty ? nil : $0.prefix(range.count) }
         self.lease = store.lease(forKey: key)
         self.served = served
     }
 
     func start() {}
 
+    /// What ``next(until:)`` does next.
+    private enum Step {
+        case stop
+        case send(Data)
+        case read(Range<Int>)
+    }
+
     func next(until deadline: Date) -> BodyStep {
-        let wanted = lock.withLock { () -> Range<Int>? in
-            guard !cancelled, offset < range.upperBound else { return nil }
-            return offset..<min(range.upperBound, offset + piece)
-        }
-        guard let wanted else { return lock.withLock { cancelled } ? .failed(.cancelled) : .end }
-        var pieces: [Data] = []
-        do {
-            try store.forEachSlice(forKey: key, range: wanted, version: version) { slice in
-                pieces.append(slice)
-                return true
+        let step = lock.withLock { () -> Step in
+            guard !cancelled, offset < range.upperBound else { return .stop }
+            if let head {
+                self.head = nil
+                offset += head.count
+                return .send(head)
             }
+            return .read(offset..<min(range.upperBound, offset + piece))
+        }
+        let wanted: Range<Int>
+        switch step {
+        case .stop:
+            return lock.withLock { cancelled } ? .failed(.cancelled) : .end
+        case .send(let bytes):
+            served(bytes.count)
+            return .data([bytes])
+        case .read(let range):
+            wanted = range
+        }
+        let pieces: [Data]
+        do {
+            pieces = try reads.piece(store, key, wanted, version)
         } catch {
             return .failed(.store(error))
         }

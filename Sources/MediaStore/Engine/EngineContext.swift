@@ -2,8 +2,9 @@ import MediaSupport
 
 /// What the engine's parts need from the store that runs them, handed to
 /// each ``StoreTransaction`` instead of the store itself: the engine never
-/// calls back into ``MediaStore``.
-struct EngineContext {
+/// calls back into ``MediaStore``. Immutable, and a class so that each
+/// transaction takes it with one retain instead of copying its fields.
+final class EngineContext {
     /// The configuration the store was opened with (chunk size,
     /// compression, limits, lifetimes).
     let configuration: StoreConfiguration
@@ -18,4 +19,16 @@ struct EngineContext {
     let verifiedChunks: VerifiedChunks
     /// The keys of an encrypted store; `nil` for a plain one.
     let encryption: StoreEncryption?
+
+    init(
+        configuration: StoreConfiguration, keyDigest: @escaping (String) -> ContentDigest, codec: Locked<ZstdCodec>,
+        isInUse: @escaping (String) -> Bool, verifiedChunks: VerifiedChunks, encryption: StoreEncryption?
+    ) {
+        self.configuration = configuration
+        self.keyDigest = keyDigest
+        self.codec = codec
+        self.isInUse = isInUse
+        self.verifiedChunks = verifiedChunks
+        self.encryption = encryption
+    }
 }

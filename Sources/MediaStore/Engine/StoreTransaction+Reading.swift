@@ -14,7 +14,13 @@ extension StoreTransaction {
             if let digest = record.digest, ContentDigest(of: record.inlineBytes) != digest {
                 throw StoreError.corrupted(key: record.key, reason: "the inline value fails its checksum")
             }
-            return Data(record.inlineBytes[range])
+            guard range.lowerBound >= 0, range.upperBound <= record.inlineBytes.count else {
+                throw StoreError.corrupted(key: record.key, reason: "the inline value is shorter than its length")
+            }
+            // Copied straight into the Data (not through a generic sequence).
+            return record.inlineBytes.withUnsafeBytes {
+                Data(bytes: $0.baseAddress! + range.lowerBound, count: range.count)
+            }
         }
         if let data = try readRangeInParallel(record, range) { return data }
         // Every byte is written below, so skip Data(count:)'s zero fill.
@@ -48,6 +54,28 @@ extension StoreTransaction {
         return Data(
             bytesNoCopy: out.baseAddress!, count: range.count,
             deallocator: .custom { pointer, _ in pointer.deallocate() })
+    }
+
+    /// Where the bytes of `record` cached without a hole from `offset` on
+    /// end, at most at `limit` and at the entry's known length; `offset`
+    /// when there are none. Looks at the extents only for a partial entry
+    /// (one row per chunk up to `limit`).
+    func cachedEnd(of record: EntryRecord, from offset: Int, upTo limit: Int) throws -> Int {
+        let known = record.length ?? (record.isUnchunked ? record.unchunkedLength : nil)
+        let end = min(limit, known ?? limit)
+        guard offset < end else { return offset }
+        if record.isUnchunked || record.isComplete || known == record.cachedBytes { return end }
+        let chunkSize = record.chunkSize
+        var position = offset
+        while position < end {
+            let index = position / chunkSize
+            guard let extent = try extents.row(entryID: record.entryID, index: index) else { break }
+            let stored = index * chunkSize + extent.length
+            // A short chunk's bytes end before the next chunk: a hole follows them.
+            guard stored > position else { break }
+            position = min(end, stored)
+        }
+        return position
     }
 
     /// A range of a packed value, after checking the whole value against

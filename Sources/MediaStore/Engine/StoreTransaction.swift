@@ -16,10 +16,15 @@ package final class StoreTransaction {
     let context: EngineContext
     let ledger: CounterLedger
     let index: EntryIndex
-    let chunks: ChunkStore
+    /// Made on first use (so are ``packs``): a lookup of a small value
+    /// needs neither.
+    private(set) lazy var chunks = ChunkStore(
+        txn: txn, db: db, counters: ledger, codec: context.codec,
+        compressionLevel: context.configuration.compressionLevel, verified: context.verifiedChunks,
+        encryption: context.encryption)
     let extents: ExtentMap
     /// Small whole values, several to a row (store format 4).
-    let packs: PackStore
+    private(set) lazy var packs = PackStore(txn: txn, db: db, state: txn.isReadOnly ? nil : PackStore.PackState())
     /// Entries this transaction removed by policy (eviction, expiry),
     /// reported to the store's removal handler after commit.
     var removals: [StoreRemoval] = []
@@ -40,12 +45,7 @@ package final class StoreTransaction {
             replacedKeyDigest: context.encryption?.replaced.map { replaced in
                 { replaced.indexKey(forCacheKey: $0) }
             })
-        self.chunks = ChunkStore(
-            txn: txn, db: databases, counters: ledger, codec: context.codec,
-            compressionLevel: context.configuration.compressionLevel, verified: context.verifiedChunks,
-            encryption: context.encryption)
         self.extents = ExtentMap(txn: txn, db: databases)
-        self.packs = PackStore(txn: txn, db: databases, state: write ? PackStore.PackState() : nil)
         self.now = Date().timeIntervalSince1970
     }
 

@@ -27,6 +27,15 @@ public struct ContentDigest: Hashable, Sendable, CustomStringConvertible {
         self.init(high: high, low: low)
     }
 
+    /// Reads the first 16 canonical bytes of `buffer`, as two big-endian
+    /// words (the same digest as from any other collection of them).
+    package init?(canonical buffer: UnsafeRawBufferPointer) {
+        guard buffer.count >= 16 else { return nil }
+        self.init(
+            high: UInt64(bigEndian: buffer.loadUnaligned(as: UInt64.self)),
+            low: UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+    }
+
     /// The 16 canonical bytes.
     package var canonicalBytes: [UInt8] {
         var bytes = [UInt8](repeating: 0, count: 16)
