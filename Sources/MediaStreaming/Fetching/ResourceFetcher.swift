@@ -200,6 +200,10 @@ actor ResourceFetcher {
             if let segment, segment.requestBytes > transfer.requestBytes ?? requestBytes {
                 transfer.requestBytes = segment.requestBytes
             }
+            // A reader that is no segment takes a whole body read on from its
+            // start (a download's one connection after its segments were
+            // refused one, joining a segment's transfer still running).
+            if segment == nil { transfer.refusesWholeBody = false }
             return .stream(subscribe(transfer, from: offset, priority: priority, until: until))
         }
         if let until { holeEnd = min(holeEnd, max(offset + 1, until)) }

@@ -143,6 +143,54 @@ import Testing
         #expect(origin.bodyBytes <= 2 * Self.content.count)
     }
 
+    /// Holds the answers to requests that start at or after `gated` until released.
+    final class GatedOrigin: Origin, @unchecked Sendable {
+        let inner: FakeOrigin
+        let gated: Int
+        private let open = Locked(false)
+        /// Where the held requests start.
+        let held = Locked<[Int]>([])
+
+        init(_ inner: FakeOrigin, gated: Int) {
+            self.inner = inner
+            self.gated = gated
+        }
+
+        func release() { open.withLock { $0 = true } }
+
+        func fetch(_ request: OriginRequest) async throws(OriginError) -> OriginResponse {
+            if let start = request.range?.lowerBound, start >= gated {
+                held.withLock { $0.append(start) }
+                while !open.current { try? await Task.sleep(for: .milliseconds(2)) }
+            }
+            return try await inner.fetch(request)
+        }
+    }
+
+    @Test(
+        "An origin that ignores Range, with a segment's request still out when the one connection reaches it: the 200 is read on, not refused"
+    )
+    func oneConnectionJoinsASegmentStillOut() async throws {
+        let inner = FakeOrigin(
+            versions: [.init(bytes: Self.content)], pieceDelay: .milliseconds(1), fault: .ignoreRange)
+        // The last segment's request (from about 750,000) is held: it is still
+        // out when the other segments' 200s were refused and one connection
+        // reads on from the start.
+        let origin = GatedOrigin(inner, gated: Self.content.count * 2 / 3)
+        let test = try TestCache(origin: origin)
+        let downloader = OfflineDownloader(cache: test.cache, connectionsPerDownload: 4)
+        let download = downloader.download(Self.url)
+        await eventually("the one connection reached the held segment") {
+            guard let start = origin.held.current.first else { return false }
+            return (try? test.cache.cachedRanges(for: Self.url)) == [0..<start]
+        }
+        // Time to join the held segment's transfer (it is the only one left).
+        try await Task.sleep(for: .milliseconds(100))
+        origin.release()
+        try await download.completion()
+        #expect(try test.storedBytes(of: Self.url) == Self.content)
+    }
+
     @Test("A Content-Range that is not the segment asked for fails the download with a typed error, no byte mixed")
     func wrongContentRangeInASegment() async throws {
         let early = FakeOrigin(versions: [.init(bytes: Self.content)])
