@@ -228,23 +228,19 @@ extension ResourceFetcher {
             if cachingSkipped == nil {
                 let metadata = EntryMetadata(
                     mimeType: response.mimeType, etag: announced.etag, lastModified: announced.lastModified)
-                if stored == nil, transfer.probePriority >= .playback {
-                    // Nothing stored to judge, and a player waits: the entry
-                    // is made while the first bytes (up to a whole chunk) go
-                    // to the readers (its commit may wait long on a busy
-                    // disk); no byte is written before it exists
-                    // (`entryReady(for:waiting:)`). A download or a preload
-                    // waits for the entry first.
-                    entryPreparation = Task {
-                        await prepareEntry(length: total, metadata: metadata, policy: policy, for: transfer)
-                        entryPreparation = nil
-                        // A type sniffed from the first bytes meanwhile is stored now.
-                        if let mime = information?.mimeType, mime != metadata.mimeType {
-                            await storeType(mime, of: transfer)
-                        }
+                do {
+                    // Kept only when it is the same content (length and validators),
+                    // otherwise replaced: this transfer fills exactly that version.
+                    let prepared = try await storeIO.write { store throws(StoreError) in
+                        let info = try store.prepareEntry(
+                            forKey: key, length: total, options: WriteOptions(expiry: policy, metadata: metadata))
+                        try store.setMetadata(metadata, forKey: key, version: info.version)
+                        return info
                     }
-                } else {
-                    await prepareEntry(length: total, metadata: metadata, policy: policy, for: transfer)
+                    entryVersion = prepared.version
+                    transfer.sink.version = prepared.version
+                } catch {
+                    skipCaching(String(describing: error))
                 }
             }
             transfer.end = total ?? Int.max
@@ -252,59 +248,6 @@ extension ResourceFetcher {
             try await resolveProbeIfReady(transfer)
             return body
         }
-    }
-
-    /// Prepares the entry the first response's bytes go into (kept when it
-    /// is the same content, length and validators, otherwise replaced:
-    /// `transfer` fills exactly that version), and binds `transfer`'s sink
-    /// to it. A refusal makes the resource play without caching.
-    private func prepareEntry(length: Int?, metadata: EntryMetadata, policy: ExpiryPolicy, for transfer: Transfer)
-        async
-    {
-        await configuration.fetcherHooks.entryPreparation.current?()
-        let key = self.key
-        do {
-            let prepared = try await storeIO.write { store throws(StoreError) in
-                let info = try store.prepareEntry(
-                    forKey: key, length: length, options: WriteOptions(expiry: policy, metadata: metadata))
-                try store.setMetadata(metadata, forKey: key, version: info.version)
-                return info
-            }
-            entryVersion = prepared.version
-            transfer.sink.version = prepared.version
-        } catch {
-            skipCaching(String(describing: error))
-        }
-    }
-
-    /// Stores `mime` (sniffed) as the type of the entry `transfer` fills, once that entry exists.
-    private func storeType(_ mime: String, of transfer: Transfer) async {
-        guard transfer.sink.isStoring, let version = transfer.sink.version else { return }
-        let key = self.key
-        let metadata = EntryMetadata(mimeType: mime, etag: validators.etag, lastModified: validators.lastModified)
-        do {
-            try await storeIO.write { store throws(StoreError) in
-                try store.setMetadata(metadata, forKey: key, version: version)
-            }
-        } catch {
-            storeRefused(error, transfer)
-        }
-    }
-
-    /// Whether `transfer`'s sink may write: once the entry the first
-    /// response is preparing exists (``entryPreparation``), waiting for it
-    /// when `waiting`, else answering `false` while it does not. A
-    /// transfer planned meanwhile is bound to that entry then.
-    func entryReady(for transfer: Transfer, waiting: Bool) async -> Bool {
-        if let preparation = entryPreparation {
-            guard waiting else { return false }
-            await preparation.value
-        }
-        if transfer.awaitsPreparedEntry {
-            transfer.awaitsPreparedEntry = false
-            if transfer.sink.version == nil { transfer.sink.version = entryVersion }
-        }
-        return true
     }
 
     /// Resolves the content information once the length is known and the
@@ -317,8 +260,17 @@ extension ResourceFetcher {
         let prefix =
             transfer.bufferStart == 0 ? [UInt8](transfer.sink.buffered(from: 0).prefix(16)) : try await storedPrefix()
         let mime = mimeType(declared: declared, prefix: prefix)
-        // While the entry is prepared, its preparation stores the type once done.
-        if mime != declared { await storeType(mime, of: transfer) }
+        if transfer.sink.isStoring, mime != declared, let version = transfer.sink.version {
+            let key = self.key
+            let metadata = EntryMetadata(mimeType: mime, etag: validators.etag, lastModified: validators.lastModified)
+            do {
+                try await storeIO.write { store throws(StoreError) in
+                    try store.setMetadata(metadata, forKey: key, version: version)
+                }
+            } catch {
+                storeRefused(error, transfer)
+            }
+        }
         let complete = try await isCompleteInStore()
         // Resolved meanwhile (or the resource changed): nothing more to do.
         guard information == nil, !transfer.isStopped else { return }

@@ -114,7 +114,6 @@ extension ResourceFetcher: TransferCoordinator {
     // MARK: Storing and back-pressure
 
     func keepReceived(_ transfer: Transfer) async {
-        _ = await entryReady(for: transfer, waiting: true)
         // While the length is unknown a short write would fix it there; and
         // bytes of a version not yet known have nowhere to go (a retry
         // fetches them again).
@@ -125,16 +124,8 @@ extension ResourceFetcher: TransferCoordinator {
     }
 
     /// Writes the whole chunks `transfer` holds, and the rest from `end`
-    /// (its end by default) on, reporting progress. While its entry is
-    /// being prepared, bytes short of a chunk wait in its buffer; a whole
-    /// chunk, or the end, waits for the entry (the transfer reads no more
-    /// meanwhile).
+    /// (its end by default) on, reporting progress.
     private func flush(_ transfer: Transfer, end: Int? = nil) async {
-        let sink = transfer.sink
-        let waiting =
-            sink.buffer.count >= sink.chunkSize - sink.bufferStart % sink.chunkSize
-            || transfer.position >= (end ?? transfer.end)
-        guard await entryReady(for: transfer, waiting: waiting) else { return }
         let report = await transfer.sink.flush(end: end ?? transfer.end)
         for info in report.written {
             count { $0.chunksFetched += 1 }

@@ -55,11 +55,6 @@ actor ResourceFetcher {
     /// Why the resource is played without caching, when it is.
     private(set) var cachingSkipped: String?
     var lease: EntryLease?
-    /// The preparation of the store entry a first response's bytes go into,
-    /// while it runs beside that response (nothing was stored for the key):
-    /// meanwhile ``entryVersion`` is `nil` and no transfer writes
-    /// (``entryReady(for:waiting:)``).
-    var entryPreparation: Task<Void, Never>?
     var transfers: [Int: Transfer] = [:]
     private var nextID = 0
     /// The observers of the resource's events, under a lock of their own:
@@ -335,8 +330,6 @@ actor ResourceFetcher {
         let transfer = Transfer(
             id: nextID, start: start, end: end, url: url, headers: headers, isProbe: isProbe, sink: sink,
             ticket: scheduler.makeTicket(priority, host: url.host ?? ""))
-        // Planned while the entry is prepared: it writes into that entry, once it exists.
-        transfer.awaitsPreparedEntry = !isProbe && entryPreparation != nil
         transfers[transfer.id] = transfer
         return transfer
     }
@@ -389,8 +382,6 @@ actor ResourceFetcher {
                 for waiter in waiting { waiter.resume() }
             }
         }
-        // The entry being prepared is the one to drop.
-        if let preparation = entryPreparation { await preparation.value }
         let version = entryVersion
         information = nil
         change = error

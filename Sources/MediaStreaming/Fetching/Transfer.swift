@@ -66,10 +66,6 @@ final class Transfer: @unchecked Sendable {
     /// runner's ``TransferRunner/requestBytes`` (a download's segment asks
     /// for more per request: fewer round trips).
     var requestBytes: Int?
-    /// Planned while the store entry was being prepared
-    /// (``ResourceFetcher/entryPreparation``): its sink writes into that
-    /// entry once it exists.
-    var awaitsPreparedEntry = false
     /// Whether a `200` (the whole resource) to one of its range requests
     /// is refused rather than read on from its first byte: a segment of a
     /// download over several connections, where an origin that ignores
