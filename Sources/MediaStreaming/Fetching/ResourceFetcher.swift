@@ -295,7 +295,8 @@ actor ResourceFetcher {
 
     /// Reader `id` of the transfer left (its stream was dropped, or its
     /// task cancelled): what the transfer does without it. Told again for
-    /// the same reader, does nothing more.
+    /// the same reader, it only looks at the transfer again (an uncached
+    /// one nobody reads is stopped, as it already was).
     func unsubscribe(_ id: Int, from transferID: Int) {
         guard let transfer = transfers[transferID] else { return }
         let leaving = transfer.subscribers.removeValue(forKey: id)

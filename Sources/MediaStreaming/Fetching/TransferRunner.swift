@@ -25,7 +25,6 @@ struct TransferRunner: Sendable {
     let requestBytes: Int
     /// How much larger a request is than the previous one when that one brought its whole range.
     static let requestGrowth = 4
-    /// The most bytes one request asks for.
     /// The most bytes one request asks for (``requestGrowth`` × ``requestBytes``):
     /// it bounds the body URLSession buffers for a reader slower than the link.
     var maxRequestBytes: Int {
