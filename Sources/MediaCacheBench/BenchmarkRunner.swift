@@ -156,11 +156,16 @@ final class BenchmarkRunner {
         /// and the mean of the others.
         func summary(threshold: Double) -> String {
             let fastCalls = max(1, calls - slowCalls)
+            guard slowCalls > 0 else {
+                return String(
+                    format: "none of %ld calls took > %.2f ms; they average %.1f µs", calls, threshold * 1e3,
+                    totalSeconds / Double(max(1, calls)) * 1e6)
+            }
             return String(
                 format:
                     "%ld of %ld calls took > %.2f ms (%.0f%% of the time, %.2f ms each on average); the others average %.1f µs",
                 slowCalls, calls, threshold * 1e3, totalSeconds > 0 ? 100 * slowSeconds / totalSeconds : 0,
-                slowCalls > 0 ? slowSeconds / Double(slowCalls) * 1e3 : 0,
+                slowSeconds / Double(slowCalls) * 1e3,
                 (totalSeconds - slowSeconds) / Double(fastCalls) * 1e6)
         }
     }
