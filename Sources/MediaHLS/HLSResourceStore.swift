@@ -487,10 +487,18 @@ public final class HLSResourceStore: Sendable {
     /// before it: the three in one commit, made only while `live` says
     /// so (checked in that commit's transaction). An entry someone
     /// already holds stays grouped with its asset (``HLSEntryMetadata/asset``).
+    /// An entry already kept so (a resumed download's) costs a read, no commit.
     func keep(
         _ key: String, metadata: EntryMetadata, holder: String, pinWhile live: (@Sendable () -> Bool)? = nil
     ) async throws(StoreError) {
         if let gate = hooks.keep.current { await gate(key) }
+        let alreadyKept = try await cache.storeIO.read { store throws(StoreError) in
+            guard let info = try store.info(forKey: key), info.expiry == nil,
+                Self.kept(info, metadata: metadata) == info.metadata
+            else { return false }
+            return try store.holders(of: key).contains(holder)
+        }
+        if alreadyKept { return }
         try await cache.storeIO.write { store throws(StoreError) in
             // Checked in the store's serial write, and again in the commit's transaction.
             guard live?() ?? true else { return }
