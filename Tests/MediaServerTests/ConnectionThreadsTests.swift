@@ -21,6 +21,38 @@ struct ConnectionThreadsTests {
         #expect(threads.waiting == count)
     }
 
+    /// Tells where it was released: the thread object current then.
+    private final class Sentinel: Sendable {
+        let released: Locked<ObjectIdentifier?>
+        init(_ released: Locked<ObjectIdentifier?>) { self.released = released }
+        deinit { released.withLock { $0 = ObjectIdentifier(Thread.current) } }
+    }
+
+    /// What a thread's first work holds (a server's responder, its store's
+    /// queues) is let go in the thread's body. Held by the `Thread`, it was
+    /// let go in the thread's exit handlers, after the system's own (the
+    /// thread current then is another object): a stopped server's store
+    /// freed its dispatch queues there, and the process aborted now and
+    /// then ("double free or corruption").
+    @Test("A thread lets go of its first work before it exits")
+    func firstWorkIsReleasedInTheThreadsBody() async throws {
+        let threads = ConnectionThreads(keepIdle: 30)
+        let released = Locked<ObjectIdentifier?>(nil)
+        let ranOn = Locked<ObjectIdentifier?>(nil)
+        do {
+            let sentinel = Sentinel(released)
+            threads.run {
+                withExtendedLifetime(sentinel) { ranOn.withLock { $0 = ObjectIdentifier(Thread.current) } }
+            }
+        }
+        for _ in 0..<1000 where ranOn.current == nil { try await Task.sleep(for: .milliseconds(2)) }
+        try await waitUntil(threads, waiting: 1)
+        #expect(released.current == nil, "released while its thread waits for more work")
+        threads.endIdle()
+        for _ in 0..<1000 where released.current == nil { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(released.current != nil && released.current == ranOn.current, "let go in the thread's exit handlers")
+    }
+
     @Test("The next work runs on the thread that finished the last")
     func aFinishedThreadTakesTheNextWork() async throws {
         let threads = ConnectionThreads(keepIdle: 30)

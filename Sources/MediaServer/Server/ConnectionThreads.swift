@@ -1,4 +1,5 @@
 import Foundation
+import MediaSupport
 
 /// The threads connections run on (and accepting, which moves from thread
 /// to thread), one connection per thread at a time:
@@ -37,16 +38,26 @@ final class ConnectionThreads: @unchecked Sendable {
         }
         let handedOver = epoch
         condition.unlock()
-        let thread = Thread { [self] in
-            var next: (work: @Sendable () -> Void, epoch: Int)? = (work, handedOver)
-            while let current = next {
-                current.work()
-                next = waitForWork(since: current.epoch)
-            }
+        // The `Thread` keeps its block until after the thread's exit handlers
+        // ran: what the block holds (the pool, the first work and through it
+        // a server's store) is taken out and let go in the thread's body.
+        let start = Locked<(threads: ConnectionThreads, work: @Sendable () -> Void)?>((self, work))
+        let thread = Thread {
+            guard let (threads, first) = start.withLock({ $0.take() }) else { return }
+            threads.serve(first, epoch: handedOver)
         }
         thread.name = "MediaServer connection"
         thread.stackSize = stackSize
         thread.start()
+    }
+
+    /// Runs `first`, then each work handed over to this thread until none comes.
+    private func serve(_ first: @escaping @Sendable () -> Void, epoch: Int) {
+        var next: (work: @Sendable () -> Void, epoch: Int)? = (first, epoch)
+        while let current = next {
+            current.work()
+            next = waitForWork(since: current.epoch)
+        }
     }
 
     /// The next work handed over and the epoch it was taken in; `nil` at
