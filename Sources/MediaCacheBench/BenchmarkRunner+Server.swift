@@ -222,41 +222,43 @@ extension BenchmarkRunner {
         var firstByte: Double
     }
 
-    private static func curlProcess(_ url: String, range: String?) -> (Process, Pipe) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments =
-            ["curl", "-sS", "-o", "/dev/null", "-w", "%{size_download} %{time_total} %{time_starttransfer}"]
-            + (range.map { ["-r", $0] } ?? []) + [url]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        return (process, output)
+    /// A curl started (``ChildProcess``, not Foundation's `Process`: its
+    /// monitor thread freed memory twice at the bench's exit, now and then,
+    /// and the run's report was lost), writing its figures to `output`.
+    private struct CurlRun {
+        let process: ChildProcess
+        let output: String
     }
 
-    private static func figures(_ process: Process, _ output: Pipe) -> CurlFigures {
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+    private static func startCurl(_ url: String, range: String?) throws -> CurlRun {
+        let output = NSTemporaryDirectory() + "mediacache-bench-curl-\(UInt64.random(in: 0...UInt64.max)).out"
+        let arguments =
+            ["-sS", "-o", "/dev/null", "-w", "%{size_download} %{time_total} %{time_starttransfer}"]
+            + (range.map { ["-r", $0] } ?? []) + [url]
+        return CurlRun(process: try ChildProcess("curl", arguments, standardOutput: output), output: output)
+    }
+
+    private static func figures(_ run: CurlRun) -> CurlFigures {
+        run.process.waitUntilExit()
+        defer { try? FileManager.default.removeItem(atPath: run.output) }
+        let text = (try? String(contentsOfFile: run.output, encoding: .utf8)) ?? ""
         let parts = text.split(separator: " ").map { Double($0) ?? 0 }
-        guard parts.count == 3, process.terminationStatus == 0 else {
+        guard parts.count == 3, run.process.terminationStatus == 0 else {
             return CurlFigures(bytes: 0, total: 1, firstByte: 1)
         }
         return CurlFigures(bytes: Int(parts[0]), total: max(parts[1], 1e-6), firstByte: parts[2])
     }
 
     private static func curl(_ url: String, range: String? = nil) throws -> CurlFigures {
-        let (process, output) = curlProcess(url, range: range)
-        try process.run()
-        return figures(process, output)
+        figures(try startCurl(url, range: range))
     }
 
     /// Runs one curl per URL at once; returns the aggregate MB/s (all bytes
     /// over the wall time from the first start to the last end) and the peak
     /// VmRSS seen meanwhile.
     private static func concurrentCurls(_ urls: [String], expected: Int, sampleMemory: Bool) throws -> (Double, Int) {
-        let runs = urls.map { curlProcess($0, range: nil) }
         let started = Stopwatch.now()
-        for (process, _) in runs { try process.run() }
+        let runs = try urls.map { try startCurl($0, range: nil) }
         let finished = Locked(false)
         let peak = Locked(MemoryProbe.residentBytes() ?? 0)
         let sampler = Thread {
@@ -266,7 +268,7 @@ extension BenchmarkRunner {
             }
         }
         sampler.start()
-        let results = runs.map { figures($0.0, $0.1) }
+        let results = runs.map { figures($0) }
         let seconds = Double(Stopwatch.now() - started) / 1e9
         finished.withLock { $0 = true }
         let bytes = results.reduce(0) { $0 + $1.bytes }
