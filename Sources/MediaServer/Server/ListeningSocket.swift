@@ -117,8 +117,16 @@ package final class ListeningSocket: @unchecked Sendable {
     /// A connection already waiting to be accepted, without waiting; `nil`
     /// when there is none or accept(2) fails (``accept(waiting:wake:)``
     /// then sees why). Only the thread that closes it calls this.
+    ///
+    /// It looks first (a `poll` that does not wait) and calls accept(2)
+    /// only when a connection waits: on Linux, an accept(2) that finds
+    /// none makes and frees a socket file all the same, which costs as
+    /// much as accepting one (and the server asks on every connection it
+    /// serves, as it hands accepting over).
     func acceptPending() -> Int32? {
         guard let descriptor = open.current else { return nil }
+        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        guard poll(&entry, 1, 0) > 0, entry.revents & Int16(POLLIN) != 0 else { return nil }
         #if canImport(Glibc)
             let client = Glibc.accept(descriptor, nil, nil)
         #else

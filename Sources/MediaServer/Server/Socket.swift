@@ -17,8 +17,9 @@ final class Socket: @unchecked Sendable {
     private let lock = NSLock()
     private var descriptor: Int32
     /// Where ``read(into:maximum:until:)`` receives, kept between reads
-    /// (reads are the owner's alone, one at a time).
-    private var readBuffer: [UInt8] = []
+    /// (reads are the owner's alone, one at a time). Never zeroed: only
+    /// the bytes `recv` wrote are copied out.
+    private var readBuffer = UnsafeMutableRawBufferPointer(start: nil, count: 0)
     /// Run once (then dropped) before the first time a read or write
     /// waits, or by ``runBeforeFirstWait()`` (the owner's thread only).
     var beforeFirstWait: (@Sendable () -> Void)?
@@ -40,7 +41,10 @@ final class Socket: @unchecked Sendable {
         #endif
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        readBuffer.deallocate()
+    }
 
     /// Makes `descriptor` non-blocking and close-on-exec (the listening socket, the wake pipe).
     static func setNonBlocking(_ descriptor: Int32) {
@@ -56,10 +60,13 @@ final class Socket: @unchecked Sendable {
         while true {
             let fd = self.fd
             guard fd >= 0 else { return .closed }
-            if readBuffer.count < maximum { readBuffer = [UInt8](repeating: 0, count: maximum) }
-            let count = readBuffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, maximum, Self.dontWait) }
+            if readBuffer.count < maximum {
+                readBuffer.deallocate()
+                readBuffer = .allocate(byteCount: maximum, alignment: 1)
+            }
+            let count = recv(fd, readBuffer.baseAddress, maximum, Self.dontWait)
             if count > 0 {
-                buffer.append(contentsOf: readBuffer[0..<count])
+                buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
                 return .data(count)
             }
             if count == 0 { return .closed }
