@@ -156,14 +156,15 @@ extension StoreTransaction {
         var failedChunk: Int? { state.withLock { $0.failed } }
     }
 
-    /// One stored raw chunk of a parallel read: where its bytes are in the
-    /// map, which of them the read wants and where they go.
     /// The output buffer of a parallel read.
     // Unchecked: each worker writes its own, disjoint part of it.
     struct Output: @unchecked Sendable {
         let buffer: UnsafeMutableRawBufferPointer
     }
 
+    /// One stored chunk of a parallel read (raw, or sealed in an encrypted
+    /// store): where its bytes are in the map, which of them the read wants
+    /// and where they go.
     // Unchecked: the buffers point into the map of a read transaction that
     // outlives every worker; the workers only read them.
     struct Piece: @unchecked Sendable {
