@@ -65,33 +65,32 @@ extension StoreTransaction {
         }
         let out = UnsafeMutableRawBufferPointer.allocate(byteCount: range.count, alignment: 16)
         let output = Output(buffer: out)
-        let failed = Locked<Int?>(nil)
-        let shares = Self.split(pieces.count, into: workers)
+        let queue = PieceQueue(count: pieces.count)
         let all = pieces
         let encryption = chunks.encryption
-        DispatchQueue.concurrentPerform(iterations: shares.count) { worker in
-            for position in shares[worker] {
+        DispatchQueue.concurrentPerform(iterations: min(workers, pieces.count)) { _ in
+            // Each thread takes the next piece until none is left, so a
+            // thread the system runs late (other processes on the cores)
+            // holds up at most the one piece it took.
+            while let position = queue.next() {
                 let piece = all[position]
                 if let encryption {
                     // During a rekey a chunk not yet moved is sealed under the replaced key.
                     let opened = encryption.firstOpening {
                         Self.openSealed(piece, $0, into: output.buffer) ? true : nil
                     }
-                    guard opened != nil else {
-                        failed.withLock { $0 = min($0 ?? piece.index, piece.index) }
-                        return
-                    }
+                    if opened == nil { queue.fail(piece.index) }
                     continue
                 }
                 if !piece.trusted && ContentDigest(of: piece.payload) != piece.digest {
-                    failed.withLock { $0 = min($0 ?? piece.index, piece.index) }
-                    return
+                    queue.fail(piece.index)
+                    continue
                 }
                 UnsafeMutableRawBufferPointer(rebasing: output.buffer[piece.target...])
                     .copyMemory(from: UnsafeRawBufferPointer(rebasing: piece.payload[piece.from..<piece.to]))
             }
         }
-        if let index = failed.current {
+        if let index = queue.failedChunk {
             out.deallocate()
             throw StoreError.corrupted(key: record.key, reason: "a chunk fails its checksum (chunk \(index))")
         }
@@ -123,20 +122,49 @@ extension StoreTransaction {
     /// Threads a large read uses: the cores, at most 4.
     static let parallelWorkers = min(4, ProcessInfo.processInfo.activeProcessorCount)
 
-    /// `0..<count` in `parts` contiguous shares (fewer when `count` is smaller).
-    static func split(_ count: Int, into parts: Int) -> [Range<Int>] {
-        let parts = max(1, min(parts, count))
-        return (0..<parts).map { part in (part * count / parts)..<((part + 1) * count / parts) }
+    /// The pieces of a parallel read, handed out one at a time to the
+    /// threads that copy or open them, in order, and the lowest index of
+    /// the chunks found bad; once one is, no piece is handed out.
+    final class PieceQueue: Sendable {
+        private struct State: Sendable {
+            var next = 0
+            var failed: Int?
+        }
+        private let state = Locked(State())
+        private let count: Int
+
+        init(count: Int) {
+            self.count = count
+        }
+
+        /// The position of the next piece to work on; `nil` when every
+        /// piece was handed out or a chunk was found bad.
+        func next() -> Int? {
+            state.withLock { state in
+                guard state.failed == nil, state.next < count else { return nil }
+                defer { state.next += 1 }
+                return state.next
+            }
+        }
+
+        /// Records that chunk `index` is bad.
+        func fail(_ index: Int) {
+            state.withLock { $0.failed = min($0.failed ?? index, index) }
+        }
+
+        /// The lowest index of a chunk found bad, if any.
+        var failedChunk: Int? { state.withLock { $0.failed } }
     }
 
-    /// One stored raw chunk of a parallel read: where its bytes are in the
-    /// map, which of them the read wants and where they go.
     /// The output buffer of a parallel read.
     // Unchecked: each worker writes its own, disjoint part of it.
     struct Output: @unchecked Sendable {
         let buffer: UnsafeMutableRawBufferPointer
     }
 
+    /// One stored chunk of a parallel read (raw, or sealed in an encrypted
+    /// store): where its bytes are in the map, which of them the read wants
+    /// and where they go.
     // Unchecked: the buffers point into the map of a read transaction that
     // outlives every worker; the workers only read them.
     struct Piece: @unchecked Sendable {
