@@ -22,6 +22,9 @@ final class EntryPreparation: @unchecked Sendable {
     /// The entry version it bound, once done; `nil` while it runs, and
     /// when it bound nothing (abandoned, or refused by the store).
     private(set) var version: UInt64?
+    /// The entry version the store made, once done, bound or not (`nil`
+    /// when refused): what a change of the content drops.
+    private(set) var committed: UInt64?
     /// Whether it has ended (bound or not).
     private(set) var isDone = false
     /// The task that runs it, set by its maker as it starts it.
@@ -30,8 +33,10 @@ final class EntryPreparation: @unchecked Sendable {
     /// Waits for its end.
     func done(isolation: isolated (any Actor)? = #isolation) async { await task?.value }
 
-    /// Records its end: `version` bound, or `nil` when it bound nothing.
-    func end(binding version: UInt64?) {
+    /// Records its end: the version the store made, and the one bound
+    /// (`nil` when it bound nothing).
+    func end(committed: UInt64?, binding version: UInt64?) {
+        self.committed = committed
         self.version = version
         isDone = true
     }

@@ -309,13 +309,13 @@ extension ResourceFetcher {
         let isCurrent = entryPreparation === preparation && !probe.isStopped
         if entryPreparation === preparation { entryPreparation = nil }
         guard isCurrent, case .success(let version) = result else {
-            preparation.end(binding: nil)
+            preparation.end(committed: try? result.get(), binding: nil)
             if isCurrent, case .failure(let error) = result { skipCaching(String(describing: error)) }
             return
         }
         entryVersion = version
         probe.sink.version = version
-        preparation.end(binding: version)
+        preparation.end(committed: version, binding: version)
         // A type sniffed from the first bytes meanwhile is stored now.
         if let mime = information?.mimeType, mime != metadata.mimeType { await storeType(mime, of: probe) }
     }

@@ -393,12 +393,13 @@ actor ResourceFetcher {
                 for waiter in waiting { waiter.resume() }
             }
         }
-        let version = entryVersion
+        var version = entryVersion
+        let preparing = entryPreparation
         information = nil
         change = error
         entryVersion = nil
         // An entry still being prepared is of the old content: it binds
-        // nothing when it ends (a later probe replaces it).
+        // nothing when it ends, and is dropped once made (below).
         entryPreparation = nil
         resolving = true
         let stopped = Array(transfers.values)
@@ -406,6 +407,10 @@ actor ResourceFetcher {
             stop(transfer)
             transfer.stoppedByChange = true
             transfer.sink.stopStoring()
+        }
+        if let preparing {
+            await preparing.done()
+            version = version ?? preparing.committed
         }
         if let version {
             // Drops the version filled from the old content, not a newer one.

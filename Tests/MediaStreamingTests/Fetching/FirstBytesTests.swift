@@ -10,7 +10,7 @@ import Testing
 ///
 /// Every wait is bounded (`eventually`), and every gate is opened when a
 /// test ends, so that a test ends by itself whatever it finds.
-@Suite("First bytes")
+@Suite("First bytes", .timeLimit(.minutes(1)))
 struct FirstBytesTests {
     static let chunkSize = 16 * 1024
     /// The in-memory origin's body piece.
@@ -25,7 +25,30 @@ struct FirstBytesTests {
         return (store, directory)
     }
 
-    /// Whether `handle` has finished or failed.
+    /// Waits for `body` (bounded: an issue naming `what` is recorded when it
+    /// has not ended within `eventually`'s time; it is then left running).
+    private func within(_ what: String, _ body: @escaping @Sendable () async -> Void) async {
+        let ended = Flag()
+        Task {
+            await body()
+            ended.set()
+        }
+        await eventually(what) { ended.isSet }
+    }
+
+    private final class Flag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = false
+        var isSet: Bool { lock.withLock { value } }
+        func set() { lock.withLock { value = true } }
+    }
+
+    /// Whether `bytes` are `expected`: a plain comparison (a failed `==` of
+    /// large `Data` in `#expect` makes the test library diff them, for minutes).
+    private func same(_ bytes: Data, _ expected: Data) -> Bool { bytes == expected }
+
+    /// Whether `handle` has finished or failed (then its outcome, read
+    /// without waiting, is final).
     private func ended(_ handle: PlayerSimulator.Handle) -> Bool {
         handle.state.withLock { $0.outcome.finished || $0.outcome.error != nil }
     }
@@ -45,13 +68,13 @@ struct FirstBytesTests {
         await eventually("the first piece reached the reader while the origin held the rest") {
             play.received >= Self.pieceSize
         }
-        #expect(play.state.withLock { $0.outcome.data } == content.prefix(Self.pieceSize))
+        #expect(same(play.state.withLock { $0.outcome.data }, content.prefix(Self.pieceSize)))
         #expect(play.state.withLock { $0.outcome.finished } == false)
         origin.releaseFirstBody()
         await eventually("the play ended") { ended(play) }
-        let outcome = await play.outcome()
+        let outcome = play.state.withLock { $0.outcome }
         #expect(outcome.error == nil)
-        #expect(outcome.data == content)
+        #expect(same(outcome.data, content))
     }
 
     @Test(
@@ -77,23 +100,23 @@ struct FirstBytesTests {
         await eventually("the first bytes reached the reader while the entry was being prepared") {
             first.received >= wanted
         }
-        #expect(first.state.withLock { $0.outcome.data } == content.prefix(wanted))
+        #expect(same(first.state.withLock { $0.outcome.data }, content.prefix(wanted)))
         #expect(try store.info(forKey: loader.cacheKey) == nil)
         gate.open()
         await eventually("the opening request ended") { ended(first) }
-        let opening = await first.outcome()
+        let opening = first.state.withLock { $0.outcome }
         #expect(opening.error == nil)
         #expect(opening.information?.contentLength == content.count)
-        #expect(opening.data == content.prefix(wanted))
+        #expect(same(opening.data, content.prefix(wanted)))
         // What arrived before the entry existed was stored once it did:
         // the whole resource comes from the origin exactly once.
         let whole = player.start(offset: 0, length: nil)
         await eventually("the whole play ended") { ended(whole) }
-        #expect(await whole.outcome().data == content)
+        #expect(same(whole.state.withLock { $0.outcome }.data, content))
         await eventually("the entry is complete") {
             (try? store.info(forKey: loader.cacheKey))??.isComplete == true
         }
-        #expect(try store.read(forKey: loader.cacheKey, range: 0..<content.count) == content)
+        #expect(same(try store.read(forKey: loader.cacheKey, range: 0..<content.count), content))
         #expect(origin.bodyBytes(for: url) == content.count)
     }
 
@@ -147,14 +170,14 @@ struct FirstBytesTests {
         #expect(try store.cachedRanges(forKey: loader.cacheKey).isEmpty)
         second.open()
         await eventually("the play ended") { ended(play) }
-        let outcome = await play.outcome()
+        let outcome = play.state.withLock { $0.outcome }
         #expect(outcome.error == nil)
-        #expect(outcome.data == content)
+        #expect(same(outcome.data, content))
         // None of its chunks was dropped: the entry is complete without another request.
         await eventually("the entry is complete") {
             (try? store.info(forKey: loader.cacheKey))??.isComplete == true
         }
-        #expect(try store.read(forKey: loader.cacheKey, range: 0..<content.count) == content)
+        #expect(same(try store.read(forKey: loader.cacheKey, range: 0..<content.count), content))
         #expect(await fetcher.cachingSkipped == nil)
         #expect(await fetcher.entryVersion == (try store.info(forKey: loader.cacheKey))?.version)
         #expect(origin.bodyBytes(for: url) == content.count)
@@ -195,27 +218,85 @@ struct FirstBytesTests {
         second.open()
         let play = player.start(contentInformation: true, offset: 0, length: nil)
         await eventually("the new version's first chunk reached its reader") { play.received >= Self.chunkSize }
-        #expect(play.state.withLock { $0.outcome.data.prefix(Self.chunkSize) } == new.prefix(Self.chunkSize))
+        #expect(same(play.state.withLock { $0.outcome.data.prefix(Self.chunkSize) }, new.prefix(Self.chunkSize)))
         first.open()
         await eventually("the play ended") { ended(play) }
-        let outcome = await play.outcome()
+        let outcome = play.state.withLock { $0.outcome }
         #expect(outcome.error == nil)
         #expect(outcome.information?.contentLength == new.count)
-        #expect(outcome.data == new)
+        #expect(same(outcome.data, new))
         await eventually("the new version's entry is complete") {
             (try? store.info(forKey: loader.cacheKey))??.isComplete == true
         }
         let info = try #require(try store.info(forKey: loader.cacheKey))
         #expect(info.metadata.etag == "\"v2\"")
         #expect(info.length == new.count)
-        #expect(try store.read(forKey: loader.cacheKey, range: 0..<new.count) == new)
+        #expect(same(try store.read(forKey: loader.cacheKey, range: 0..<new.count), new))
         #expect(await fetcher.cachingSkipped == nil)
         #expect(await fetcher.entryVersion == info.version)
         // A later reader is served the new version from the store alone.
         let requests = origin.requestCount
         let again = player.start(offset: 0, length: nil)
         await eventually("the second play ended") { ended(again) }
-        #expect(await again.outcome().data == new)
+        #expect(same(again.state.withLock { $0.outcome }.data, new))
         #expect(origin.requestCount == requests)
+    }
+
+    @Test(
+        "The content changes while the new entry is being prepared: the preparation binds nothing, its entry is dropped once made, and the next play stores the new version at its first try"
+    )
+    func contentChangedWhileTheEntryIsPrepared() async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let old = FakeOrigin.content(count: 12 * Self.chunkSize + 77, seed: 61)
+        let new = FakeOrigin.content(count: 12 * Self.chunkSize + 901, seed: 62)
+        let origin = FakeOrigin(versions: [
+            FakeOrigin.Version(bytes: old, etag: "\"v1\""), FakeOrigin.Version(bytes: new, etag: "\"v2\""),
+        ])
+        let first = AsyncGate()
+        let second = AsyncGate()
+        second.open()
+        defer { first.open() }
+        let configuration = StreamingConfiguration(chunksPerRequest: 4)
+        configuration.fetcherHooks.entryPreparation.withLock { $0 = AsyncGate.firstThenSecond(first, second) }
+        let cache = StreamingCache(store: store, origin: origin, configuration: configuration)
+        let url = URL(string: "https://origin.example/changing.bin")!
+        let loader = cache.loader(for: url)
+        let fetcher = cache.fetcher(forKey: loader.cacheKey)
+        let player = PlayerSimulator(loader: loader)
+
+        let play = player.start(contentInformation: true, offset: 0, length: nil)
+        await eventually("the old version's first chunk reached its reader") { play.received >= Self.chunkSize }
+        #expect(first.arrivalCount == 1)
+        origin.change(to: 1)
+        // A seek past what the probe would bring soon starts a transfer of
+        // its own, whose answer carries the new validator.
+        let seek = player.start(offset: 10 * Self.chunkSize, length: nil)
+        await eventually("the change was seen") { await fetcher.information == nil }
+        // The old entry is dropped once made, then the readers fail.
+        first.open()
+        await eventually("both readers failed") { ended(play) && ended(seek) }
+        #expect(play.state.withLock { $0.outcome.error } == .resourceChanged(url: url))
+        #expect(seek.state.withLock { $0.outcome.error } == .resourceChanged(url: url))
+        await within("the change was handled") { await fetcher.changeHandled() }
+        // The preparation has ended (its commit is in the store, unless dropped).
+        let preparation = await fetcher.lastPreparation
+        await within("the preparation ended") { await preparation?.done() }
+        // The old version's entry, made after the change, was dropped; nothing was bound to it.
+        #expect(try store.info(forKey: loader.cacheKey) == nil)
+        #expect(await fetcher.entryVersion == nil)
+
+        let again = player.start(contentInformation: true, offset: 0, length: nil)
+        await eventually("the play after the change ended") { ended(again) }
+        let outcome = again.state.withLock { $0.outcome }
+        #expect(outcome.error == nil)
+        #expect(same(outcome.data, new))
+        await eventually("the new version's entry is complete") {
+            (try? store.info(forKey: loader.cacheKey))??.isComplete == true
+        }
+        let info = try #require(try store.info(forKey: loader.cacheKey))
+        #expect(info.metadata.etag == "\"v2\"")
+        #expect(same(try store.read(forKey: loader.cacheKey, range: 0..<new.count), new))
+        #expect(await fetcher.cachingSkipped == nil)
     }
 }
