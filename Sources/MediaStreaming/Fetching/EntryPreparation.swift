@@ -5,7 +5,9 @@
 /// first otherwise.
 ///
 /// Ownership: ``ResourceFetcher/acceptFirst(_:requested:_:)`` makes one
-/// for one probe, which holds it (``Transfer/entryPreparation``), as do the
+/// for each first response a probe accepts (a probe retried before its
+/// content information resolved makes another, and the earlier one binds
+/// nothing), which the probe holds (``Transfer/entryPreparation``), as do the
 /// transfers planned while it runs; those transfers' sinks write nothing
 /// until it is done (``ResourceFetcher/entryBound(_:waiting:)``). Its end
 /// binds the version prepared (the probe's sink, the fetcher's

@@ -347,7 +347,10 @@ extension ResourceFetcher {
         if !preparation.isDone {
             if transfer.isStopped { return true }
             guard waiting else { return false }
+            transfer.waitingForEntry = true
             await preparation.done()
+            transfer.waitingForEntry = false
+            transfer.lastProgress = .now
         }
         // Looked at again after the wait: only the preparation it still holds is bound.
         if transfer.entryPreparation === preparation {

@@ -76,6 +76,8 @@ final class Transfer: @unchecked Sendable {
     /// was planned. Its sink writes nothing before it is done, and is then
     /// bound to the version it prepared (none when it bound nothing).
     var entryPreparation: EntryPreparation?
+    /// Waiting for its entry's preparation (the stall watchdog does not count it).
+    var waitingForEntry = false
 
     init(
         id: Int, start: Int, end: Int, url: URL, headers: [String: String], isProbe: Bool, sink: ChunkSink,
