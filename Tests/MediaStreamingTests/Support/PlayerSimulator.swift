@@ -42,7 +42,7 @@ struct PlayerSimulator {
         func waitFor(bytes: Int) async {
             while true {
                 let state = state.withLock { ($0.outcome.data.count, $0.outcome.finished || $0.outcome.error != nil) }
-                if state.0 >= bytes || state.1 { return }
+                if state.0 >= bytes || state.1 || Task.isCancelled { return }
                 try? await Task.sleep(for: .milliseconds(2))
             }
         }
