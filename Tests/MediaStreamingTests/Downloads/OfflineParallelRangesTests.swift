@@ -159,11 +159,18 @@ import Testing
         func release() { open.withLock { $0 = true } }
 
         func fetch(_ request: OriginRequest) async throws(OriginError) -> OriginResponse {
+            // A cancelled fetch stops waiting: its sleep throws at once, and a
+            // loop of those spun a core (and the test pool) after the test ended.
             if let start = request.range?.lowerBound, start >= gated {
                 held.withLock { $0.append(start) }
-                // A cancelled fetch stops waiting: its sleep throws at once, and a
-                // loop of those spun a core (and the test pool) after the test ended.
                 while !open.current && !Task.isCancelled { try? await Task.sleep(for: .milliseconds(2)) }
+            } else if let start = request.range?.lowerBound, start > 0 {
+                // A segment between the first and the held one is answered
+                // (and refused) only once the held request is out: its refusal
+                // stops the segments not yet asked for (up to 10 s).
+                for _ in 0..<5000 where held.current.isEmpty && !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(2))
+                }
             }
             return try await inner.fetch(request)
         }
