@@ -6,6 +6,9 @@ import MediaSupport
 package final class FetcherHooks: Sendable {
     /// Called after an observer of the resource's events has been registered.
     package let observerRegistered = Locked<(@Sendable () -> Void)?>(nil)
+    /// Awaited before the store entry a first response's bytes go into is
+    /// prepared (a store slow to commit, as under another writer's `fsync`s).
+    package let entryPreparation = Locked<(@Sendable () async -> Void)?>(nil)
 
     package init() {}
 }

@@ -174,6 +174,9 @@ extension ResourceFetcher {
         let first = try ResponseValidator.checkFirst(
             response, requested: requested, conditional: transfer.isConditional, url: transfer.url)
         let stored = cachingSkipped == nil ? try await storedInfo() : nil
+        // Stopped while the store was read (abandoned, or the content
+        // changed): it prepares and binds nothing.
+        if transfer.isStopped { return nil }
         let policy = expiryPolicy(for: response)
         let key = self.key
         switch first {
@@ -224,23 +227,22 @@ extension ResourceFetcher {
                     guard case .entryReplaced = error else { throw error }
                 }
             }
+            // Stopped while the stored entry was judged: it prepares nothing.
+            if transfer.isStopped { return nil }
             validators = announced
             if cachingSkipped == nil {
                 let metadata = EntryMetadata(
                     mimeType: response.mimeType, etag: announced.etag, lastModified: announced.lastModified)
-                do {
-                    // Kept only when it is the same content (length and validators),
-                    // otherwise replaced: this transfer fills exactly that version.
-                    let prepared = try await storeIO.write { store throws(StoreError) in
-                        let info = try store.prepareEntry(
-                            forKey: key, length: total, options: WriteOptions(expiry: policy, metadata: metadata))
-                        try store.setMetadata(metadata, forKey: key, version: info.version)
-                        return info
-                    }
-                    entryVersion = prepared.version
-                    transfer.sink.version = prepared.version
-                } catch {
-                    skipCaching(String(describing: error))
+                let preparation = beginPreparation(length: total, metadata: metadata, policy: policy, for: transfer)
+                // Nothing stored to judge, and a player waits: the first bytes
+                // go on to the readers while the entry is made (its commit may
+                // wait long on a busy disk); no byte is written before it
+                // exists (`entryBound(_:waiting:)`). A download, a preload or
+                // a revalidation waits for the entry first.
+                if stored != nil || transfer.probePriority < .playback {
+                    await preparation.done()
+                    // Stopped meanwhile: its preparation bound nothing.
+                    if transfer.isStopped { return nil }
                 }
             }
             transfer.end = total ?? Int.max
@@ -248,6 +250,114 @@ extension ResourceFetcher {
             try await resolveProbeIfReady(transfer)
             return body
         }
+    }
+
+    /// Begins preparing the entry `probe`'s first response goes into (kept
+    /// when it is the same content, length and validators, otherwise
+    /// replaced: the probe fills exactly that version), once the
+    /// preparation begun before it has ended. It is the current one from
+    /// now on (one before it is abandoned: it binds nothing), and `probe`
+    /// holds it (``EntryPreparation``).
+    private func beginPreparation(length: Int?, metadata: EntryMetadata, policy: ExpiryPolicy, for probe: Transfer)
+        -> EntryPreparation
+    {
+        let preparation = EntryPreparation()
+        let previous = lastPreparation
+        preparation.task = Task {
+            await self.prepare(
+                preparation, after: previous, length: length, metadata: metadata, policy: policy, for: probe)
+        }
+        entryVersion = nil
+        entryPreparation = preparation
+        lastPreparation = preparation
+        probe.entryPreparation = preparation
+        return preparation
+    }
+
+    /// Runs `preparation` once `previous` has ended, then ends it.
+    private func prepare(
+        _ preparation: EntryPreparation, after previous: EntryPreparation?, length: Int?, metadata: EntryMetadata,
+        policy: ExpiryPolicy, for probe: Transfer
+    ) async {
+        await previous?.done()
+        await configuration.fetcherHooks.entryPreparation.current?()
+        let key = self.key
+        let result: Result<UInt64, StoreError>
+        do {
+            result = .success(
+                try await storeIO.write { store throws(StoreError) in
+                    let info = try store.prepareEntry(
+                        forKey: key, length: length, options: WriteOptions(expiry: policy, metadata: metadata))
+                    try store.setMetadata(metadata, forKey: key, version: info.version)
+                    return info.version
+                })
+        } catch {
+            result = .failure(error)
+        }
+        await endPreparation(preparation, result, metadata: metadata, probe: probe)
+    }
+
+    /// The end of `preparation`. Still the current one, its probe not
+    /// stopped: it binds the version prepared (the probe's sink,
+    /// ``entryVersion``), or, refused by the store, makes the resource play
+    /// without caching. Otherwise it binds nothing and changes nothing but
+    /// its own state (``EntryPreparation``).
+    private func endPreparation(
+        _ preparation: EntryPreparation, _ result: Result<UInt64, StoreError>, metadata: EntryMetadata,
+        probe: Transfer
+    ) async {
+        let isCurrent = entryPreparation === preparation && !probe.isStopped
+        if entryPreparation === preparation { entryPreparation = nil }
+        guard isCurrent, case .success(let version) = result else {
+            preparation.end(committed: try? result.get(), binding: nil)
+            if isCurrent, case .failure(let error) = result { skipCaching(String(describing: error)) }
+            return
+        }
+        entryVersion = version
+        probe.sink.version = version
+        preparation.end(committed: version, binding: version)
+        // A type sniffed from the first bytes meanwhile is stored now.
+        if let mime = information?.mimeType, mime != metadata.mimeType { await storeType(mime, of: probe) }
+    }
+
+    /// Stores `mime` (sniffed) as the type of the entry `transfer` fills,
+    /// once that entry exists (``EntryPreparation`` stores it at its end otherwise).
+    private func storeType(_ mime: String, of transfer: Transfer) async {
+        guard transfer.sink.isStoring, let version = transfer.sink.version else { return }
+        let key = self.key
+        let metadata = EntryMetadata(mimeType: mime, etag: validators.etag, lastModified: validators.lastModified)
+        do {
+            try await storeIO.write { store throws(StoreError) in
+                try store.setMetadata(metadata, forKey: key, version: version)
+            }
+        } catch {
+            storeRefused(error, transfer)
+        }
+    }
+
+    /// Whether `transfer`'s sink may write now: at once unless the entry it
+    /// fills is being prepared (``Transfer/entryPreparation``); then once that
+    /// is done, waited for when `waiting` (a whole chunk, or the end, is
+    /// due), else `false` (its bytes wait in its buffer). A stopped transfer
+    /// never waits: what it holds goes unstored. Once the preparation is
+    /// done, the sink is bound to the version it bound (none when it was
+    /// abandoned: nothing is written), and lets go of it.
+    func entryBound(_ transfer: Transfer, waiting: Bool) async -> Bool {
+        guard let preparation = transfer.entryPreparation else { return true }
+        if !preparation.isDone {
+            if transfer.isStopped { return true }
+            guard waiting else { return false }
+            transfer.waitingForEntry = true
+            await preparation.done()
+            transfer.waitingForEntry = false
+            transfer.lastProgress = .now
+        }
+        // Looked at again after the wait: only the preparation it still holds is bound.
+        if transfer.entryPreparation === preparation {
+            transfer.entryPreparation = nil
+            transfer.sink.version = preparation.version
+        }
+        return true
     }
 
     /// Resolves the content information once the length is known and the
@@ -260,17 +370,7 @@ extension ResourceFetcher {
         let prefix =
             transfer.bufferStart == 0 ? [UInt8](transfer.sink.buffered(from: 0).prefix(16)) : try await storedPrefix()
         let mime = mimeType(declared: declared, prefix: prefix)
-        if transfer.sink.isStoring, mime != declared, let version = transfer.sink.version {
-            let key = self.key
-            let metadata = EntryMetadata(mimeType: mime, etag: validators.etag, lastModified: validators.lastModified)
-            do {
-                try await storeIO.write { store throws(StoreError) in
-                    try store.setMetadata(metadata, forKey: key, version: version)
-                }
-            } catch {
-                storeRefused(error, transfer)
-            }
-        }
+        if mime != declared { await storeType(mime, of: transfer) }
         let complete = try await isCompleteInStore()
         // Resolved meanwhile (or the resource changed): nothing more to do.
         guard information == nil, !transfer.isStopped else { return }

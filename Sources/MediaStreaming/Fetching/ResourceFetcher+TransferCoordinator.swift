@@ -115,18 +115,25 @@ extension ResourceFetcher: TransferCoordinator {
 
     func keepReceived(_ transfer: Transfer) async {
         // While the length is unknown a short write would fix it there; and
-        // bytes of a version not yet known have nowhere to go (a retry
-        // fetches them again).
-        guard transfer.end != Int.max, transfer.sink.isStoring, transfer.sink.version != nil,
-            !transfer.sink.buffer.isEmpty
+        // bytes of a version not yet known (nor being prepared) have nowhere
+        // to go (a retry fetches them again).
+        guard transfer.end != Int.max, transfer.sink.isStoring,
+            transfer.sink.version != nil || transfer.entryPreparation != nil, !transfer.sink.buffer.isEmpty
         else { return }
         await flush(transfer, end: transfer.position)
     }
 
     /// Writes the whole chunks `transfer` holds, and the rest from `end`
-    /// (its end by default) on, reporting progress.
+    /// (its end by default) on, reporting progress. While the entry it
+    /// fills is being prepared, bytes short of a whole chunk wait in its
+    /// buffer; a whole chunk, or the end, waits for the entry (the transfer
+    /// reads no more meanwhile: at most a chunk and a piece are held).
     private func flush(_ transfer: Transfer, end: Int? = nil) async {
-        let report = await transfer.sink.flush(end: end ?? transfer.end)
+        let sink = transfer.sink
+        let due =
+            sink.buffer.count >= chunkSize - sink.bufferStart % chunkSize || sink.position >= (end ?? transfer.end)
+        guard await entryBound(transfer, waiting: due) else { return }
+        let report = await sink.flush(end: end ?? transfer.end)
         for info in report.written {
             count { $0.chunksFetched += 1 }
             if let length = info.length { emit(.progress(cached: info.cachedBytes, length: length)) }

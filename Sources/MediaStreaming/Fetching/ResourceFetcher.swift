@@ -52,6 +52,13 @@ actor ResourceFetcher {
     /// The store entry version this fetcher serves and fills
     /// (`EntryInfo/version`); `nil` until known or when not caching.
     var entryVersion: UInt64?
+    /// The preparation whose entry this fetcher will serve, while it runs:
+    /// the one a probe began last, until it ends, or the content changes
+    /// (``EntryPreparation``). Meanwhile ``entryVersion`` is `nil`.
+    var entryPreparation: EntryPreparation?
+    /// The preparation begun last, current or abandoned: the next one
+    /// begins once it has ended (one at a time per entry).
+    var lastPreparation: EntryPreparation?
     /// Why the resource is played without caching, when it is.
     private(set) var cachingSkipped: String?
     var lease: EntryLease?
@@ -324,13 +331,16 @@ actor ResourceFetcher {
         start: Int, end: Int, url: URL, headers: [String: String], isProbe: Bool, priority: FetchPriority
     ) -> Transfer {
         nextID += 1
-        // A probe fills the version it prepares; other transfers the one served.
+        // A probe fills the version it prepares; other transfers the one
+        // served, or the one being prepared once it exists.
+        let preparation = isProbe ? nil : entryPreparation
         let sink = ChunkSink(
-            key: key, start: start, chunkSize: chunkSize, storeIO: storeIO, version: isProbe ? nil : entryVersion,
-            isStoring: cachingSkipped == nil)
+            key: key, start: start, chunkSize: chunkSize, storeIO: storeIO,
+            version: isProbe || preparation != nil ? nil : entryVersion, isStoring: cachingSkipped == nil)
         let transfer = Transfer(
             id: nextID, start: start, end: end, url: url, headers: headers, isProbe: isProbe, sink: sink,
             ticket: scheduler.makeTicket(priority, host: url.host ?? ""))
+        transfer.entryPreparation = preparation
         transfers[transfer.id] = transfer
         return transfer
     }
@@ -383,16 +393,24 @@ actor ResourceFetcher {
                 for waiter in waiting { waiter.resume() }
             }
         }
-        let version = entryVersion
+        var version = entryVersion
+        let preparing = entryPreparation
         information = nil
         change = error
         entryVersion = nil
+        // An entry still being prepared is of the old content: it binds
+        // nothing when it ends, and is dropped once made (below).
+        entryPreparation = nil
         resolving = true
         let stopped = Array(transfers.values)
         for transfer in stopped {
             stop(transfer)
             transfer.stoppedByChange = true
             transfer.sink.stopStoring()
+        }
+        if let preparing {
+            await preparing.done()
+            version = version ?? preparing.committed
         }
         if let version {
             // Drops the version filled from the old content, not a newer one.

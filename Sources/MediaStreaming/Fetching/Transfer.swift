@@ -71,6 +71,13 @@ final class Transfer: @unchecked Sendable {
     /// download over several connections, where an origin that ignores
     /// `Range` would send every connection the bytes before its segment.
     var refusesWholeBody = false
+    /// The preparation of the entry its sink writes into, while that runs
+    /// (``EntryPreparation``): a probe's own, or the one running when it
+    /// was planned. Its sink writes nothing before it is done, and is then
+    /// bound to the version it prepared (none when it bound nothing).
+    var entryPreparation: EntryPreparation?
+    /// Waiting for its entry's preparation (the stall watchdog does not count it).
+    var waitingForEntry = false
 
     init(
         id: Int, start: Int, end: Int, url: URL, headers: [String: String], isProbe: Bool, sink: ChunkSink,

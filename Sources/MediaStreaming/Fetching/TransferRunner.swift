@@ -142,7 +142,7 @@ struct TransferRunner: Sendable {
     private static func idleTime<Coordinator: TransferCoordinator>(
         of transfer: Transfer, _ coordinator: isolated Coordinator
     ) -> Duration {
-        if transfer.waitingForReaders { return .zero }
+        if transfer.waitingForReaders || transfer.waitingForEntry { return .zero }
         return ContinuousClock.now - transfer.lastProgress
     }
 

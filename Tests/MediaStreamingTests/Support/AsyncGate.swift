@@ -44,6 +44,9 @@ final class AsyncGate: @unchecked Sendable {
         }
     }
 
+    /// The tasks that have arrived so far (for a bounded wait: `eventually`).
+    var arrivalCount: Int { lock.withLock { arrivals } }
+
     /// Lets every task through, now and from now on.
     func open() {
         let released = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
