@@ -126,7 +126,8 @@ final class ScriptedServer: @unchecked Sendable {
     /// Polls `condition` every 10 ms until it holds or `seconds` pass; returns whether it held.
     static func eventually(within seconds: Double, _ condition: () -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while ContinuousClock.now < deadline {
+        // A cancelled task's sleep throws at once: it stops instead of spinning.
+        while ContinuousClock.now < deadline, !Task.isCancelled {
             if condition() { return true }
             try? await Task.sleep(for: .milliseconds(10))
         }

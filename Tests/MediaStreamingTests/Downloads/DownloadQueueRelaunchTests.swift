@@ -156,7 +156,8 @@ final class QueueAppChild: Sendable {
     /// Waits until `condition` holds for the lines so far; false on timeout or exit.
     func waitForLine(timeout: Duration, _ condition: ([String]) -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        // A cancelled task's sleep throws at once: it stops instead of spinning.
+        while ContinuousClock.now < deadline, !Task.isCancelled {
             if condition(lines) { return true }
             if !process.isRunning { return condition(lines) }
             try? await Task.sleep(for: .milliseconds(5))
