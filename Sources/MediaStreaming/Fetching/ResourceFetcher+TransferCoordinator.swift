@@ -62,8 +62,24 @@ extension ResourceFetcher: TransferCoordinator {
         for id in leaving { unsubscribe(id, from: transfer.id) }
         try await resolveProbeIfReady(transfer)
         await flush(transfer)
+        endPrefixReaders(transfer)
         await keepReadersBounded(transfer)
         reschedule(transfer)
+    }
+
+    /// Ends the streams of readers that want a prefix only (a preload, a
+    /// download's segment) once they were handed every byte of it and it
+    /// is stored: a stream that ends has its bytes in the store, so what
+    /// its reader looks up next (the store's ranges) finds them, and it
+    /// does not read on through a longer transfer it joined.
+    private func endPrefixReaders(_ transfer: Transfer) {
+        // Bytes before `bufferStart` are written (or dropped when not storing).
+        let stored = transfer.sink.bufferStart
+        for (id, subscriber) in transfer.subscribers {
+            guard let until = subscriber.until, subscriber.offset >= until, stored >= until else { continue }
+            subscriber.channel.finish()
+            unsubscribe(id, from: transfer.id)
+        }
     }
 
     func bodyEnded(_ transfer: Transfer, at length: Int) async throws {

@@ -164,6 +164,8 @@ actor ResourceFetcher {
     /// A new transfer starts at the chunk boundary before `offset`, or at
     /// the end of the short chunk stored there, and stops at `until`, when
     /// given (what it received of its last chunk is stored as a short one).
+    /// A reader with `until` has its stream end once it was handed every
+    /// byte before `until` and they are stored (or its transfer ended).
     ///
     /// A download's segment (``ResourceLoader/downloadAll(priority:connections:progress:)``)
     /// gives `segment`: the bytes per request of the transfer it starts or

@@ -37,14 +37,10 @@ extension ResourceLoader {
                     await Task.yield()
                     continue
                 }
-                var position = hole
-                for try await piece in stream {
-                    position += piece.count
-                    if position >= end { break }
-                }
+                // The stream ends once its bytes to `end` are stored (or its
+                // transfer ended): the next look finds them.
+                for try await _ in stream {}
                 try Task.checkCancellation()
-                // The last chunk is written just after its bytes are handed on.
-                if position >= end { try await Task.sleep(for: .milliseconds(1)) }
             }
         } catch {
             throw StreamingError.wrap(error)

@@ -185,6 +185,47 @@ struct FetcherTests {
         #expect(now.version == replacement.version)
         #expect(now.cachedBytes == 0)
     }
+
+    @Test(
+        "A prefix reader that joined a longer transfer: its stream ends once its prefix is stored, not at the transfer's end"
+    )
+    func prefixReaderEndsWhenItsPrefixIsStored() async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let content = FakeOrigin.content(count: 40 * Self.chunkSize, seed: 47)
+        let origin = FakeOrigin(serving: content, pieceDelay: .milliseconds(2))
+        let cache = StreamingCache(
+            store: store, origin: origin, configuration: StreamingConfiguration(chunksPerRequest: 2))
+        let loader = cache.loader(for: URL(string: "https://origin.example/prefix-reader.bin")!)
+        _ = try await loader.contentInformation()
+        await eventually("the probe's request ended") { origin.openBodies == 0 }
+        let start = try #require(try await loader.fetcher.firstMissingByte(from: 0))
+        // A player's transfer over the whole rest of the file.
+        guard case .stream(let player) = try await loader.fetcher.plan(from: start, url: loader.url, headers: [:])
+        else {
+            Issue.record("the player's read was not planned as a download")
+            return
+        }
+        let playing = Task { for try await _ in player {} }
+        defer { playing.cancel() }
+        // A preload of the next 3.5 chunks joins it.
+        let until = start + 3 * Self.chunkSize + Self.chunkSize / 2
+        guard
+            case .stream(let prefix) = try await loader.fetcher.plan(
+                from: start, url: loader.url, headers: [:], priority: .preload, until: until)
+        else {
+            Issue.record("the prefix was not planned as a read of the running transfer")
+            return
+        }
+        var received = 0
+        for try await piece in prefix { received += piece.count }
+        // Its stream ended with its prefix stored (the chunk holding `until`
+        // whole), long before the player's transfer reached the end.
+        let stored = try store.cachedRanges(forKey: loader.cacheKey)
+        #expect(stored.first.map { $0.lowerBound == 0 && $0.upperBound >= until } == true, "stored: \(stored)")
+        #expect(received >= until - start)
+        #expect(received < content.count / 2, "read on through the player's transfer: \(received) bytes")
+    }
 }
 
 /// Store failures the fetcher meets while resolving a resource.
