@@ -228,6 +228,28 @@ extension BenchmarkRunner {
         return (consumer.secondsToFirstByte ?? .infinity, total, consumer.bytes)
     }
 
+    /// Seconds from a fresh `origin`'s request for the first `bytes` of
+    /// `url` to its first body byte, and to its last.
+    private static func originTimes(_ origin: HTTPOrigin, url: URL, bytes: Int) throws -> (
+        firstByte: Double, total: Double
+    ) {
+        try blocking {
+            let start = ContinuousClock.now
+            let response = try await origin.fetch(OriginRequest(url: url, range: 0..<bytes))
+            var firstByte: Duration?
+            var received = 0
+            for try await piece in response.body {
+                if firstByte == nil, !piece.isEmpty { firstByte = ContinuousClock.now - start }
+                received += piece.count
+            }
+            let total = ContinuousClock.now - start
+            guard let firstByte, received == bytes else {
+                throw ExternalTool.Failure(description: "HTTPOrigin got \(received) of \(bytes) bytes")
+            }
+            return (firstByte.inSeconds, total.inSeconds)
+        }
+    }
+
     /// curl's own `time_starttransfer` and `time_total` for its last transfer.
     private static func curlTimes(_ run: ExternalTool.Run) throws -> (firstByte: Double, total: Double) {
         let fields = run.output.split(separator: " ").compactMap {
@@ -242,7 +264,13 @@ extension BenchmarkRunner {
         let trials = options.quick ? 2 : 3
         var ours: [(firstByte: Double, total: Double)] = []
         var direct: [(firstByte: Double, total: Double)] = []
+        // The loader's HTTP client alone: where ours and curl part.
+        var client: [(firstByte: Double, total: Double)] = []
         for trial in 0..<trials {
+            client.append(
+                try shaped(trial == 0 ? "first play, HTTPOrigin alone" : nil, link) { proxy in
+                    try Self.originTimes(HTTPOrigin(), url: proxy.url(NetworkAssets.track), bytes: tenSeconds)
+                })
             ours.append(
                 try shaped(trial == 0 ? "first play, ours (loader, fresh store)" : nil, link) { proxy in
                     let directory = try freshDirectory("network-play-store")
@@ -270,10 +298,13 @@ extension BenchmarkRunner {
             }
         }
         let curlName = "curl through the same proxy (-r 0-\(tenSeconds - 1), its own timings)"
+        let clientName = "HTTPOrigin (URLSession) alone through the same proxy, same range"
         record(
             "network: first play through the loader, time to first byte (fresh store, fresh connection; median of \(trials))",
             unit: "ms (lower is better)", engine: Stopwatch.median(ours.map(\.firstByte)) * 1000,
-            baselines: direct.isEmpty ? [] : [(curlName, Stopwatch.median(direct.map(\.firstByte)) * 1000)])
+            baselines: (direct.isEmpty ? [] : [(curlName, Stopwatch.median(direct.map(\.firstByte)) * 1000)]) + [
+                (clientName, Stopwatch.median(client.map(\.firstByte)) * 1000)
+            ])
         record(
             "network: first play through the loader, time to 10 s of audio (\(tenSeconds) bytes of a 128 kb/s MP3; median of \(trials))",
             unit: "ms (lower is better)", engine: Stopwatch.median(ours.map(\.total)) * 1000,
