@@ -33,12 +33,11 @@ struct FirstBytesPreparationTests {
         let content = FakeOrigin.content(count: 5 * Self.chunkSize + 1234, seed: 71)
         let gate = AsyncGate()
         defer { gate.open() }
-        let configuration = StreamingConfiguration(chunksPerRequest: 4, stallTimeout: .milliseconds(1500))
-        configuration.fetcherHooks.entryPreparation.withLock { $0 = { await gate.pass() } }
         let origin = FakeOrigin(serving: content)
-        let cache = StreamingCache(store: store, origin: origin, configuration: configuration)
-        let url = URL(string: "https://origin.example/slow-commit.bin")!
-        let loader = cache.loader(for: url)
+        let fixture = GatedPreparation(
+            store: store, origin: origin, name: "slow-commit.bin", stallTimeout: .milliseconds(1500),
+            preparation: { await gate.pass() })
+        let (url, loader) = (fixture.url, fixture.loader)
         let play = PlayerSimulator(loader: loader).start(contentInformation: true, offset: 0, length: nil)
         await eventually("first chunk") { play.received >= Self.chunkSize }
         try await Task.sleep(for: .milliseconds(4500))
@@ -57,13 +56,11 @@ struct FirstBytesPreparationTests {
         let content = FakeOrigin.content(count: 5 * Self.chunkSize + 1234, seed: 72)
         let gate = AsyncGate()
         defer { gate.open() }
-        let configuration = StreamingConfiguration(chunksPerRequest: 4)
-        configuration.fetcherHooks.entryPreparation.withLock { $0 = { await gate.pass() } }
         let origin = FakeOrigin(serving: content)
-        let cache = StreamingCache(store: store, origin: origin, configuration: configuration)
-        let url = URL(string: "https://origin.example/refused.bin")!
-        let loader = cache.loader(for: url)
-        let player = PlayerSimulator(loader: loader)
+        let fixture = GatedPreparation(
+            store: store, origin: origin, name: "refused.bin",
+            preparation: { await gate.pass() })
+        let (loader, player) = (fixture.loader, fixture.player)
         let play = player.start(contentInformation: true, offset: 0, length: nil)
         // A seek planned while the entry is prepared holds the preparation too.
         await eventually("first chunk") { play.received >= Self.chunkSize }
@@ -87,14 +84,11 @@ struct FirstBytesPreparationTests {
         let content = FakeOrigin.content(count: 5 * Self.chunkSize + 1234, seed: 73)
         let gate = AsyncGate()
         defer { gate.open() }
-        let configuration = StreamingConfiguration(chunksPerRequest: 4)
-        configuration.fetcherHooks.entryPreparation.withLock { $0 = { await gate.pass() } }
         let origin = FakeOrigin(serving: content)
-        let cache = StreamingCache(store: store, origin: origin, configuration: configuration)
-        let url = URL(string: "https://origin.example/cancel.bin")!
-        let loader = cache.loader(for: url)
-        let fetcher = cache.fetcher(forKey: loader.cacheKey)
-        let player = PlayerSimulator(loader: loader)
+        let fixture = GatedPreparation(
+            store: store, origin: origin, name: "cancel.bin",
+            preparation: { await gate.pass() })
+        let (loader, fetcher, player) = (fixture.loader, fixture.fetcher, fixture.player)
         let play = player.start(contentInformation: true, offset: 0, length: nil)
         await eventually("first chunk") { play.received >= Self.chunkSize }
         player.cancel(play)
@@ -123,11 +117,10 @@ struct FirstBytesPreparationTests {
         // The stall is forced once; a timeout long enough that a suite
         // keeping the cooperative threads busy does not add more until
         // the retries run out (300 ms did, in full runs).
-        let configuration = StreamingConfiguration(chunksPerRequest: 4, stallTimeout: .milliseconds(1500))
-        configuration.fetcherHooks.entryPreparation.withLock { $0 = { count.withLock { $0 += 1 } } }
-        let cache = StreamingCache(store: store, origin: origin, configuration: configuration)
-        let url = URL(string: "https://origin.example/retried.bin")!
-        let loader = cache.loader(for: url)
+        let fixture = GatedPreparation(
+            store: store, origin: origin, name: "retried.bin", stallTimeout: .milliseconds(1500),
+            preparation: { count.withLock { $0 += 1 } })
+        let loader = fixture.loader
         let play = PlayerSimulator(loader: loader).start(contentInformation: true, offset: 0, length: nil)
         await eventually("ended") { ended(play) }
         #expect(play.state.withLock { $0.outcome.error } == nil)

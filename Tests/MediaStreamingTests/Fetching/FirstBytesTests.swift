@@ -86,13 +86,11 @@ struct FirstBytesTests {
         let content = FakeOrigin.content(count: 5 * Self.chunkSize + 1234, seed: 41)
         let gate = AsyncGate()
         defer { gate.open() }
-        let configuration = StreamingConfiguration(chunksPerRequest: 4)
-        configuration.fetcherHooks.entryPreparation.withLock { $0 = { await gate.pass() } }
         let origin = FakeOrigin(serving: content)
-        let cache = StreamingCache(store: store, origin: origin, configuration: configuration)
-        let url = URL(string: "https://origin.example/first-play.bin")!
-        let loader = cache.loader(for: url)
-        let player = PlayerSimulator(loader: loader)
+        let fixture = GatedPreparation(
+            store: store, origin: origin, name: "first-play.bin",
+            preparation: { await gate.pass() })
+        let (url, loader, player) = (fixture.url, fixture.loader, fixture.player)
         // The first chunk (two pieces): all of it arrives before the entry exists.
         let wanted = Self.chunkSize
         let first = player.start(contentInformation: true, offset: 0, length: wanted)
@@ -140,13 +138,10 @@ struct FirstBytesTests {
             second.open()
             origin.release(0)
         }
-        let configuration = StreamingConfiguration(chunksPerRequest: 4, stallTimeout: .seconds(120))
-        configuration.fetcherHooks.entryPreparation.withLock { $0 = AsyncGate.firstThenSecond(first, second) }
-        let cache = StreamingCache(store: store, origin: origin, configuration: configuration)
-        let url = URL(string: "https://origin.example/second-probe.bin")!
-        let loader = cache.loader(for: url)
-        let fetcher = cache.fetcher(forKey: loader.cacheKey)
-        let player = PlayerSimulator(loader: loader)
+        let fixture = GatedPreparation(
+            store: store, origin: origin, name: "second-probe.bin", stallTimeout: .seconds(120),
+            preparation: AsyncGate.firstThenSecond(first, second))
+        let (url, loader, fetcher, player) = (fixture.url, fixture.loader, fixture.fetcher, fixture.player)
 
         let abandoned = player.start(contentInformation: true, offset: 0, length: nil)
         await eventually("the first probe's entry is being prepared") { first.arrivalCount == 1 }
@@ -200,13 +195,10 @@ struct FirstBytesTests {
             first.open()
             second.open()
         }
-        let configuration = StreamingConfiguration(chunksPerRequest: 4, stallTimeout: .seconds(120))
-        configuration.fetcherHooks.entryPreparation.withLock { $0 = AsyncGate.firstThenSecond(first, second) }
-        let cache = StreamingCache(store: store, origin: origin, configuration: configuration)
-        let url = URL(string: "https://origin.example/changed.bin")!
-        let loader = cache.loader(for: url)
-        let fetcher = cache.fetcher(forKey: loader.cacheKey)
-        let player = PlayerSimulator(loader: loader)
+        let fixture = GatedPreparation(
+            store: store, origin: origin, name: "changed.bin", stallTimeout: .seconds(120),
+            preparation: AsyncGate.firstThenSecond(first, second))
+        let (loader, fetcher, player) = (fixture.loader, fixture.fetcher, fixture.player)
 
         let abandoned = player.start(contentInformation: true, offset: 0, length: nil)
         await eventually("the first probe's entry is being prepared") { first.arrivalCount == 1 }
@@ -257,13 +249,10 @@ struct FirstBytesTests {
         let second = AsyncGate()
         second.open()
         defer { first.open() }
-        let configuration = StreamingConfiguration(chunksPerRequest: 4)
-        configuration.fetcherHooks.entryPreparation.withLock { $0 = AsyncGate.firstThenSecond(first, second) }
-        let cache = StreamingCache(store: store, origin: origin, configuration: configuration)
-        let url = URL(string: "https://origin.example/changing.bin")!
-        let loader = cache.loader(for: url)
-        let fetcher = cache.fetcher(forKey: loader.cacheKey)
-        let player = PlayerSimulator(loader: loader)
+        let fixture = GatedPreparation(
+            store: store, origin: origin, name: "changing.bin",
+            preparation: AsyncGate.firstThenSecond(first, second))
+        let (url, loader, fetcher, player) = (fixture.url, fixture.loader, fixture.fetcher, fixture.player)
 
         let play = player.start(contentInformation: true, offset: 0, length: nil)
         await eventually("the old version's first chunk reached its reader") { play.received >= Self.chunkSize }
