@@ -130,13 +130,31 @@ extension DownloadQueue {
     /// bytes while the queue keeps it. Only downloads that hold bytes when
     /// the hold is written: a cancel or remove meanwhile wins.
     func holdEntries(of ids: [UUID]) async {
-        let held = ids.compactMap { records[$0] }.filter(\.holdsBytes)
+        await holdEntries(of: ids) { $0.holdsBytes }
+    }
+
+    /// Holds download `id`'s entries for the first bytes of its run `run`,
+    /// only while that run is the latest and downloading when the hold is
+    /// written. Once the run ended, the call that ended it decided the
+    /// holds (a stop or a wait holds, a cancel or a removal releases, a
+    /// completion holds what it stored), so a hold whose task runs late
+    /// writes nothing: once ``stop(_:reason:)`` returns, none of the
+    /// queue's pending work holds the download's entries again (nor over
+    /// a queue opened after this one was dropped, and its cancel).
+    func holdEntries(of id: UUID, forRun run: Int) async {
+        await holdEntries(of: [id]) { $0.isLive(run: run) }
+    }
+
+    /// Holds the entries of downloads `ids` whose runner `holds` accepts,
+    /// both when their keys are asked and when the hold is written.
+    private func holdEntries(of ids: [UUID], while holds: @escaping @Sendable (DownloadRunner) -> Bool) async {
+        let held = ids.compactMap { self.runners[$0] }.filter(holds).map(\.record)
         let keys = await storeKeys(of: held)
         guard !keys.isEmpty else { return }
         let runners = runners
         do {
             try await cache.storeIO.write { store throws(StoreError) in
-                for (id, keys) in keys where runners[id]?.holdsBytes == true {
+                for (id, keys) in keys where runners[id].map(holds) == true {
                     for key in keys {
                         do throws(StoreError) {
                             try store.hold(key, by: Self.holder(of: id))

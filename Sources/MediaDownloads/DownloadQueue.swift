@@ -503,7 +503,8 @@ public actor DownloadQueue {
     /// The runner of `record`, new to the queue. Its progress goes to the
     /// batch's; its entries are held as soon as a run has bytes (they may
     /// not have existed at the enqueue; a process killed mid-download
-    /// leaves them held for the relaunch): once a run, at its first bytes.
+    /// leaves them held for the relaunch): once a run, at its first bytes,
+    /// while that run is live (see ``holdEntries(of:forRun:)``).
     func runner(of record: DownloadRecord) -> DownloadRunner {
         let (id, board) = (record.id, board)
         let heldRun = Locked(0)
@@ -523,7 +524,7 @@ public actor DownloadQueue {
                     return held < run
                 })
             else { return }
-            Task { await self?.holdEntries(of: [id]) }
+            Task { await self?.holdEntries(of: id, forRun: run) }
         }
         return DownloadRunner(record: record, holder: Self.holder(of: id), changed: changed, resumeKept: kept)
     }

@@ -257,6 +257,10 @@ package final class DownloadRunner: Sendable {
     /// Stops the latest run (its owner is going away).
     package func stopRuns() { stopTask(upTo: .max) }
 
+    /// Whether run `run` is still the latest and the download downloading
+    /// (a stopped run's progress, result and holds count no more).
+    package func isLive(run: Int) -> Bool { state.withLock { $0.isLive(run) } }
+
     /// Whether run `run` is still the latest and downloading (a stopped one holds nothing more).
     private func isLive(_ run: Int) -> @Sendable () -> Bool {
         { [state] in state.withLock { $0.isLive(run) } }
