@@ -9,6 +9,8 @@ package final class FetcherHooks: Sendable {
     /// Awaited before the store entry a first response's bytes go into is
     /// prepared (a store slow to commit, as under another writer's `fsync`s).
     package let entryPreparation = Locked<(@Sendable () async -> Void)?>(nil)
+    /// Awaited when a transfer fails, before its readers are told.
+    package let transferFailure = Locked<(@Sendable () async -> Void)?>(nil)
 
     package init() {}
 }

@@ -37,6 +37,9 @@ extension ResourceFetcher: TransferCoordinator {
             url: transfer.url)
         // A segment never reads the bytes before it: the origin ignored `Range`.
         if body.isWholeResource && transfer.refusesWholeBody && requested.lowerBound > 0 {
+            // Not joined meanwhile: a reader that takes a whole body (a
+            // download's one connection reading on) would fail with it.
+            transfer.isFailing = true
             throw StreamingError.origin(.httpStatus(code: response.statusCode, url: transfer.url))
         }
         return body
@@ -109,6 +112,8 @@ extension ResourceFetcher: TransferCoordinator {
     }
 
     func failed(_ transfer: Transfer, with error: StreamingError) async {
+        transfer.isFailing = true
+        await configuration.fetcherHooks.transferFailure.current?()
         if case .resourceChanged = error { return await contentChanged(error) }
         fail(transfer, error)
     }

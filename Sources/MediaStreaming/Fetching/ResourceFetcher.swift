@@ -197,7 +197,8 @@ actor ResourceFetcher {
         let lookahead = configuration.lookaheadBytes ?? requestBytes
         let now = ContinuousClock.now
         let joinable = transfers.values.filter {
-            !$0.isStopped && $0.bufferStart <= offset && offset < $0.end && offset <= $0.position + lookahead
+            !$0.isStopped && !$0.isFailing && $0.bufferStart <= offset && offset < $0.end
+                && offset <= $0.position + lookahead
                 && isWorthJoining($0, at: offset, now: now)
         }
         if let transfer = joinable.min(by: { $0.position > $1.position }) {

@@ -71,6 +71,10 @@ final class Transfer: @unchecked Sendable {
     /// download over several connections, where an origin that ignores
     /// `Range` would send every connection the bytes before its segment.
     var refusesWholeBody = false
+    /// Set once a response was refused for good (and the transfer is
+    /// failing with it): no reader joins it from then on, though it is
+    /// still listed until its failure is told.
+    var isFailing = false
     /// The preparation of the entry its sink writes into, while that runs
     /// (``EntryPreparation``): a probe's own, or the one running when it
     /// was planned. Its sink writes nothing before it is done, and is then

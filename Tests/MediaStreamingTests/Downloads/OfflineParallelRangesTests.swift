@@ -200,6 +200,56 @@ import Testing
         #expect(try test.storedBytes(of: Self.url) == Self.content)
     }
 
+    @Test("A segment whose 200 was refused is not joined while it fails: the one connection reading on gets its bytes")
+    func readOnDoesNotJoinARefusedSegment() async throws {
+        let early = FakeOrigin(versions: [.init(bytes: Self.content)])
+        let late = FakeOrigin(versions: [.init(bytes: Self.content)], pieceDelay: .milliseconds(1), fault: .ignoreRange)
+        let half = Self.content.count / 2 / Self.chunk * Self.chunk
+        let origin = PivotOrigin(early: early, late: late, pivot: half)
+        // The refused segment's failure is held before its readers hear it.
+        let failing = AsyncGate()
+        defer { failing.open() }
+        let configuration = StreamingConfiguration(chunksPerRequest: 2, stallTimeout: .seconds(30))
+        configuration.fetcherHooks.transferFailure.withLock { $0 = { await failing.pass() } }
+        let test = try TestCache(configuration: configuration, origin: origin)
+        let loader = test.cache.loader(for: Self.url)
+        _ = try await loader.contentInformation()
+        await eventually("the probe's request ended") { early.openBodies == 0 }
+        let fetcher = loader.fetcher
+
+        guard
+            case .stream(let segment) = try await fetcher.plan(
+                from: half, url: Self.url, headers: [:], priority: .download,
+                segment: SegmentRequests(requestBytes: 4 << 20, refusesWholeBody: true))
+        else {
+            Issue.record("the segment was not planned as a transfer")
+            return
+        }
+        let segmentOutcome = Task { () -> (any Error)? in
+            do {
+                for try await _ in segment {}
+                return nil
+            } catch { return error }
+        }
+        await eventually("the segment's 200 was refused") { failing.arrivalCount == 1 }
+
+        // The one connection reading on plans from the same offset meanwhile.
+        guard
+            case .stream(let readOn) = try await fetcher.plan(
+                from: half, url: Self.url, headers: [:], priority: .download)
+        else {
+            Issue.record("the read-on was not planned as a transfer")
+            return
+        }
+        failing.open()
+        var received = Data()
+        for try await piece in readOn { received.append(piece) }
+        #expect(received == Self.content[half...])
+        let refusal = await segmentOutcome.value
+        #expect(
+            refusal.map { "\($0)".contains("200") } == true, "the segment ended with \(String(describing: refusal))")
+    }
+
     @Test("A Content-Range that is not the segment asked for fails the download with a typed error, no byte mixed")
     func wrongContentRangeInASegment() async throws {
         let early = FakeOrigin(versions: [.init(bytes: Self.content)])
