@@ -189,7 +189,7 @@ import Testing
     /// refused by opening too. A file they pass is opened only in a child
     /// process: `cachetool verify` (which itself walks the store in a
     /// grandchild) must end with 0, 1 or 3, never by a signal.
-    @Test func storeFileCorpus() throws {
+    @Test func storeFileCorpus() async throws {
         let inputs = try Self.inputs("FuzzStoreFile")
         #expect(inputs.count >= 5)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -211,7 +211,7 @@ import Testing
                 continue
             }
             passed += 1
-            let result = try ToolProcess.cachetool(["verify", "--store", directory.path, "--json"])
+            let result = try await ToolProcess.cachetool(["verify", "--store", directory.path, "--json"])
             #expect(
                 !result.signaled && [0, 1, 3].contains(result.status),
                 "\(input.name): cachetool verify: \(result.status) \(result.errors)")

@@ -9,7 +9,7 @@ import Testing
 /// app's hold stands for them) stays for that asset, and is no longer
 /// the removed one's: removing the other asset then removes it.
 @Suite struct RemoveLegacySharedTests {
-    @Test func aSharedLegacyResourceStaysForTheOtherAsset() throws {
+    @Test func aSharedLegacyResourceStaysForTheOtherAsset() async throws {
         let directory = try TemporaryDirectory("rm-legacy-shared")
         defer { directory.remove() }
         let path = directory.path("store")
@@ -32,7 +32,7 @@ import Testing
                 Data(repeating: 1, count: 100), forKey: shared, options: legacy("\(a)\n\(b)", kind: "segment"))
         }
 
-        let removedA = try ToolProcess.cachetool(["-s", path, "rm", a])
+        let removedA = try await ToolProcess.cachetool(["-s", path, "rm", a])
         #expect(removedA.status == 0, "\(removedA.errors)")
         do {
             let store = try MediaStore(directory: URL(fileURLWithPath: path))
@@ -41,7 +41,7 @@ import Testing
             #expect(kept != nil, "removing one asset removed a resource the other still keeps")
             #expect(kept.map { HLSEntryMetadata.keepers(of: $0.metadata.userInfo) } == [b])
         }
-        let removedB = try ToolProcess.cachetool(["-s", path, "rm", b])
+        let removedB = try await ToolProcess.cachetool(["-s", path, "rm", b])
         #expect(removedB.status == 0, "\(removedB.errors)")
         let store = try MediaStore(directory: URL(fileURLWithPath: path))
         #expect(try store.info(forKey: shared) == nil, "the last asset's removal left its resource")

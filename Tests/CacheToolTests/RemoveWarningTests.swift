@@ -10,7 +10,7 @@ import Testing
 /// whom that takes something from (the entry's holders): a download
 /// queue's download, the queue's own index, another holder.
 @Suite struct RemoveWarningTests {
-    @Test func removingWhatSomeoneKeepsIsSaid() throws {
+    @Test func removingWhatSomeoneKeepsIsSaid() async throws {
         let directory = try TemporaryDirectory("rm-warnings")
         defer { directory.remove() }
         let path = directory.path("store")
@@ -31,7 +31,7 @@ import Testing
             ])
         }
 
-        let removed = try ToolProcess.cachetool([
+        let removed = try await ToolProcess.cachetool([
             "-s", path, "rm", "queued-track", "cancelled-track", "pinned-by-app", "plain",
         ])
         #expect(removed.status == 0, "\(removed.errors)")
@@ -43,7 +43,7 @@ import Testing
                 "cachetool: pinned-by-app was held (kept from eviction) by app, offline/pinned-by-app",
             ], "\(removed.errors)")
         // Everything asked for is gone; the queue's index is not.
-        let listed = try ToolProcess.cachetool(["-s", path, "ls"]).text
+        let listed = try await ToolProcess.cachetool(["-s", path, "ls"]).text
         #expect(
             !listed.contains("track") && !listed.contains("pinned-by-app") && !listed.contains("plain"), "\(listed)")
 
@@ -54,7 +54,7 @@ import Testing
             #expect(records.first { $0.cacheKey == "queued-track" }?.status == .queued)
         }
 
-        let index = try ToolProcess.cachetool(["-s", path, "rm", DownloadIndex.key])
+        let index = try await ToolProcess.cachetool(["-s", path, "rm", DownloadIndex.key])
         #expect(index.status == 0)
         #expect(
             index.errors
@@ -65,7 +65,7 @@ import Testing
     /// An HLS asset downloaded by the queue under a cache key of its own:
     /// its master is stored under the key policy's key, and its URL,
     /// recorded in the entry, finds the download.
-    @Test func removingAQueuedHLSAssetUnderItsOwnKeyIsSaid() throws {
+    @Test func removingAQueuedHLSAssetUnderItsOwnKeyIsSaid() async throws {
         let directory = try TemporaryDirectory("rm-warnings-hls")
         defer { directory.remove() }
         let path = directory.path("store")
@@ -101,7 +101,7 @@ import Testing
         }
 
         // A segment of it first: named with its asset and what the queue does.
-        let segment = try ToolProcess.cachetool(["-s", path, "rm", "policy:hls/0.ts"])
+        let segment = try await ToolProcess.cachetool(["-s", path, "rm", "policy:hls/0.ts"])
         #expect(segment.status == 0, "\(segment.errors)")
         #expect(
             segment.errors
@@ -109,7 +109,7 @@ import Testing
                 + "download queue holds (completed): the queue still counts on it and downloads it again; "
                 + "remove the download through the queue to let it go\n"
         )
-        let removed = try ToolProcess.cachetool(["-s", path, "rm", masterKey])
+        let removed = try await ToolProcess.cachetool(["-s", path, "rm", masterKey])
         #expect(removed.status == 0, "\(removed.errors)")
         let lines = removed.errors.split(separator: "\n").map(String.init)
         #expect(

@@ -63,7 +63,7 @@ struct CorruptionSuite {
     /// `--key-file` and the key file's path, for an encrypted suite.
     private var keyArguments: [String] = []
 
-    mutating func run() throws {
+    mutating func run() async throws {
         let directory = try TemporaryDirectory("corruption")
         defer { directory.remove() }
         var random = SplitMix64(seed: seed)
@@ -84,7 +84,7 @@ struct CorruptionSuite {
         values["copy-of-raw"] = values["raw"]
         for index in 0..<12 { values["small\(index)"] = random.text(200 + index * 300) }
         for (key, value) in values.sorted(by: { $0.key < $1.key }) {
-            let put = try ToolProcess.cachetool(
+            let put = try await ToolProcess.cachetool(
                 ["-s", original.path] + keyArguments + ["put", key, "-"], input: value)
             guard put.status == 0 else { throw ToolTestError("put \(key) failed: \(put.errors)") }
         }
@@ -100,7 +100,7 @@ struct CorruptionSuite {
         values.merge(packed) { first, _ in first }
         let pristine = try Data(contentsOf: original.appendingPathComponent("data.mdb"))
         let structurePages = Self.structurePages(pristine)
-        if encrypted { try checkWrongKeyChangesNothing(original, directory: directory, random: &random) }
+        if encrypted { try await checkWrongKeyChangesNothing(original, directory: directory, random: &random) }
 
         for index in 0..<cases {
             let damage = Damage.allCases[index % Damage.allCases.count]
@@ -127,7 +127,7 @@ struct CorruptionSuite {
             let copy = URL(fileURLWithPath: directory.path("case\(index)"))
             try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
             try bytes.write(to: copy.appendingPathComponent("data.mdb"))
-            let (outcome, detail) = try classify(copy, values: values)
+            let (outcome, detail) = try await classify(copy, values: values)
             counts[damage, default: [:]][outcome, default: 0] += 1
             if outcome == .silentCorruption || outcome == .toolCrash {
                 failures.append("case \(index) (seed \(seed)): \(description): \(outcome.rawValue)")
@@ -149,8 +149,8 @@ struct CorruptionSuite {
 
     /// The outcome, and for anything but a detection what verify or the
     /// reads said.
-    private func classify(_ store: URL, values: [String: Data]) throws -> (Outcome, String) {
-        let verify = try ToolProcess.cachetool(["-s", store.path] + keyArguments + ["verify", "--json"])
+    private func classify(_ store: URL, values: [String: Data]) async throws -> (Outcome, String) {
+        let verify = try await ToolProcess.cachetool(["-s", store.path] + keyArguments + ["verify", "--json"])
         if verify.signaled { return (.toolCrash, "verify killed by signal \(verify.status)") }
         switch verify.status {
         case 3: return (verify.json?["crashed"] as? Bool == true ? .crashContained : .detected, "")
@@ -159,7 +159,7 @@ struct CorruptionSuite {
         }
         var failedReads: [String] = []
         for (key, value) in values.sorted(by: { $0.key < $1.key }) {
-            let cat = try ToolProcess.cachetool(["-s", store.path] + keyArguments + ["cat", key])
+            let cat = try await ToolProcess.cachetool(["-s", store.path] + keyArguments + ["cat", key])
             if cat.signaled { return (.toolCrash, "cat \(key) killed by signal \(cat.status)") }
             if cat.status == 0 && cat.output != value { return (.silentCorruption, "cat \(key) returned wrong bytes") }
             if cat.status != 0 { failedReads.append("cat \(key): exit \(cat.status): \(Self.firstLine(cat.errors))") }
@@ -173,12 +173,12 @@ struct CorruptionSuite {
     /// for byte as it was.
     private mutating func checkWrongKeyChangesNothing(
         _ store: URL, directory: TemporaryDirectory, random: inout SplitMix64
-    ) throws {
+    ) async throws {
         let before = try Data(contentsOf: store.appendingPathComponent("data.mdb"))
         let wrongFile = directory.path("wrong.key")
         try KeyFile.write(try StoreKey(bytes: random.bytes(StoreKey.byteCount)), to: wrongFile)
         for command in [["verify", "--json"], ["cat", "raw"], ["rm", "raw"], ["expire"]] {
-            let result = try ToolProcess.cachetool(["-s", store.path, "--key-file", wrongFile] + command)
+            let result = try await ToolProcess.cachetool(["-s", store.path, "--key-file", wrongFile] + command)
             if result.status != 1 || !result.errors.contains("encrypted under another key") {
                 failures.append(
                     "wrong key, \(command.joined(separator: " ")): exit \(result.status): \(Self.firstLine(result.errors))"

@@ -8,12 +8,12 @@ import Testing
     /// On a plain store and on an encrypted one (where a flipped byte in a
     /// sealed block fails its authentication, and a wrong key is refused).
     @Test(arguments: [false, true])
-    func damagedFilesAreReportedNeverServedAndNeverCrashTheTool(encrypted: Bool) throws {
+    func damagedFilesAreReportedNeverServedAndNeverCrashTheTool(encrypted: Bool) async throws {
         let environment = ProcessInfo.processInfo.environment
         let cases = environment["CORRUPTION_CASES"].flatMap { Int($0) } ?? 30
         let seed = environment["CORRUPTION_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64(1) << 40)
         var suite = CorruptionSuite(seed: seed, cases: cases, encrypted: encrypted)
-        try suite.run()
+        try await suite.run()
         print(
             "corruption suite (\(encrypted ? "encrypted" : "plain")): \(cases) cases, seed \(seed) "
                 + "(CORRUPTION_SEED=\(seed) repeats them)\n\(suite.summary)")

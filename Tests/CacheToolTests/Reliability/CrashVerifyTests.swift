@@ -14,7 +14,7 @@ import Testing
 /// Tools/crash-loop-verify runs many more rounds. `CRASH_VERIFY_ROUNDS`
 /// overrides the count (8).
 @Suite struct CrashVerifyTests {
-    @Test func verifyIsCleanAfterEverySigkill() throws {
+    @Test func verifyIsCleanAfterEverySigkill() async throws {
         let environment = ProcessInfo.processInfo.environment
         let rounds = environment["CRASH_VERIFY_ROUNDS"].flatMap { Int($0) } ?? 8
         let master = environment["CRASH_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64(1) << 40)
@@ -45,7 +45,7 @@ import Testing
             kill(writer.processIdentifier, SIGKILL)
             writer.waitUntilExit()
             guard FileManager.default.fileExists(atPath: store + "/data.mdb") else { continue }
-            let verify = try ToolProcess.cachetool(["-s", store, "verify", "--json"])
+            let verify = try await ToolProcess.cachetool(["-s", store, "verify", "--json"])
             // Killed while creating the store, before its first commit: an
             // empty LMDB file, which the next writable open initialises.
             // Legitimate only while no write was ever acknowledged.
@@ -53,7 +53,7 @@ import Testing
                 continue
             }
             #expect(verify.status == 0, "\(context): \(verify.text) \(verify.errors)")
-            let check = try ToolProcess.run(writerURL, ["check", store, log])
+            let check = try await ToolProcess.run(writerURL, ["check", store, log])
             #expect(check.status == 0, "\(context): \(check.text)")
             if verify.status != 0 || check.status != 0 { return }
             acknowledged +=

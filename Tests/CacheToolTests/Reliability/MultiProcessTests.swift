@@ -13,7 +13,7 @@ import Testing
 /// every snapshot, nothing reads as corrupt, and what `cat` returns matches
 /// a digest the entry had. `MULTIPROCESS_SECONDS` sets the duration (3 s).
 @Suite(.timeLimit(.minutes(3))) struct MultiProcessTests {
-    @Test func cachetoolReadsConsistentlyWhileAnotherProcessWrites() throws {
+    @Test func cachetoolReadsConsistentlyWhileAnotherProcessWrites() async throws {
         let seconds = ProcessInfo.processInfo.environment["MULTIPROCESS_SECONDS"].flatMap { Double($0) } ?? 3
         let directory = try TemporaryDirectory("multiprocess")
         defer { directory.remove() }
@@ -42,15 +42,15 @@ import Testing
         let end = Date().addingTimeInterval(seconds)
         while Date() < end && problems.count < 5 {
             rounds += 1
-            let stats = try ToolProcess.cachetool(["-s", store, "stats", "--json"])
+            let stats = try await ToolProcess.cachetool(["-s", store, "stats", "--json"])
             if stats.status != 0 { problems.append("stats: \(stats.status) \(stats.errors)") }
-            let ls = try ToolProcess.cachetool(["-s", store, "ls", "--json", "--complete"])
+            let ls = try await ToolProcess.cachetool(["-s", store, "ls", "--json", "--complete"])
             if ls.status != 0 { problems.append("ls: \(ls.status) \(ls.errors)") }
             let entries = ls.json?["entries"] as? [[String: Any]] ?? []
             if let entry = entries.randomElement(), let key = entry["key"] as? String {
-                let before = try ToolProcess.cachetool(["-s", store, "info", "--json", key]).json
-                let cat = try ToolProcess.cachetool(["-s", store, "cat", key])
-                let after = try ToolProcess.cachetool(["-s", store, "info", "--json", key]).json
+                let before = try await ToolProcess.cachetool(["-s", store, "info", "--json", key]).json
+                let cat = try await ToolProcess.cachetool(["-s", store, "cat", key])
+                let after = try await ToolProcess.cachetool(["-s", store, "info", "--json", key]).json
                 let digestBefore = before?["contentDigest"] as? String
                 let digestAfter = after?["contentDigest"] as? String
                 switch cat.status {
@@ -73,7 +73,7 @@ import Testing
                 }
             }
             if rounds % 3 == 1 {
-                let verify = try ToolProcess.cachetool(["-s", store, "verify", "--json"])
+                let verify = try await ToolProcess.cachetool(["-s", store, "verify", "--json"])
                 if verify.status != 0 {
                     problems.append("verify: exit \(verify.status) \(verify.text) \(verify.errors)")
                 }

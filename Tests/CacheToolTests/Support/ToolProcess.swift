@@ -43,14 +43,31 @@ enum ToolProcess {
 
     /// Runs `cachetool arguments…` with `input` on standard input.
     @discardableResult
-    static func cachetool(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:]) throws
-        -> Result
+    static func cachetool(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:])
+        async throws -> Result
     {
-        try run(executable("cachetool"), arguments, input: input, environment: environment)
+        try await run(executable("cachetool"), arguments, input: input, environment: environment)
     }
 
+    /// Runs `executable` to its end. The waiting (for its output and its
+    /// exit) happens on a thread of its own: a test waiting on a thread of
+    /// the concurrency pool (as many as cores) for a child's whole run
+    /// would hold that thread from every other test meanwhile.
     static func run(
         _ executable: URL, _ arguments: [String], input: Data? = nil, environment: [String: String] = [:]
+    ) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(
+                    with: Swift.Result {
+                        try runWaiting(executable, arguments, input: input, environment: environment)
+                    })
+            }.start()
+        }
+    }
+
+    private static func runWaiting(
+        _ executable: URL, _ arguments: [String], input: Data?, environment: [String: String]
     ) throws -> Result {
         let process = Process()
         process.executableURL = executable
