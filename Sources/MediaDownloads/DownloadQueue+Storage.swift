@@ -142,6 +142,7 @@ extension DownloadQueue {
     /// queue's pending work holds the download's entries again (nor over
     /// a queue opened after this one was dropped, and its cancel).
     func holdEntries(of id: UUID, forRun run: Int) async {
+        if let hook = configuration.runHoldHook { await hook() }
         await holdEntries(of: [id]) { $0.isLive(run: run) }
     }
 

@@ -35,6 +35,10 @@ public struct DownloadQueueConfiguration: Sendable {
     /// Awaited by each release of downloads' holds (a cancel's) before its
     /// store write is queued (the seam tests delay one with). `nil` by default.
     package var holdsReleaseHook: (@Sendable () async -> Void)?
+    /// Awaited by the hold of a run's first bytes (a task of its own)
+    /// before it asks the download's keys (the seam tests make that hold
+    /// late with). `nil` by default.
+    package var runHoldHook: (@Sendable () async -> Void)?
     /// Called with a removed download's holder before the removal's store
     /// work (on the store's write queue): a throw fails that removal, as a
     /// failed store write does (the seam tests fail it with). `nil` by default.

@@ -119,6 +119,12 @@ final class LMDBEnvironment: @unchecked Sendable {
     private static let openFiles = Locked<Set<String>>([])
     private let identity: String
 
+    /// Whether this process has an environment open in `directory`.
+    static func isOpen(directory: String) -> Bool {
+        let identity = identity(ofDirectory: directory)
+        return openFiles.withLock { $0.contains(identity) }
+    }
+
     private static func identity(ofDirectory directory: String) -> String {
         var info = stat()
         guard stat(directory, &info) == 0 else { return directory }

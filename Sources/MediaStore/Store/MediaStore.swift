@@ -129,6 +129,10 @@ public final class MediaStore: @unchecked Sendable {
         self.isReadOnly = readOnly
         self.keyHash = keyHash
         self.verifiedChunks = VerifiedChunks(capacity: configuration.verifiedChunkMemory)
+        // One still open in this process is refused at once (LMDB would
+        // refuse it too, after the session marker's probe waited up to
+        // 63 ms for that store's maintenance lock).
+        if LMDBEnvironment.isOpen(directory: directory.path) { throw .alreadyOpen(path: directory.path) }
         var opener = StoreOpener(directory: directory, configuration: configuration, readOnly: readOnly)
         opener.processLocalLocking = processLocalLocking
         // Without LMDB's locks nothing else may have the store open.

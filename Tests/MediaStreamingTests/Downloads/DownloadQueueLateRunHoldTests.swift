@@ -12,27 +12,13 @@ import Testing
 /// and another opened over the same store, after that one cancelled the
 /// download and released its holds. A stopped run's hold must write
 /// nothing then: the stop decided the holds, and the entry stayed held by
-/// a download cancelled for good. The performer's keys are where the test
-/// holds the late hold: no timing involved.
+/// a download cancelled for good. The queue's `runHoldHook` is where the
+/// test holds the late hold: no timing involved, and no thread blocked.
 @Suite("Download queue: a stopped run's late hold lands nowhere", .timeLimit(.minutes(1)))
 struct DownloadQueueLateRunHoldTests {
-    /// Runs until stopped; the first ``keys(of:in:)`` asked for a download
-    /// that is downloading (the hold of a run's first bytes) is held at
-    /// ``gate`` until the test opens it.
-    struct GatedRunHoldPerformer: UntilCancelledPerformer {
+    /// Runs until stopped.
+    struct RunHoldPerformer: UntilCancelledPerformer {
         static let kind = "gated-run-hold"
-        let gate = Locked<BlockingGate?>(nil)
-
-        func keys(of record: DownloadRecord, in cache: StreamingCache) -> [String] {
-            if record.status == .downloading {
-                // On the store's read queue (a thread of its own): other reads go on.
-                gate.withLock { gate in
-                    defer { gate = nil }
-                    return gate
-                }?.pass()
-            }
-            return [record.cacheKey]
-        }
     }
 
     @Test("A run's first-bytes hold held past a stop, a reopening and a cancel leaves the entry unheld")
@@ -42,14 +28,15 @@ struct DownloadQueueLateRunHoldTests {
         let key = "late-run-hold"
         try store.put(Data(repeating: 3, count: 2 * TestCache.chunkSize), forKey: key)
         let configuration = DownloadQueueConfiguration(pollInterval: .seconds(60))
-        let performer = GatedRunHoldPerformer()
-        let gate = BlockingGate()
-        performer.gate.withLock { $0 = gate }
+        let gate = AsyncGate()
+        defer { gate.open() }
+        var gated = configuration
+        gated.runHoldHook = { await gate.pass() }
         var queue = try await DownloadQueue.open(
-            cache: test.cache, configuration: configuration, performers: [performer])
+            cache: test.cache, configuration: gated, performers: [RunHoldPerformer()])
         let record = try await queue.enqueue(
-            URL(string: "https://example.invalid/\(key)")!, cacheKey: key, kind: GatedRunHoldPerformer.kind)
-        // The run started with bytes stored: its hold is under way, held at its keys.
+            URL(string: "https://example.invalid/\(key)")!, cacheKey: key, kind: RunHoldPerformer.kind)
+        // The run started with bytes stored: its hold is under way, held at the hook.
         await gate.arrived()
         let holder = DownloadQueue.holder(of: record.id)
         try await queue.stop(record.id)
@@ -59,7 +46,7 @@ struct DownloadQueueLateRunHoldTests {
         weak let dropped = queue
         test.freshCache()
         queue = try await DownloadQueue.open(
-            cache: test.cache, configuration: configuration, performers: [GatedRunHoldPerformer()])
+            cache: test.cache, configuration: configuration, performers: [RunHoldPerformer()])
         try await queue.cancel(record.id)
         #expect(await queue.download(record.id)?.status == .failed(.cancelled))
         #expect(try store.holders(of: key).isEmpty, "the cancel released the download's hold")
