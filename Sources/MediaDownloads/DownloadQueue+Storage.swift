@@ -150,6 +150,7 @@ extension DownloadQueue {
     /// both when their keys are asked and when the hold is written.
     private func holdEntries(of ids: [UUID], while holds: @escaping @Sendable (DownloadRunner) -> Bool) async {
         let held = ids.compactMap { self.runners[$0] }.filter(holds).map(\.record)
+        if !held.isEmpty, let hook = configuration.holdHook { await hook() }
         let keys = await storeKeys(of: held)
         guard !keys.isEmpty else { return }
         let runners = runners

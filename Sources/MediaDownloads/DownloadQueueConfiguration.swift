@@ -39,6 +39,10 @@ public struct DownloadQueueConfiguration: Sendable {
     /// before it asks the download's keys (the seam tests make that hold
     /// late with). `nil` by default.
     package var runHoldHook: (@Sendable () async -> Void)?
+    /// Awaited by each hold of downloads' entries once it chose the
+    /// downloads it holds, before it asks their keys (the seam tests hold
+    /// a hold there with). `nil` by default.
+    package var holdHook: (@Sendable () async -> Void)?
     /// Called with a removed download's holder before the removal's store
     /// work (on the store's write queue): a throw fails that removal, as a
     /// failed store write does (the seam tests fail it with). `nil` by default.

@@ -11,24 +11,26 @@ import Testing
 /// first, then writes; a cancel can run in between (the queue is an actor:
 /// other calls run at each `await`). The late hold must not land after
 /// the cancel's release: a cancelled download's entry would stay held by
-/// it until the record was removed. The performer's keys are where the
-/// test holds the hold: no timing involved.
+/// it until the record was removed. The queue's `holdHook` is where the
+/// test holds the hold: no timing involved, and no thread blocked.
 @Suite("Download queue: a hold asked before a cancel never lands after it", .timeLimit(.minutes(1)))
 struct DownloadQueueCancelPinRaceTests {
-    /// Runs until stopped; the first ``keys(of:in:)`` after ``gate`` is set
-    /// is held there until the test opens the gate.
+    /// Runs until stopped.
     struct GatedKeysPerformer: UntilCancelledPerformer {
         static let kind = "gated-keys"
-        let gate = Locked<BlockingGate?>(nil)
+    }
 
-        func keys(of record: DownloadRecord, in cache: StreamingCache) -> [String] {
-            // One call is held (on the store's read queue, a thread of its own); later ones go through.
-            gate.withLock { gate in
+    /// The queue's configuration whose first hold after `armed` is set
+    /// waits at that gate (before it asks the download's keys); later ones go through.
+    static func configuration(_ armed: Locked<AsyncGate?>) -> DownloadQueueConfiguration {
+        var configuration = DownloadQueueConfiguration(pollInterval: .seconds(60))
+        configuration.holdHook = {
+            await armed.withLock { gate in
                 defer { gate = nil }
                 return gate
             }?.pass()
-            return [record.cacheKey]
         }
+        return configuration
     }
 
     /// The device's state as the test sets it, with no change reported: a
@@ -60,10 +62,10 @@ struct DownloadQueueCancelPinRaceTests {
         let key = "cancel-pin-race-\(pinBy.rawValue)-\(cancelBy.rawValue)"
         try store.put(Data(repeating: 7, count: 2 * TestCache.chunkSize), forKey: key)
         let monitor = QuietMonitor()
-        let performer = GatedKeysPerformer()
+        let armed = Locked<AsyncGate?>(nil)
         let queue = try await DownloadQueue.open(
-            cache: test.cache, configuration: DownloadQueueConfiguration(pollInterval: .seconds(60)), monitor: monitor,
-            performers: [performer])
+            cache: test.cache, configuration: Self.configuration(armed), monitor: monitor,
+            performers: [GatedKeysPerformer()])
         let record = try await queue.enqueue(
             URL(string: "https://example.invalid/\(key)")!, cacheKey: key, kind: GatedKeysPerformer.kind,
             conditions: .unmetered)
@@ -71,9 +73,10 @@ struct DownloadQueueCancelPinRaceTests {
         let holder = DownloadQueue.holder(of: record.id)
         #expect(try store.holders(of: key) == [holder], "a download holds its stored entry from its enqueue")
 
-        // The hold reads the keys and is held there.
-        let gate = BlockingGate()
-        performer.gate.withLock { $0 = gate }
+        // The hold is held before it reads the keys.
+        let gate = AsyncGate()
+        defer { gate.open() }
+        armed.withLock { $0 = gate }
         let pinning: Task<Void, any Error>
         switch pinBy {
         case .stop:
