@@ -39,6 +39,10 @@ public indirect enum DownloadError: Error, Sendable, Hashable, CustomStringConve
     case transition(status: DownloadStatus, event: DownloadEvent)
     /// The download index is not one this version reads (or not an index).
     case index(String)
+    /// Another ``DownloadQueue`` was opened over the same store after this
+    /// one (in this process or another): this queue saves nothing more and
+    /// runs no download; the newer one has them.
+    case superseded
 
     public var description: String {
         switch self {
@@ -58,6 +62,7 @@ public indirect enum DownloadError: Error, Sendable, Hashable, CustomStringConve
         case .unknownKind(let kind): "no performer for downloads of kind \(kind)"
         case .transition(let status, let event): "a \(status) download cannot take \(event)"
         case .index(let reason): "download index: \(reason)"
+        case .superseded: "a queue opened later over the same store has the downloads"
         }
     }
 
@@ -145,7 +150,7 @@ extension DownloadError: Codable {
             case .resourceTooLarge(let url, let bytes, let limit):
                 .resourceTooLarge(url: url, bytes: bytes, limit: limit)
             // Failures of queue calls, never a download's end: kept as their description.
-            case .unknownDownload, .unknownKind, .transition, .index: .transfer(description)
+            case .unknownDownload, .unknownKind, .transition, .index, .superseded: .transfer(description)
             }
         try coded.encode(to: encoder)
     }

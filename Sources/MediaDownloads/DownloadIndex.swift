@@ -20,6 +20,26 @@ import MediaStreaming
 public struct DownloadIndex: Sendable {
     /// The entry the records live in.
     public static let key = "mediacache:download-index:v1"
+    /// The entry whose version marks the queue that saves the index now
+    /// (see ``Ownership``).
+    static let ownerKey = "mediacache:download-queue-owner:v1"
+
+    /// Which queue saves the index: one queue per store, also when an app
+    /// drops a queue and opens another (a save of the dropped one may still
+    /// be on its way) or two processes open one each.
+    ///
+    /// Opening a queue writes the owner entry (``claim(ifIndexAt:)``); each
+    /// save (``save(_:unadopted:as:)``) checks in its own transaction that
+    /// the entry is still the one its queue wrote, and refuses with
+    /// ``DownloadError/superseded`` when a later opening wrote another. The
+    /// latest opening wins; nothing an earlier queue saves late overwrites
+    /// the index of a later one.
+    struct Ownership: Sendable, Equatable {
+        /// The version of the owner entry this queue wrote.
+        var mark: UInt64
+        /// The version of the index this queue last wrote or loaded (`nil`: none).
+        var index: UInt64?
+    }
 
     public let store: MediaStore
 
@@ -43,12 +63,23 @@ public struct DownloadIndex: Sendable {
     ///   the store, or `nil` to ask whether the entry under its cache key
     ///   is complete (the queue asks an HLS record's performer, which
     ///   checks every resource of its selection).
+    ///
+    /// - returns: also the version of the index read (`nil`: none), for
+    ///   ``claim(ifIndexAt:)``.
     func loadForQueue(isStored: (DownloadRecord) -> Bool? = { _ in nil }) throws(DownloadError) -> (
-        records: [DownloadRecord], legacy: [UUID: Set<ExactKey>]
+        records: [DownloadRecord], legacy: [UUID: Set<ExactKey>], version: UInt64?
     ) {
         let bytes: Data?
-        do { bytes = try store.data(forKey: Self.key) } catch { throw .store(error) }
-        guard let bytes else { return ([], [:]) }
+        let version: UInt64?
+        do {
+            // The version first: a save between the two reads makes the
+            // claim see another version and load again.
+            version = try store.info(forKey: Self.key)?.version
+            bytes = try store.data(forKey: Self.key)
+        } catch {
+            throw .store(error)
+        }
+        guard let bytes else { return ([], [:], version) }
         var records: [DownloadRecord]
         var legacy: [UUID: Set<ExactKey>] = [:]
         do {
@@ -75,7 +106,7 @@ public struct DownloadIndex: Sendable {
             }
             records[index] = record
         }
-        return (records.sorted { $0.queueOrder < $1.queueOrder }, legacy)
+        return (records.sorted { $0.queueOrder < $1.queueOrder }, legacy, version)
     }
 
     /// The records as last saved, not reconciled with the store (for
@@ -94,10 +125,84 @@ public struct DownloadIndex: Sendable {
         try save(records, unadopted: [:])
     }
 
+    /// Makes the caller the owner of the index (see ``Ownership``) if the
+    /// index is still at version `indexVersion` (as the caller loaded it).
+    ///
+    /// - returns: the caller's ownership, or `nil` when the index changed
+    ///   since it was loaded (load it again).
+    func claim(ifIndexAt indexVersion: UInt64?) throws(DownloadError) -> Ownership? {
+        var claimed: Ownership?
+        try batch { batch in
+            guard try batch.info(forKey: Self.key)?.version == indexVersion else { return }
+            try batch.put(Self.ownerValue, forKey: Self.ownerKey, options: WriteOptions(expiry: .never, pinned: true))
+            guard let mark = try batch.info(forKey: Self.ownerKey)?.version else { return }
+            claimed = Ownership(mark: mark, index: indexVersion)
+        }
+        return claimed
+    }
+
+    /// ``save(_:)`` by the owner `owner`, in one transaction with the check
+    /// that it still is the owner (else ``DownloadError/superseded``). An
+    /// owner entry removed (with every entry of the store) while the index
+    /// is still the one `owner` wrote, or gone too, is written again.
+    ///
+    /// The records in `unadopted` (saved before holds, their pins not
+    /// adopted yet) are saved as before holds: no holder, and the keys
+    /// each noted as pinned by someone else.
+    ///
+    /// - returns: the ownership after the save.
+    func save(_ records: [DownloadRecord], unadopted: [UUID: Set<ExactKey>], as owner: Ownership)
+        throws(DownloadError) -> Ownership
+    {
+        let bytes = try encoded(records, unadopted: unadopted)
+        var result = owner
+        try batch { batch in
+            let mark = try batch.info(forKey: Self.ownerKey)?.version
+            let index = try batch.info(forKey: Self.key)?.version
+            if mark == nil, index == nil || index == owner.index {
+                try batch.put(
+                    Self.ownerValue, forKey: Self.ownerKey, options: WriteOptions(expiry: .never, pinned: true))
+                guard let mark = try batch.info(forKey: Self.ownerKey)?.version else { throw DownloadError.superseded }
+                result.mark = mark
+            } else if mark != owner.mark {
+                throw DownloadError.superseded
+            }
+            try batch.put(bytes, forKey: Self.key, options: WriteOptions(expiry: .never, pinned: true))
+            result.index = try batch.info(forKey: Self.key)?.version
+        }
+        return result
+    }
+
+    /// What the owner entry holds (its version is what counts).
+    private static let ownerValue = Data("download queue owner".utf8)
+
+    /// Runs `body` in one write transaction of the store; its own failures keep their type.
+    private func batch(_ body: (WriteBatch) throws -> Void) throws(DownloadError) {
+        do {
+            try store.performBatch(body)
+        } catch let error as DownloadError {
+            throw error
+        } catch let error as StoreError {
+            throw .store(error)
+        } catch {
+            throw .store(.storage(code: -1, message: String(describing: error)))
+        }
+    }
+
     /// ``save(_:)``, but the records in `unadopted` (saved before holds,
     /// their pins not adopted yet) are saved as before holds: no holder,
     /// and the keys each noted as pinned by someone else.
     func save(_ records: [DownloadRecord], unadopted: [UUID: Set<ExactKey>]) throws(DownloadError) {
+        let bytes = try encoded(records, unadopted: unadopted)
+        do {
+            try store.put(bytes, forKey: Self.key, options: WriteOptions(expiry: .never, pinned: true))
+        } catch { throw .store(error) }
+    }
+
+    /// The index's bytes for `records`.
+    private func encoded(_ records: [DownloadRecord], unadopted: [UUID: Set<ExactKey>]) throws(DownloadError)
+        -> Data
+    {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let stored = records.map { record in
@@ -106,11 +211,7 @@ public struct DownloadIndex: Sendable {
             }
             return StoredRecord(legacy: record, keysPinnedElsewhere: pinnedElsewhere)
         }
-        let bytes: Data
-        do { bytes = try encoder.encode(stored) } catch { throw .index(String(describing: error)) }
-        do {
-            try store.put(bytes, forKey: Self.key, options: WriteOptions(expiry: .never, pinned: true))
-        } catch { throw .store(error) }
+        do { return try encoder.encode(stored) } catch { throw .index(String(describing: error)) }
     }
 }
 

@@ -106,6 +106,11 @@ public actor DownloadQueue {
     private var savesBegun: UInt64 = 0
     /// The number of the latest save of the index written (on the store's write queue).
     private let lastSaveWritten = Locked<UInt64>(0)
+    /// This queue's claim on the index (each save checks and updates it on the store's write queue).
+    private let ownership: Locked<DownloadIndex.Ownership>
+    /// Set once a save found a queue opened later over the store: this one
+    /// stopped its loops and runs, and saves nothing more.
+    private(set) var isSuperseded = false
     /// The downloads that run (queued, waiting, downloading), read by the
     /// background transfer's inbox (its events' handler waits for their deliveries).
     nonisolated let runningDownloads = Locked<Set<UUID>>([])
@@ -115,9 +120,10 @@ public actor DownloadQueue {
 
     private init(
         cache: StreamingCache, configuration: DownloadQueueConfiguration, monitor: any ConditionsMonitor,
-        performers: [any DownloadPerformer]
+        performers: [any DownloadPerformer], ownership: DownloadIndex.Ownership
     ) {
         self.cache = cache
+        self.ownership = Locked(ownership)
         self.configuration = configuration
         self.monitor = monitor
         // Import failures go to the configuration's hook and to ``problems()``.
@@ -149,7 +155,13 @@ public actor DownloadQueue {
     /// (reconciled with the store: see ``DownloadIndex/load()``), finishes
     /// removals a relaunch interrupted, and starts what may start.
     ///
-    /// Open one queue per store (two would run the same downloads twice).
+    /// One queue per store: the latest opening owns the store's index
+    /// (``DownloadIndex``). An earlier queue still alive over the same
+    /// store (one the app dropped while a save of it was on its way, or
+    /// one of another process) finds out at its next save: the save is
+    /// refused, ``DownloadError/superseded`` is thrown or told on
+    /// ``problems()``, and that queue stops its downloads and saves
+    /// nothing more (its records are the later queue's).
     ///
     /// - parameters:
     ///   - cache: the cache downloads go into; its store holds the index.
@@ -162,35 +174,54 @@ public actor DownloadQueue {
         cache: StreamingCache, configuration: DownloadQueueConfiguration = DownloadQueueConfiguration(),
         monitor: any ConditionsMonitor = SettableConditionsMonitor(), performers: [any DownloadPerformer] = []
     ) async throws(DownloadError) -> DownloadQueue {
-        typealias Loaded = (records: [DownloadRecord], legacy: [UUID: Set<ExactKey>])
-        let loaded: Result<Loaded, DownloadError>
+        typealias Loaded = (records: [DownloadRecord], legacy: [UUID: Set<ExactKey>], version: UInt64?)
         var keyed: [String: any CompletionKeyedPerformer] = [:]
         for case let performer as any CompletionKeyedPerformer in performers { keyed[performer.kind] = performer }
         let completionKeyed = keyed
-        do {
-            loaded = try await cache.storeIO.read { store in
-                Result<Loaded, DownloadError> { () throws(DownloadError) in
-                    try DownloadIndex(store: store).loadForQueue { record in
-                        guard let kind = record.kind, let performer = completionKeyed[kind] else { return nil }
-                        return performer.isStored(record, in: cache, store: store)
-                    }
+        // Loaded, then claimed if nothing saved the index meanwhile (a
+        // queue opened at the same time): else loaded again.
+        var attempt = 0
+        while true {
+            attempt += 1
+            let index = try await run(cache.storeIO.read) { store throws(DownloadError) -> Loaded in
+                try DownloadIndex(store: store).loadForQueue { record in
+                    guard let kind = record.kind, let performer = completionKeyed[kind] else { return nil }
+                    return performer.isStored(record, in: cache, store: store)
                 }
             }
+            let claimed = try await run(cache.storeIO.write) { store throws(DownloadError) in
+                try DownloadIndex(store: store).claim(ifIndexAt: index.version)
+            }
+            guard let ownership = claimed else {
+                if attempt < 8 { continue }
+                throw .superseded
+            }
+            let queue = DownloadQueue(
+                cache: cache, configuration: configuration, monitor: monitor, performers: performers,
+                ownership: ownership)
+            try await queue.restore(index.records, legacy: index.legacy)
+            // The service's tasks are sorted out before any run lists them.
+            await queue.reconcileTransfers()
+            await queue.schedule()
+            await queue.startLoops()
+            return queue
+        }
+    }
+
+    /// Runs `body` through `perform` (a `StoreIO` call), its failures (a
+    /// store's or its own) as a ``DownloadError``.
+    private static func run<T: Sendable>(
+        _ perform: (@escaping @Sendable (MediaStore) throws(StoreError) -> Result<T, DownloadError>)
+            async throws(StoreError) -> Result<T, DownloadError>,
+        _ body: @escaping @Sendable (MediaStore) throws(DownloadError) -> T
+    ) async throws(DownloadError) -> T {
+        let result: Result<T, DownloadError>
+        do {
+            result = try await perform { store in Result { () throws(DownloadError) in try body(store) } }
         } catch {
             throw .store(error)
         }
-        let index: Loaded
-        switch loaded {
-        case .success(let result): index = result
-        case .failure(let error): throw error
-        }
-        let queue = DownloadQueue(cache: cache, configuration: configuration, monitor: monitor, performers: performers)
-        try await queue.restore(index.records, legacy: index.legacy)
-        // The service's tasks are sorted out before any run lists them.
-        await queue.reconcileTransfers()
-        await queue.schedule()
-        await queue.startLoops()
-        return queue
+        return try result.get()
     }
 
     deinit {
@@ -301,6 +332,7 @@ public actor DownloadQueue {
         _ url: URL, cacheKey: String? = nil, headers: [String: String] = [:], kind: String? = nil,
         priority: FetchPriority = .download, conditions: DownloadConditions = .any
     ) async throws(DownloadError) -> DownloadRecord {
+        guard !isSuperseded else { throw .superseded }
         let key = cacheKey ?? cache.cacheKey(for: url)
         let kindName = kind ?? ProgressiveDownloadPerformer.kind
         guard performers[kindName] != nil else { throw .unknownKind(kindName) }
@@ -329,8 +361,15 @@ public actor DownloadQueue {
         runners[record.id] = runner(of: record)
         board.activate(record.id, bytes: record.bytesStored, total: record.totalBytes)
         // Registered: it is queued (another call may start it at this
-        // await), so a failed save is told on `problems()`, not thrown.
-        await commitReporting([record.id])
+        // await), so a failed save is told on `problems()`, not thrown;
+        // unless a later queue has the store.
+        do throws(DownloadError) {
+            try await commit([record.id])
+        } catch .superseded {
+            throw .superseded
+        } catch {
+            report(error)
+        }
         await holdEntries(of: [record.id])
         await schedule()
         return records[record.id] ?? record
@@ -379,6 +418,7 @@ public actor DownloadQueue {
     /// Stops download `id`; ``resume(_:)`` queues it again. Its bytes stay
     /// (held).
     public func stop(_ id: UUID, reason: StopReason = .user) async throws(DownloadError) {
+        guard !isSuperseded else { throw .superseded }
         try apply(.stop(reason), to: id)
         board.end(id, as: .stopped, bytes: records[id]?.bytesStored)
         await holdEntries(of: [id])
@@ -390,6 +430,7 @@ public actor DownloadQueue {
     /// queue's order is the order of starts and resumes). A cancelled one
     /// holds its entries again.
     public func resume(_ id: UUID) async throws(DownloadError) {
+        guard !isSuperseded else { throw .superseded }
         let wasFailed: Bool
         if case .failed = records[id]?.status { wasFailed = true } else { wasFailed = false }
         try apply(.resume, to: id)
@@ -408,6 +449,7 @@ public actor DownloadQueue {
     /// and releases its holds (what it fetched stays cached, evictable
     /// unless someone else holds it).
     public func cancel(_ id: UUID) async throws(DownloadError) {
+        guard !isSuperseded else { throw .superseded }
         try apply(.cancel, to: id)
         board.end(id, as: .cancelled)
         await releaseHolds(of: [id])
@@ -419,6 +461,7 @@ public actor DownloadQueue {
     /// `invalidateAndCancel()`): each fails with ``DownloadError/cancelled``
     /// and releases its holds (as ``cancel(_:)``); the batch's ``progress`` is cancelled.
     public func cancelAll() async throws(DownloadError) {
+        guard !isSuperseded else { throw .superseded }
         var cancelled: [UUID] = []
         let cancellable: (DownloadStatus) -> Bool = {
             switch $0 {
@@ -476,6 +519,7 @@ public actor DownloadQueue {
     /// store work fails (told on ``problems()``), the download stays,
     /// removing, and the next opening finishes the removal.
     public func remove(_ id: UUID) async throws(DownloadError) {
+        guard !isSuperseded else { throw .superseded }
         try apply(.remove, to: id)
         try await commit([id])
         await finishRemoval(of: id)
@@ -484,6 +528,7 @@ public actor DownloadQueue {
 
     /// Changes the conditions of download `id` (checked again at once).
     public func setConditions(_ conditions: DownloadConditions, for id: UUID) async throws(DownloadError) {
+        guard !isSuperseded else { throw .superseded }
         guard records[id] != nil else { throw .unknownDownload(id) }
         runners[id]?.edit { $0.conditions = conditions }
         try await commit([id])
@@ -657,27 +702,46 @@ public actor DownloadQueue {
         for record in list { savedBytes[record.id] = record.bytesStored }
         for id in changed { if let record = records[id] { notify(record) } }
         if let hook = configuration.indexSaveHook { await hook() }
+        guard !isSuperseded else { throw .superseded }
         let saved: Result<Void, DownloadError>
         do {
-            saved = try await cache.storeIO.write { [lastSaveWritten, configuration] store in
+            saved = try await cache.storeIO.write { [lastSaveWritten, ownership, configuration] store in
                 Result<Void, DownloadError> { () throws(DownloadError) in
                     // Writes run one at a time: nothing comes between the check and the mark.
                     guard lastSaveWritten.current < number else { return }
                     do throws(StoreError) { try configuration.indexWriteHook?() } catch { throw .store(error) }
-                    try DownloadIndex(store: store).save(list, unadopted: unadopted)
+                    let saved = try DownloadIndex(store: store).save(list, unadopted: unadopted, as: ownership.current)
+                    ownership.withLock { $0 = saved }
                     lastSaveWritten.withLock { $0 = number }
                 }
             }
         } catch {
             saved = .failure(.store(error))
         }
-        if case .failure(let error) = saved { throw error }
+        if case .failure(let error) = saved {
+            if error == .superseded { retire() }
+            throw error
+        }
+    }
+
+    /// Stops what this queue runs for good, once a queue opened later over
+    /// the same store has the downloads (its records stay as they are: the
+    /// newer queue saves them).
+    private func retire() {
+        guard !isSuperseded else { return }
+        isSuperseded = true
+        report(.superseded)
+        for loop in loops { loop.cancel() }
+        loops = []
+        for runner in runners.values { runner.stopRuns() }
+        slots = [:]
     }
 
     /// ``commit(_:)`` for the queue's own work, with no caller to throw
     /// to: a failure is told on ``problems()``.
     func commitReporting(_ changed: [UUID]) async {
-        do { try await commit(changed) } catch { report(error) }
+        // A refusal for a later queue was told once, as this queue retired.
+        do { try await commit(changed) } catch  where error != .superseded { report(error) } catch {}
     }
 
     func notify(_ record: DownloadRecord) {
@@ -716,6 +780,7 @@ public actor DownloadQueue {
     /// in order while slots are free. Passes do not overlap: a call during
     /// one makes it run again.
     func schedule() async {
+        guard !isSuperseded else { return }
         if scheduling {
             scheduleAgain = true
             return
