@@ -214,7 +214,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MediaStoreTests",
-            dependencies: ["MediaStore", "MediaSupport", "TestSupport", lmdb, xxhash]
+            dependencies: ["MediaStore", "MediaSupport", "TestSupport", "LoopbackNginx", lmdb, xxhash]
         ),
         .testTarget(
             name: "MediaCacheTests",
@@ -225,7 +225,7 @@ let package = Package(
             dependencies: [
                 "MediaDownloads", "MediaHLS",
                 "CacheToolCore", "HLSPlaylist", "MediaStore", "MediaStreaming", "MediaServer", "TestSupport",
-                "FuzzSupport",
+                "FuzzSupport", "LoopbackNginx",
             ],
             exclude: ["Fuzz"]
         ),

@@ -10,7 +10,14 @@ import Foundation
 /// output and error (each `/dev/null` or a file it opens itself), and
 /// whose end is learned with `waitpid`.
 ///
-/// Foundation's `Process` on Linux is unsafe when several threads start
+/// Foundation's `Process` on Linux (swift-corelibs-foundation before
+/// 81eb85a2a, which the 6.3 toolchain has) lists /proc/self/fd as it
+/// starts, copying each entry as a whole 256-byte `dirent`: with more than
+/// about 1,350 descriptors open, the last copy reads past the end of
+/// glibc's 32 KiB `readdir` buffer, and the process dies of SIGSEGV when
+/// the next page is unmapped. A `ChildProcess` lists nothing (below).
+///
+/// Foundation's `Process` on Linux is also unsafe when several threads start
 /// processes at once: it emulates `POSIX_SPAWN_CLOEXEC_DEFAULT` by listing
 /// the descriptors open *before* it spawns, so a descriptor another thread
 /// opens meanwhile (the socket pair by which another `Process` learns that
@@ -39,11 +46,18 @@ public final class ChildProcess: @unchecked Sendable {
     /// that a signal to the test's group does not reach it).
     ///
     /// - Parameters:
+    ///   - environment: The child's whole environment; `nil` passes this
+    ///     process's.
+    ///   - standardInput: A file the child reads as its input; `nil` for
+    ///     `/dev/null`.
     ///   - standardOutput: A file the child writes its output to (created or
     ///     truncated); `nil` for `/dev/null`.
-    ///   - standardError: The same for its error output.
+    ///   - standardError: The same for its error output. The same path as
+    ///     `standardOutput` shares that one open file, so the two streams
+    ///     land in the order written.
     public init(
-        _ executable: String, _ arguments: [String], standardOutput: String? = nil, standardError: String? = nil
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+        standardInput: String? = nil, standardOutput: String? = nil, standardError: String? = nil
     ) throws(Failure) {
         #if canImport(Darwin)
             var actions: posix_spawn_file_actions_t? = nil
@@ -59,9 +73,13 @@ public final class ChildProcess: @unchecked Sendable {
             posix_spawnattr_destroy(&attributes)
         }
         let create = O_WRONLY | O_CREAT | O_TRUNC
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 0, standardInput ?? "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, standardOutput ?? "/dev/null", create, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, standardError ?? "/dev/null", create, 0o644)
+        if let standardError, standardError == standardOutput {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 2, standardError ?? "/dev/null", create, 0o644)
+        }
         var flags = Int32(POSIX_SPAWN_SETPGROUP)
         #if canImport(Glibc)
             if let closeFrom = Self.addCloseFrom {
@@ -80,11 +98,17 @@ public final class ChildProcess: @unchecked Sendable {
         posix_spawnattr_setpgroup(&attributes, 0)
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
+        let envp: [UnsafeMutablePointer<CChar>?]? = environment.map { variables in
+            variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        }
+        defer { for pointer in envp ?? [] { free(pointer) } }
         var pid: pid_t = 0
-        let result =
+        func spawn(_ environment: UnsafePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
             executable.contains("/")
-            ? posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
-            : posix_spawnp(&pid, executable, &actions, &attributes, argv, environ)
+                ? posix_spawn(&pid, executable, &actions, &attributes, argv, environment)
+                : posix_spawnp(&pid, executable, &actions, &attributes, argv, environment)
+        }
+        let result = envp.map { spawn($0) } ?? spawn(environ)
         guard result == 0 else {
             throw Failure(description: "cannot start \(executable): \(String(cString: strerror(result)))")
         }

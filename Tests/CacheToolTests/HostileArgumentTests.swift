@@ -7,7 +7,7 @@ import Testing
 /// store, files that are not regular.
 @Suite struct HostileArgumentTests {
     /// Runs cachetool through `sh`, with every `@KEY@` argument replaced
-    /// by the bytes `printf` makes of `key` (Process takes only UTF-8).
+    /// by the bytes `printf` makes of `key` (arguments are Swift strings: UTF-8 only).
     static func cachetool(_ arguments: [String], key: String) async throws -> ToolProcess.Result {
         let script = """
             tool=$1; key=$(printf "$2"); shift 2

@@ -18,25 +18,17 @@ struct CacheToolServeTests {
         let fixture = try ServerFixture()
         let cachetool = try #require(Self.cachetool, "cachetool is built with the tests")
         let store = fixture.directory.appendingPathComponent("served-store")
-        let process = Process()
-        process.executableURL = cachetool
-        process.arguments = [
-            "serve", "--store", store.path, "--print-url", fixture.originURL("track.mp3").absoluteString, "--print-url",
-            fixture.originURL("track.flac").absoluteString,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let lines = try await offPool { () -> [String] in
-            var text = ""
-            while text.split(separator: "\n").count < 2 {
-                let data = output.fileHandleForReading.availableBytes()
-                if data.isEmpty { break }
-                text += String(decoding: data, as: UTF8.self)
-            }
-            return text.split(separator: "\n").map(String.init)
-        }
+        let output = fixture.directory.appendingPathComponent("serve.out").path
+        let process = try ChildProcess(
+            cachetool.path,
+            [
+                "serve", "--store", store.path, "--print-url", fixture.originURL("track.mp3").absoluteString,
+                "--print-url", fixture.originURL("track.flac").absoluteString,
+            ],
+            standardOutput: output)
+        let lines = await ChildOutput.poll(output, running: { process.isRunning }) {
+            $0.split(separator: "\n").count >= 2 && $0.hasSuffix("\n")
+        }.split(separator: "\n").map(String.init)
         #expect(lines.count == 2)
         let local = try #require(lines.first)
         #expect(local.hasPrefix("http://127.0.0.1:") && local.hasSuffix("/track.mp3"))
@@ -47,26 +39,21 @@ struct CacheToolServeTests {
         #expect(duration == 4.0)
         // The bytes stay in the store it serves.
         #expect(FileManager.default.fileExists(atPath: store.appendingPathComponent("data.mdb").path))
-        process.terminate()
-        try await offPool { process.waitUntilExit() }
-        #expect(process.terminationReason == .uncaughtSignal)
+        process.kill(SIGTERM)
+        await process.exit()
+        #expect(process.endedBySignal == true)
     }
 
     @Test func exitsWhenIdle() async throws {
         let cachetool = try #require(Self.cachetool)
         let store = FileManager.default.temporaryDirectory.appendingPathComponent("serve-idle-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: store) }
-        let process = Process()
-        process.executableURL = cachetool
-        process.arguments = ["serve", "--store", store.path, "--idle-exit", "0.5"]
-        let errors = Pipe()
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        try process.run()
-        let log = try await offPool {
-            String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        }
-        try await offPool { process.waitUntilExit() }
+        let errors = store.path + ".err"
+        defer { try? FileManager.default.removeItem(atPath: errors) }
+        let process = try ChildProcess(
+            cachetool.path, ["serve", "--store", store.path, "--idle-exit", "0.5"], standardError: errors)
+        await process.exit()
+        let log = ChildOutput.text(errors)
         #expect(process.terminationStatus == 0)
         #expect(log.contains("serving") && log.contains("port"))
     }
@@ -74,14 +61,10 @@ struct CacheToolServeTests {
     @Test func refusesBadArguments() async throws {
         let cachetool = try #require(Self.cachetool)
         for arguments in [["--port", "70000"], ["--print-url", "file:///etc/passwd"], ["--idle-exit", "-1"]] {
-            let process = Process()
-            process.executableURL = cachetool
-            process.arguments =
-                ["serve", "--store", FileManager.default.temporaryDirectory.path + "/unused-\(UUID())"] + arguments
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            try await offPool { process.waitUntilExit() }
+            let process = try ChildProcess(
+                cachetool.path,
+                ["serve", "--store", FileManager.default.temporaryDirectory.path + "/unused-\(UUID())"] + arguments)
+            await process.exit()
             #expect(process.terminationStatus == 2, "\(arguments)")
         }
     }
@@ -102,26 +85,17 @@ struct CacheToolServeTests {
         defer { origin.stop() }
         let store = FileManager.default.temporaryDirectory.appendingPathComponent("serve-allow-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: store) }
-        let process = Process()
-        process.executableURL = cachetool
-        process.arguments = [
-            "serve", "--store", store.path, "--secret", "s3cret", "--idle-exit", "5", "--origin-allow",
-            "127.0.0.1:\(origin.port)",
-        ]
-        let errors = Pipe()
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        try process.run()
-        defer { process.terminate() }
-        let log = try await offPool { () -> String in
-            var text = ""
-            while !text.contains("port ") {
-                let data = errors.fileHandleForReading.availableBytes()
-                if data.isEmpty { break }
-                text += String(decoding: data, as: UTF8.self)
-            }
-            return text
-        }
+        let errors = store.path + ".err"
+        defer { try? FileManager.default.removeItem(atPath: errors) }
+        let process = try ChildProcess(
+            cachetool.path,
+            [
+                "serve", "--store", store.path, "--secret", "s3cret", "--idle-exit", "5", "--origin-allow",
+                "127.0.0.1:\(origin.port)",
+            ],
+            standardError: errors)
+        defer { Self.stop(process) }
+        let log = await Self.portLine(errors, of: process)
         let port = try #require(
             log.split(separator: "port ").last.flatMap { Int($0.prefix { $0.isNumber }) }, "\(log)")
         let base = "http://127.0.0.1:\(port)"
@@ -137,24 +111,34 @@ struct CacheToolServeTests {
     @Test func refusesAnOriginPatternThatCanNeverMatch() async throws {
         let cachetool = try #require(Self.cachetool)
         for pattern in ["127.0.0.1:70000", "127.1:8080", "cdn.example.com/music/", "::1"] {
-            let process = Process()
-            process.executableURL = cachetool
-            process.arguments = [
-                "serve", "--store", FileManager.default.temporaryDirectory.path + "/unused-\(UUID())", "--idle-exit",
-                "1",
-                "--origin-allow", pattern,
-            ]
-            let errors = Pipe()
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = errors
-            try process.run()
-            let log = try await offPool {
-                String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            }
-            try await offPool { process.waitUntilExit() }
+            let errors = FileManager.default.temporaryDirectory.path + "/serve-pattern-\(UUID()).err"
+            defer { try? FileManager.default.removeItem(atPath: errors) }
+            let process = try ChildProcess(
+                cachetool.path,
+                [
+                    "serve", "--store", FileManager.default.temporaryDirectory.path + "/unused-\(UUID())",
+                    "--idle-exit", "1", "--origin-allow", pattern,
+                ],
+                standardError: errors)
+            await process.exit()
+            let log = ChildOutput.text(errors)
             #expect(process.terminationStatus == 2, "\(pattern)")
             #expect(log.contains("--origin-allow") && log.contains(pattern), "\(log)")
         }
+    }
+
+    /// What the server has written to `errors` once it names its port
+    /// (or all it wrote, if it ended first).
+    static func portLine(_ errors: String, of process: ChildProcess) async -> String {
+        await ChildOutput.poll(errors, running: { process.isRunning }) { text in
+            text.split(separator: "port ").count > 1 && text.split(separator: "port ").last?.contains("\n") == true
+        }
+    }
+
+    /// Stops a server left running: `SIGTERM` ends it at once.
+    static func stop(_ process: ChildProcess) {
+        process.kill(SIGTERM)
+        process.waitUntilExit()
     }
 
     /// Whether process `pid` ignores `SIGPIPE` (its `SigIgn` mask in /proc).
@@ -174,26 +158,17 @@ struct CacheToolServeTests {
         defer { try? FileManager.default.removeItem(at: store) }
         // The child starts with the default disposition of SIGPIPE: an ignored
         // signal is inherited, and other suites of this process ignore it.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "--default-signal=PIPE", cachetool.path, "serve", "--store", store.path, "--secret", "s3cret",
-            "--idle-exit", "10", "--origin-allow", "127.0.0.1:\(origin.port)",
-        ]
-        let errors = Pipe()
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        try process.run()
-        defer { process.terminate() }
-        let log = try await offPool { () -> String in
-            var text = ""
-            while !text.contains("port ") {
-                let data = errors.fileHandleForReading.availableBytes()
-                if data.isEmpty { break }
-                text += String(decoding: data, as: UTF8.self)
-            }
-            return text
-        }
+        let errors = store.path + ".err"
+        defer { try? FileManager.default.removeItem(atPath: errors) }
+        let process = try ChildProcess(
+            "/usr/bin/env",
+            [
+                "--default-signal=PIPE", cachetool.path, "serve", "--store", store.path, "--secret", "s3cret",
+                "--idle-exit", "10", "--origin-allow", "127.0.0.1:\(origin.port)",
+            ],
+            standardError: errors)
+        defer { Self.stop(process) }
+        let log = await Self.portLine(errors, of: process)
         let port = try #require(
             log.split(separator: "port ").last.flatMap { Int($0.prefix { $0.isNumber }) }, "\(log)")
         #expect(try !Self.ignoresSIGPIPE(process.processIdentifier), "the server ignores SIGPIPE process-wide")

@@ -1,5 +1,6 @@
 import Foundation
 import LoopbackNginx
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -60,6 +61,41 @@ struct ChildProcessTests {
         #expect(!child.isRunning)
     }
 
+    @Test func readsItsInputFromAFileAndGetsTheEnvironmentItIsGiven() async throws {
+        let directory = try TemporaryDirectory("child-input")
+        defer { directory.remove() }
+        let input = directory.path("in")
+        let output = directory.path("out")
+        try Data("line one\nline two\n".utf8).write(to: URL(fileURLWithPath: input))
+        let child = try ChildProcess(
+            "/bin/sh", ["-c", "wc -l; echo \"$GREETING/${HOME-unset}\""], environment: ["GREETING": "hello"],
+            standardInput: input, standardOutput: output)
+        await child.exit()
+        #expect(child.terminationStatus == 0)
+        // Exactly the environment given: nothing of this process's (HOME) leaks in.
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == "2\nhello/unset\n")
+    }
+
+    @Test func inheritsThisProcesssEnvironmentWhenGivenNone() async throws {
+        let directory = try TemporaryDirectory("child-environment")
+        defer { directory.remove() }
+        let output = directory.path("out")
+        let child = try ChildProcess("/bin/sh", ["-c", "echo \"$PATH\""], standardOutput: output)
+        await child.exit()
+        let path = try #require(ProcessInfo.processInfo.environment["PATH"])
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == path + "\n")
+    }
+
+    @Test func sharesOneFileBetweenOutputAndErrorsInTheOrderWritten() async throws {
+        let directory = try TemporaryDirectory("child-combined")
+        defer { directory.remove() }
+        let both = directory.path("both")
+        let child = try ChildProcess(
+            "/bin/sh", ["-c", "echo one; echo two >&2; echo three"], standardOutput: both, standardError: both)
+        await child.exit()
+        #expect(try String(contentsOfFile: both, encoding: .utf8) == "one\ntwo\nthree\n")
+    }
+
     @Test func cancelledWaitKillsTheChild() async throws {
         let child = try ChildProcess("sleep", ["30"])
         let waiter = Task { await child.exit() }
@@ -69,6 +105,53 @@ struct ChildProcessTests {
         await waiter.value
         #expect(ContinuousClock.now - started < .seconds(10))
         #expect(child.endedBySignal == true && child.terminationStatus == SIGKILL)
+    }
+
+    /// Regression test for a crash of the whole test process: Foundation's
+    /// `Process.run()` on Linux lists /proc/self/fd copying each entry as
+    /// a whole 256-byte `dirent`, which reads past the end of glibc's
+    /// 32 KiB `readdir` buffer once more than about 1,350 descriptors are
+    /// open (SIGSEGV in `memcpy` when the next page is unmapped; fixed in
+    /// swift-corelibs-foundation 81eb85a2a, after the 6.3 toolchain).
+    /// The tests reach 1,400 descriptors with ~150 stores open at once. A
+    /// `ChildProcess` lists nothing: with 2,000 more descriptors open,
+    /// children started at once all run and their output reads back.
+    @Test func startsChildrenWhileThisProcessHoldsThousandsOfDescriptors() async throws {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        if limit.rlim_cur < 8_192 {
+            limit.rlim_cur = min(8_192, limit.rlim_max)
+            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        try #require(null >= 0)
+        var extra: [Int32] = [null]
+        defer { for descriptor in extra { close(descriptor) } }
+        for _ in 0..<2_000 {
+            let descriptor = fcntl(null, F_DUPFD_CLOEXEC, 0)
+            try #require(descriptor >= 0, "dup: errno \(errno)")
+            extra.append(descriptor)
+        }
+        #expect(try Self.descriptors(of: getpid()).count > 2_000)
+        let directory = try TemporaryDirectory("child-many-descriptors")
+        defer { directory.remove() }
+        // Started from eight tasks at once, as tests in flight start theirs.
+        let outputs = try await withThrowingTaskGroup(of: (Int, Int32?, String).self) { group in
+            for index in 0..<8 {
+                group.addTask {
+                    let output = directory.path("\(index)")
+                    let child = try ChildProcess(
+                        "/bin/sh", ["-c", "echo child $0", String(index)], standardOutput: output)
+                    await child.exit()
+                    return (index, child.terminationStatus, ChildOutput.text(output))
+                }
+            }
+            return try await group.reduce(into: [:]) { $0[$1.0] = ($1.1, $1.2) }
+        }
+        #expect(outputs.count == 8)
+        for (index, (status, text)) in outputs {
+            #expect(status == 0 && text == "child \(index)\n", "child \(index): \(status ?? -1) \(text)")
+        }
     }
 
     @Test func missingExecutableThrows() {

@@ -19,25 +19,18 @@ struct HLSCacheToolTests {
         "/english_1.ts", "/english_2.ts", "/high0.vtt", "/high1.vtt",
     ]
 
-    static func cachetool(_ arguments: [String]) throws -> (Process, Pipe) {
-        let process = Process()
+    /// Starts cachetool with its output written to `output`.
+    static func cachetool(_ arguments: [String], output: String) throws -> ChildProcess {
         guard let executable = CacheToolServeTests.cachetool else { throw CocoaError(.fileNoSuchFile) }
-        process.executableURL = executable
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return (process, output)
+        return try ChildProcess(executable.path, arguments, standardOutput: output)
     }
 
     static func runToEnd(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-        let (process, output) = try cachetool(arguments)
-        return try await offPool {
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, text)
-        }
+        let scratch = try TemporaryDirectory("hls-cachetool")
+        defer { scratch.remove() }
+        let process = try cachetool(arguments, output: scratch.path("output"))
+        await process.exit()
+        return (process.terminationStatus ?? -1, ChildOutput.text(scratch.path("output")))
     }
 
     @Test func killedDownloadResumesWithOnlyTheMissingResourcesThenListsAndRemovesTheAsset() async throws {
@@ -68,21 +61,16 @@ struct HLSCacheToolTests {
             "hls-get", "--store", store.path, master, "--subtitles", "all", "--parallel", "1",
         ]
         // Run 1: killed while it waits for high_1.ts, three segments in the store.
-        let (first, output) = try Self.cachetool(arguments + ["--header", "X-Run: 1"])
-        let progressed = try await offPool { () -> Bool in
-            var text = ""
-            while !text.contains("segments 3/") {
-                let data = output.fileHandleForReading.availableBytes()
-                if data.isEmpty { return false }
-                text += String(decoding: data, as: UTF8.self)
-            }
-            return true
+        let firstOutput = directory.appendingPathComponent("run-1.out").path
+        let first = try Self.cachetool(arguments + ["--header", "X-Run: 1"], output: firstOutput)
+        let progress = await ChildOutput.poll(firstOutput, seconds: 120, running: { first.isRunning }) {
+            $0.contains("segments 3/")
         }
-        #expect(progressed)
+        #expect(progress.contains("segments 3/"), "\(progress)")
         try await Task.sleep(for: .milliseconds(200))  // high_1.ts requested
-        kill(first.processIdentifier, SIGKILL)
-        try await offPool { first.waitUntilExit() }
-        #expect(first.terminationReason == .uncaughtSignal)
+        first.kill(SIGKILL)
+        await first.exit()
+        #expect(first.endedBySignal == true)
         // What the store holds after the kill.
         let listed = try await Self.runToEnd(["ls", "--store", store.path, "--json"])
         let json = try #require(try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [String: Any])

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackNginx
 import Testing
 
 @testable import MediaStore
@@ -54,23 +55,15 @@ import Testing
             let context =
                 "round \(round), seed \(seed), killed after \(delay) ms (master seed \(master), CRASH_SEED=\(master) repeats the seeds)"
 
-            let child = Process()
-            child.executableURL = writer
-            child.arguments = [store.path, String(seed), log.path]
-            child.standardOutput = FileHandle.nullDevice
-            let errorHandle = try FileHandle(forWritingTo: errors)
-            try errorHandle.seekToEnd()
-            child.standardError = errorHandle
-            try child.run()
+            let child = try ChildProcess(writer.path, [store.path, String(seed), log.path], standardError: errors.path)
             usleep(UInt32(delay * 1000))
-            kill(child.processIdentifier, SIGKILL)
+            child.kill(SIGKILL)
             child.waitUntilExit()
-            try errorHandle.close()
-            guard child.terminationReason == .uncaughtSignal && child.terminationStatus == SIGKILL else {
+            guard child.endedBySignal == true && child.terminationStatus == SIGKILL else {
                 keep = true
                 let stderr = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
                 Issue.record(
-                    "the writer ended by itself (status \(child.terminationStatus)) before the kill, \(context):\n\(stderr.suffix(3000))"
+                    "the writer ended by itself (status \(child.terminationStatus ?? -1)) before the kill, \(context):\n\(stderr.suffix(3000))"
                 )
                 return
             }
@@ -128,23 +121,18 @@ import Testing
             let seed = generator.next() >> 1
             let delay = 20 + Int(generator.next() % 281)
             let context = "round \(round), seed \(seed), killed after \(delay) ms (CRASH_SEED=\(master))"
-            let child = Process()
-            child.executableURL = writer
-            child.arguments = ["group", store.path, String(seed), log.path]
-            child.standardOutput = FileHandle.nullDevice
-            child.standardError = FileHandle.nullDevice
             let loggedBefore = Self.lineCount(log)
-            try child.run()
+            let child = try ChildProcess(writer.path, ["group", store.path, String(seed), log.path])
             // Killed a random while after its first acknowledged put (a
             // loaded machine can take longer than the delay to start it).
             let deadline = Date().addingTimeInterval(30)
             while Self.lineCount(log) == loggedBefore && child.isRunning && Date() < deadline { usleep(2000) }
             usleep(UInt32(delay * 1000))
-            kill(child.processIdentifier, SIGKILL)
+            child.kill(SIGKILL)
             child.waitUntilExit()
             try #require(
-                child.terminationReason == .uncaughtSignal && child.terminationStatus == SIGKILL,
-                "the group writer ended by itself (status \(child.terminationStatus)), \(context)")
+                child.endedBySignal == true && child.terminationStatus == SIGKILL,
+                "the group writer ended by itself (status \(child.terminationStatus ?? -1)), \(context)")
             let (status, output) = try Self.run(writer, ["group-check", store.path, log.path])
             try #require(status == 0, "group check failed, \(context):\n\(output)")
             acknowledged = output.split(separator: " ").dropFirst(2).first.flatMap { Int($0) } ?? acknowledged
@@ -184,16 +172,12 @@ import Testing
 
     /// Runs `executable` and returns its exit status and combined output.
     static func run(_ executable: URL, _ arguments: [String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let output = temporaryPath("crash-check-output")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let child = try ChildProcess(
+            executable.path, arguments, standardOutput: output.path, standardError: output.path)
+        child.waitUntilExit()
+        return (child.terminationStatus ?? -1, ChildOutput.text(output.path))
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackNginx
 import Testing
 
 @testable import MediaStore
@@ -167,24 +168,6 @@ import Testing
         #expect(try Self.survivors(store, of: ["pinned", "loose"]).isEmpty)
     }
 
-    /// Waits for `process` to end without blocking a thread of the cooperative pool
-    /// (a blocked pool stalls every other suite's async work).
-    static func exit(of process: Process) async {
-        let box = UncheckedProcess(process)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            Thread {
-                box.process.waitUntilExit()
-                continuation.resume()
-            }.start()
-        }
-    }
-
-    /// `Process` is not `Sendable`; only its `waitUntilExit()` runs on the other thread.
-    private final class UncheckedProcess: @unchecked Sendable {
-        let process: Process
-        init(_ process: Process) { self.process = process }
-    }
-
     /// SIGKILL while a child upgrades a format 4 store (its opening
     /// transaction) leaves a store of format 4 or 5 — never a mix — whose
     /// pins are all there.
@@ -207,18 +190,14 @@ import Testing
         }
         /// Runs the child's upgrade of a copy of the template; with a delay,
         /// the child kills itself that long after its open began.
-        func upgrade(_ round: String, killAfter: UInt32?) async throws -> (Process, URL, String) {
+        func upgrade(_ round: String, killAfter: UInt32?) async throws -> (ChildProcess, URL, String) {
             let copy = directory.appendingPathComponent(round)
             try FileManager.default.copyItem(at: template, to: copy)
-            let child = Process()
-            child.executableURL = writer
-            child.arguments = ["open", copy.path] + (killAfter.map { [String($0)] } ?? [])
-            let output = Pipe()
-            child.standardOutput = output
-            child.standardError = FileHandle.nullDevice
-            try child.run()
-            await Self.exit(of: child)
-            let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let output = directory.appendingPathComponent(round + ".out").path
+            let child = try ChildProcess(
+                writer.path, ["open", copy.path] + (killAfter.map { [String($0)] } ?? []), standardOutput: output)
+            await child.exit()
+            let printed = ChildOutput.text(output)
             return (child, copy, printed.trimmingCharacters(in: .whitespacesAndNewlines))
         }
         // How long the open that upgrades takes in the child, process start-up
@@ -235,7 +214,7 @@ import Testing
             let fraction = 0.05 + 0.1 * Double(round % 10) + (round >= 10 && !seen.contains(5) ? 1.0 : 0)
             round += 1
             let (child, copy, _) = try await upgrade("round-\(round)", killAfter: UInt32(Double(duration) * fraction))
-            #expect(child.terminationReason == .uncaughtSignal || child.terminationStatus == 0)
+            #expect(child.endedBySignal == true || child.terminationStatus == 0)
             let store = try MediaStore.openReadOnly(directory: copy)
             let format = try #require(try Self.format(of: store))
             seen.insert(format)

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackNginx
 import Testing
 
 @testable import MediaStore
@@ -115,13 +116,15 @@ import Testing
         }
         let live = try startBlockedReader()
         defer {
-            kill(live.process.processIdentifier, SIGKILL)
+            live.process.kill(SIGKILL)
             live.process.waitUntilExit()
+            close(live.fifo)
         }
         let doomed = try startBlockedReader()
         let pid = doomed.process.processIdentifier
-        kill(pid, SIGKILL)
+        doomed.process.kill(SIGKILL)
         doomed.process.waitUntilExit()
+        close(doomed.fifo)
         #expect(try readerPIDs().contains(pid))  // the slot outlives its process
 
         let store = try MediaStore(directory: directory, configuration: StoreConfiguration(initialMapSize: 64 << 20))
@@ -131,24 +134,34 @@ import Testing
         #expect(try store.data(forKey: "big")?.count == 1_000_000)
     }
 
-    /// Starts `mdb_dump` on the store with nobody reading its output: it
-    /// blocks on the full pipe in the middle of its read transaction.
-    /// Returns once its reader slot is listed.
-    func startBlockedReader() throws -> (process: Process, pipe: Pipe) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/mdb_dump")
-        process.arguments = ["-n", "-s", "chunks", dataFile]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+    /// Starts `mdb_dump` on the store with nobody reading its output (a
+    /// FIFO whose read end this process holds, `fifo`, and never reads):
+    /// it blocks on the full pipe in the middle of its read transaction.
+    /// Returns once its reader slot is listed; the caller kills it, then
+    /// closes `fifo`.
+    func startBlockedReader() throws -> (process: ChildProcess, fifo: Int32) {
+        let path = temporaryPath("blocked-reader").path
+        guard mkfifo(path, 0o600) == 0 else { throw ToolFailure(message: "mkfifo \(path): errno \(errno)") }
+        defer { unlink(path) }
+        // Open first, without waiting for a writer, so that the child's own
+        // open for writing finds a reader and does not wait either.
+        let fifo = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fifo >= 0 else { throw ToolFailure(message: "open \(path): errno \(errno)") }
+        let process: ChildProcess
+        do {
+            process = try ChildProcess("/usr/bin/mdb_dump", ["-n", "-s", "chunks", dataFile], standardOutput: path)
+        } catch {
+            close(fifo)
+            throw error
+        }
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline {
-            if try readerPIDs().contains(process.processIdentifier) { return (process, pipe) }
+            if try readerPIDs().contains(process.processIdentifier) { return (process, fifo) }
             Thread.sleep(forTimeInterval: 0.01)
         }
-        kill(process.processIdentifier, SIGKILL)
+        process.kill(SIGKILL)
         process.waitUntilExit()
+        close(fifo)
         throw ToolFailure(message: "mdb_dump never showed up as a reader")
     }
 

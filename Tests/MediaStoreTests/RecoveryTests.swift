@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackNginx
 import MediaSupport
 import Testing
 
@@ -339,19 +340,10 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         try Self.makeStore(directory, plain: true)
         // A live app has the store open (its marker says open) ...
-        let child = Process()
-        child.executableURL = app
-        child.arguments = ["app", directory.path, "hang"]
-        let pipe = Pipe()
-        child.standardOutput = pipe
-        child.standardError = FileHandle.nullDevice
-        try child.run()
-        var output = ""
-        while !output.contains("read ") {
-            let data = pipe.fileHandleForReading.availableBytes()
-            if data.isEmpty { break }
-            output += String(decoding: data, as: UTF8.self)
-        }
+        let outputFile = directory.path + ".out"
+        defer { try? FileManager.default.removeItem(atPath: outputFile) }
+        let child = try ChildProcess(app.path, ["app", directory.path, "hang"], standardOutput: outputFile)
+        let output = ChildOutput.poll(outputFile, running: { child.isRunning }) { $0.contains("read ") }
         #expect(output.hasPrefix("opened entries=12 unclean=0"), "\(output)")
         // ... so this open neither counts an unclean session nor walks, and
         // its close leaves the marker open for the live app.
@@ -363,7 +355,7 @@ import Testing
         let marker = try String(
             contentsOf: directory.appendingPathComponent(StoreSession.fileName), encoding: .utf8)
         #expect(StoreSession.Record(text: marker)?.isOpen == true, "\(marker)")
-        kill(child.processIdentifier, SIGKILL)
+        child.kill(SIGKILL)
         child.waitUntilExit()
         // The app died with it open: the next open counts it.
         let after = try MediaStore(directory: directory, configuration: Self.configuration)
@@ -386,29 +378,20 @@ struct AppRun: CustomStringConvertible {
     var signal: Int32?
 
     init(_ app: URL, _ directory: URL, mode: String) throws {
-        let process = Process()
-        process.executableURL = app
-        process.arguments = ["app", directory.path, mode]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var output = Data()
-        let reader = pipe.fileHandleForReading
-        while true {
-            let data = reader.availableBytes()
-            if data.isEmpty { break }
-            output.append(data)
-            if mode == "hang", String(decoding: output, as: UTF8.self).contains("read ") {
-                kill(process.processIdentifier, SIGKILL)
-            }
+        let outputFile = directory.path + "-app-\(UUID().uuidString).out"
+        defer { try? FileManager.default.removeItem(atPath: outputFile) }
+        let process = try ChildProcess(app.path, ["app", directory.path, mode], standardOutput: outputFile)
+        if mode == "hang" {
+            // Killed once it has read everything (or has waited 30 s for that: its lines tell).
+            _ = ChildOutput.poll(outputFile, running: { process.isRunning }) { $0.contains("read ") }
+            process.kill(SIGKILL)
         }
         process.waitUntilExit()
-        lines = String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
-        if process.terminationReason == .uncaughtSignal {
+        lines = ChildOutput.text(outputFile).split(separator: "\n").map(String.init)
+        if process.endedBySignal == true {
             signal = process.terminationStatus
         } else {
-            status = process.terminationStatus
+            status = process.terminationStatus ?? 0
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackNginx
 import Testing
 
 @testable import MediaStore
@@ -54,21 +55,21 @@ import Testing
             let openWith = underWay ? Int(generator.next() % 2) : 0
             let context =
                 "round \(round), open with \(openWith == 0 ? "old" : "new") key, killed \(killAfter) µs after step \(killStep) (CRASH_SEED=\(master))"
-            let child = Process()
-            child.executableURL = writer
-            child.arguments = [
-                "rekey", test.directory.path, Self.hex(from), Self.hex(to), String(openWith),
-                String(min(killStep, 1 << 30)), String(killAfter),
-            ]
-            child.standardOutput = FileHandle.nullDevice
-            let errors = Pipe()
-            child.standardError = errors
-            try child.run()
-            let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let errors = test.directory.path + "-rekey.err"
+            defer { try? FileManager.default.removeItem(atPath: errors) }
+            let child = try ChildProcess(
+                writer.path,
+                [
+                    "rekey", test.directory.path, Self.hex(from), Self.hex(to), String(openWith),
+                    String(min(killStep, 1 << 30)), String(killAfter),
+                ],
+                standardError: errors)
             child.waitUntilExit()
-            let killed = child.terminationReason == .uncaughtSignal && child.terminationStatus == SIGKILL
-            let ended = child.terminationReason == .exit && child.terminationStatus == 0
-            try #require(killed || ended, "the rekey failed (status \(child.terminationStatus)), \(context): \(stderr)")
+            let stderr = ChildOutput.text(errors)
+            let killed = child.endedBySignal == true && child.terminationStatus == SIGKILL
+            let ended = child.endedBySignal == false && child.terminationStatus == 0
+            try #require(
+                killed || ended, "the rekey failed (status \(child.terminationStatus ?? -1)), \(context): \(stderr)")
 
             // One key at a time: one environment per file per process.
             var opens: [Bool] = []

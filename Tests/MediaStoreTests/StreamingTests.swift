@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackNginx
 import Testing
 
 @testable import MediaStore
@@ -203,10 +204,7 @@ import Testing
 
     /// The id of a process that has exited and been reaped.
     private func deadProcessID() throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "exit 0"]
-        try process.run()
+        let process = try ChildProcess("/bin/sh", ["-c", "exit 0"])
         process.waitUntilExit()
         return process.processIdentifier
     }

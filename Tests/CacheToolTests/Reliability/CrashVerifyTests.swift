@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackNginx
 import Testing
 
 #if canImport(Glibc)
@@ -35,15 +36,10 @@ import Testing
             let seed = random.next() >> 1
             let delay = 30 + Int(random.next() % 220) + max(0, round - rounds) * 150
             let context = "round \(round), seed \(seed), killed after \(delay) ms (CRASH_SEED=\(master))"
-            let writer = Process()
-            writer.executableURL = writerURL
-            writer.arguments = [store, String(seed), log]
-            writer.standardOutput = FileHandle.nullDevice
-            writer.standardError = FileHandle.nullDevice
-            try writer.run()
+            let writer = try ChildProcess(writerURL.path, [store, String(seed), log])
             usleep(UInt32(delay * 1000))
-            kill(writer.processIdentifier, SIGKILL)
-            writer.waitUntilExit()
+            writer.kill(SIGKILL)
+            await writer.exit()
             guard FileManager.default.fileExists(atPath: store + "/data.mdb") else { continue }
             let verify = try await ToolProcess.cachetool(["-s", store, "verify", "--json"])
             // Killed while creating the store, before its first commit: an

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackNginx
 import Testing
 
 #if canImport(Glibc)
@@ -18,14 +19,10 @@ import Testing
         let directory = try TemporaryDirectory("multiprocess")
         defer { directory.remove() }
         let store = directory.path("store")
-        let writer = Process()
-        writer.executableURL = try ToolProcess.executable("crash-writer")
-        writer.arguments = [store, "4242", directory.path("ack.log")]
-        writer.standardOutput = FileHandle.nullDevice
-        writer.standardError = FileHandle.nullDevice
-        try writer.run()
+        let writer = try ChildProcess(
+            try ToolProcess.executable("crash-writer").path, [store, "4242", directory.path("ack.log")])
         defer {
-            kill(writer.processIdentifier, SIGKILL)
+            writer.kill(SIGKILL)
             writer.waitUntilExit()
         }
         // Wait for the writer to create the store.

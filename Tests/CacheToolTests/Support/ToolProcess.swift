@@ -1,11 +1,6 @@
 import Foundation
+import LoopbackNginx
 @_exported import TestSupport
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// Runs the built executables of the package (cachetool, crash-writer)
 /// as child processes, the way a user or script does.
@@ -49,67 +44,27 @@ enum ToolProcess {
         try await run(executable("cachetool"), arguments, input: input, environment: environment)
     }
 
-    /// Runs `executable` to its end. The waiting (for its output and its
-    /// exit) happens on a thread of its own: a test waiting on a thread of
-    /// the concurrency pool (as many as cores) for a child's whole run
-    /// would hold that thread from every other test meanwhile.
+    /// Runs `executable` to its end as a ``ChildProcess``: its input, output
+    /// and errors are files of a scratch directory, and its end is awaited
+    /// without holding a thread (no pipe to drain, no reader thread).
     static func run(
         _ executable: URL, _ arguments: [String], input: Data? = nil, environment: [String: String] = [:]
     ) async throws -> Result {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                continuation.resume(
-                    with: Swift.Result {
-                        try runWaiting(executable, arguments, input: input, environment: environment)
-                    })
-            }.start()
-        }
-    }
-
-    private static func runWaiting(
-        _ executable: URL, _ arguments: [String], input: Data?, environment: [String: String]
-    ) throws -> Result {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
+        let scratch = try TemporaryDirectory("tool-run")
+        defer { scratch.remove() }
         var merged = ProcessInfo.processInfo.environment
         merged["MEDIACACHE_STORE"] = nil
         for (key, value) in environment { merged[key] = value }
-        process.environment = merged
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        let inputPipe = Pipe()
-        process.standardInput = input == nil ? FileHandle.nullDevice : inputPipe
-        try process.run()
-        if let input {
-            // A child that exits before reading all of its input (a full
-            // disk, a bad argument) must not kill the test process with
-            // SIGPIPE; the write then fails with EPIPE and the child's own
-            // exit status tells the story.
-            signal(SIGPIPE, SIG_IGN)
-            try? inputPipe.fileHandleForWriting.write(contentsOf: input)
-            try? inputPipe.fileHandleForWriting.close()
-        }
-        // Read both pipes concurrently so that neither fills and blocks the child.
-        let errorBox = ErrorBox()
-        let reader = Thread {
-            errorBox.data = errors.fileHandleForReading.readDataToEndOfFile()
-            errorBox.done.signal()
-        }
-        reader.start()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        errorBox.done.wait()
-        process.waitUntilExit()
+        let inputPath = scratch.path("input")
+        if let input { try input.write(to: URL(fileURLWithPath: inputPath)) }
+        let child = try ChildProcess(
+            executable.path, arguments, environment: merged, standardInput: input == nil ? nil : inputPath,
+            standardOutput: scratch.path("output"), standardError: scratch.path("errors"))
+        await child.exit()
         return Result(
-            status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal, output: data,
-            errors: String(decoding: errorBox.data, as: UTF8.self))
-    }
-
-    private final class ErrorBox: @unchecked Sendable {
-        var data = Data()
-        let done = DispatchSemaphore(value: 0)
+            status: child.terminationStatus ?? -1, signaled: child.endedBySignal ?? false,
+            output: (try? Data(contentsOf: URL(fileURLWithPath: scratch.path("output")))) ?? Data(),
+            errors: ChildOutput.text(scratch.path("errors")))
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HLSPlaylist
+import LoopbackNginx
 import MediaStore
 import MediaStreaming
 import TestSupport
@@ -257,18 +258,12 @@ struct HLSServerMemoryTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let executable = try #require(CacheToolServeTests.cachetool)
         let arguments = ["hls-get", "--store", directory.path, origin.url("/over.m3u8").absoluteString]
-        let (status, output) = try await offPool { () throws -> (Int32, String) in
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = arguments
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, text)
-        }
+        let outputFile = directory.path + ".out"
+        defer { try? FileManager.default.removeItem(atPath: outputFile) }
+        let process = try ChildProcess(
+            executable.path, arguments, standardOutput: outputFile, standardError: outputFile)
+        await process.exit()
+        let (status, output) = (process.terminationStatus ?? -1, ChildOutput.text(outputFile))
         let lines = output.split(separator: "\n")
         #expect(status != 0)
         #expect(lines.count == 1 && lines[0].contains("too large: more than 20000 segments"), "\(output)")

@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackNginx
 @_exported import TestSupport
 import Testing
 
@@ -16,22 +17,18 @@ func withReadTransaction<R>(_ store: MediaStore, _ body: (StoreTransaction) thro
 }
 
 /// Runs an executable and returns its standard output (fails on a
-/// non-zero exit unless `anyStatus`).
+/// non-zero exit unless `anyStatus`). It runs as a ``ChildProcess``, its
+/// output written to a temporary file.
 func runTool(_ path: String, _ arguments: [String], anyStatus: Bool = false) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard anyStatus || process.terminationStatus == 0 else {
+    let output = temporaryPath("tool-output")
+    defer { try? FileManager.default.removeItem(at: output) }
+    let child = try ChildProcess(path, arguments, standardOutput: output.path)
+    child.waitUntilExit()
+    guard anyStatus || child.terminationStatus == 0 else {
         throw ToolFailure(
-            message: "\(path) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+            message: "\(path) \(arguments.joined(separator: " ")) exited with \(child.terminationStatus ?? -1)")
     }
-    return String(decoding: data, as: UTF8.self)
+    return ChildOutput.text(output.path)
 }
 
 struct ToolFailure: Error, CustomStringConvertible {

@@ -18,19 +18,11 @@ struct HLSFixtureTests {
     /// What ffprobe decodes from a playlist on disk, in seconds
     /// (`-allowed_extensions ALL` lets its HLS demuxer open `enc.key`).
     static func probedDuration(_ url: URL) throws -> Double {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
+        let (status, text) = try runTool([
             "ffprobe", "-v", "error", "-allowed_extensions", "ALL", "-show_entries", "format=duration", "-of",
             "csv=p=0", url.path,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, let seconds = Double(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        ])
+        guard status == 0, let seconds = Double(text.trimmingCharacters(in: .whitespacesAndNewlines))
         else { throw FixtureFailure(message: "ffprobe cannot read \(url.path): \(text)") }
         return seconds
     }

@@ -19,14 +19,8 @@ struct ContentEncodingTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("body")
         try data.write(to: file)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["gzip", "-n", file.path]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw FixtureFailure(message: "gzip exited \(process.terminationStatus)")
-        }
+        let (status, _) = try runTool(["gzip", "-n", file.path])
+        guard status == 0 else { throw FixtureFailure(message: "gzip exited \(status)") }
         return try Data(contentsOf: directory.appendingPathComponent("body.gz"))
     }
 
