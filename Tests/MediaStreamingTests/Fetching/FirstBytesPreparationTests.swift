@@ -49,6 +49,34 @@ struct FirstBytesPreparationTests {
         #expect(origin.bodyBytes(for: url) == content.count)
     }
 
+    /// A download's probe waits for its entry before its first body byte
+    /// (a store slow to commit): that wait is on the store, not the origin.
+    /// The preparation is held three times the stall timeout.
+    @Test(
+        "A download's probe waiting longer than stallTimeout for its entry: no stall, no retry, every byte fetched once"
+    )
+    func slowPreparationBeforeTheBodyIsNoStall() async throws {
+        let (store, directory) = try makeStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let content = FakeOrigin.content(count: 5 * Self.chunkSize + 77, seed: 75)
+        let gate = AsyncGate()
+        defer { gate.open() }
+        let origin = FakeOrigin(serving: content)
+        let fixture = GatedPreparation(
+            store: store, origin: origin, name: "slow-download.bin", stallTimeout: .milliseconds(1500),
+            preparation: { await gate.pass() })
+        let (url, loader) = (fixture.url, fixture.loader)
+        let download = Task { try await loader.downloadAll() }
+        await eventually("the entry is being prepared") { gate.arrivalCount == 1 }
+        try await Task.sleep(for: .milliseconds(4500))
+        gate.open()
+        _ = try await download.value
+        #expect(loader.statistics.retries == 0)
+        #expect(try store.info(forKey: loader.cacheKey)?.isComplete == true)
+        #expect(try store.read(forKey: loader.cacheKey, range: 0..<content.count) == content)
+        #expect(origin.bodyBytes(for: url) == content.count)
+    }
+
     @Test("the preparation is refused (too large) after the first bytes went out: the play ends uncached, intact")
     func refusedPreparation() async throws {
         let (store, directory) = try makeStore(sizeLimit: 40_000)
