@@ -238,9 +238,13 @@ extension ResourceFetcher {
                 // go on to the readers while the entry is made (its commit may
                 // wait long on a busy disk); no byte is written before it
                 // exists (`entryBound(_:waiting:)`). A download, a preload or
-                // a revalidation waits for the entry first.
+                // a revalidation waits for the entry first. That wait is on
+                // the store, not the origin: the stall watchdog does not count it.
                 if stored != nil || transfer.probePriority < .playback {
+                    transfer.waitingForEntry = true
                     await preparation.done()
+                    transfer.waitingForEntry = false
+                    transfer.lastProgress = .now
                     // Stopped meanwhile: its preparation bound nothing.
                     if transfer.isStopped { return nil }
                 }

@@ -8,7 +8,8 @@ import MediaSupport
 /// request costs a round trip with nothing received: a player that keeps
 /// reading gets few of them), retrying transient failures (``OriginError/isTransient``), and
 /// abandoning a response that sends no byte for ``stallTimeout`` seconds
-/// (the stall watchdog; waiting for a slow reader is not a stall).
+/// (the stall watchdog; waiting for a slow reader, or for the store entry
+/// its bytes go into, is not a stall).
 ///
 /// Retries follow progress: a request makes progress when bytes it brought
 /// are written (a whole chunk, or the rest of the request); one that does not
