@@ -55,6 +55,7 @@ import Testing
             "key", "length", "cachedBytes", "complete", "pinned", "holders", "expired", "contentDigest", "mimeType",
             "etag",
             "lastModified", "userInfo", "created", "lastAccess", "expiry", "cost", "chunkSize", "chunkCount",
+            "version",
         ]
         let ls = try await ToolProcess.cachetool(["-s", store, "ls", "--json"])
         #expect(ls.status == 0)

@@ -27,6 +27,9 @@ enum EntryFormatting {
             ("cost", .int(info.cost)),
             ("chunkSize", .int(info.chunkSize)),
             ("chunkCount", .int(info.chunkCount)),
+            // The entry's version (changes with every replacement): a script
+            // sees whether two looks saw the same entry.
+            ("version", .int(Int(truncatingIfNeeded: info.version))),
         ]
     }
 
