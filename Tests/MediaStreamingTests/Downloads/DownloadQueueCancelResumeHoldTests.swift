@@ -27,15 +27,9 @@ struct DownloadQueueCancelResumeHoldTests {
         try store.put(Data(repeating: 3, count: 2 * TestCache.chunkSize), forKey: key)
         let gate = AsyncGate()
         // Armed: the next release waits at `gate` before its store write; later ones go through.
-        let armed = Locked<AsyncGate?>(nil)
+        let armed = ArmedGate()
         var configuration = DownloadQueueConfiguration(pollInterval: .seconds(3600))
-        configuration.holdsReleaseHook = {
-            let held = armed.withLock { armed -> AsyncGate? in
-                defer { armed = nil }
-                return armed
-            }
-            await held?.pass()
-        }
+        configuration.holdsReleaseHook = { await armed.pass() }
         let queue = try await DownloadQueue.open(
             cache: test.cache, configuration: configuration, performers: [HangingPerformer()])
         let record = try await queue.enqueue(
@@ -43,7 +37,7 @@ struct DownloadQueueCancelResumeHoldTests {
         let holder = DownloadQueue.holder(of: record.id)
         #expect(try store.holders(of: key) == [holder])
 
-        armed.withLock { $0 = gate }
+        armed.arm(gate)
         // The cancel's release waits; the resume holds meanwhile (still held: nothing to add).
         let cancelling = Task { try await queue.cancel(record.id) }
         await gate.arrived()

@@ -18,25 +18,14 @@ struct DownloadQueueOwnershipTests {
         static let kind = "hanging"
     }
 
-    /// A configuration whose next index save, once armed, waits at the armed gate before its store write.
-    private static func holdingNextSave() -> (DownloadQueueConfiguration, Locked<AsyncGate?>) {
-        let armed = Locked<AsyncGate?>(nil)
-        var configuration = DownloadQueueConfiguration(pollInterval: .seconds(3600))
-        configuration.indexSaveHook = {
-            let held = armed.withLock { armed -> AsyncGate? in
-                defer { armed = nil }
-                return armed
-            }
-            await held?.pass()
-        }
-        return (configuration, armed)
-    }
-
     @Test("A save of an earlier queue that lands after a later queue opened is refused: the later index stays")
     func lateSaveOfAnEarlierQueueIsRefused() async throws {
         let test = try TestCache()
         let store = try #require(test.store)
-        let (configuration, armed) = Self.holdingNextSave()
+        // Armed: the next save waits at a gate before its store write.
+        let armed = ArmedGate()
+        var configuration = DownloadQueueConfiguration(pollInterval: .seconds(3600))
+        configuration.indexSaveHook = { await armed.pass() }
         let earlier = try await DownloadQueue.open(
             cache: test.cache, configuration: configuration, performers: [HangingPerformer()])
         let old = try await earlier.enqueue(
@@ -46,7 +35,7 @@ struct DownloadQueueOwnershipTests {
 
         // The earlier queue's stop has taken its records and waits before its write.
         let gate = AsyncGate()
-        armed.withLock { $0 = gate }
+        armed.arm(gate)
         let stopping = Task { try await earlier.stop(old.id) }
         await gate.arrived()
 

@@ -24,15 +24,9 @@ struct DownloadQueueSaveOrderTests {
         let store = try #require(test.store)
         let gate = AsyncGate()
         // Armed: the next save waits at `gate` before its store write; later ones go through.
-        let armed = Locked<AsyncGate?>(nil)
+        let armed = ArmedGate()
         var configuration = DownloadQueueConfiguration(pollInterval: .seconds(3600))
-        configuration.indexSaveHook = {
-            let held = armed.withLock { armed -> AsyncGate? in
-                defer { armed = nil }
-                return armed
-            }
-            await held?.pass()
-        }
+        configuration.indexSaveHook = { await armed.pass() }
         let queue = try await DownloadQueue.open(
             cache: test.cache, configuration: configuration, performers: [HangingPerformer()])
         let first = try await queue.enqueue(
@@ -41,7 +35,7 @@ struct DownloadQueueSaveOrderTests {
             URL(string: "https://example.invalid/second")!, cacheKey: "second", kind: HangingPerformer.kind)
         await eventually("both run") { await queue.downloads.allSatisfy { $0.status == .downloading } }
 
-        armed.withLock { $0 = gate }
+        armed.arm(gate)
         // The first stop's save took its records (the second still downloading) and waits.
         let stopping = Task { try await queue.stop(first.id) }
         await gate.arrived()
